@@ -1,0 +1,85 @@
+# canon: two commands do everything on a fresh Debian/Ubuntu machine.
+#   make demo   local Postgres+pgvector, migrations, the example handbook, a server, real questions
+#   make test   the same database, go vet, codegen drift check, go test -race
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+GO        ?= go
+BIN       := bin
+CANON     := $(BIN)/canon
+export GOFLAGS := -buildvcs=false
+# The private cluster started by `make db`; override to use any Postgres with pgvector.
+DATABASE_URL ?= $(shell scripts/db.sh url)
+export DATABASE_URL
+SERVE_ADDR ?= 127.0.0.1:8787
+DATASETS  ?= ../shared/datasets
+
+.PHONY: help
+help: ## list targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+
+.PHONY: go
+go:
+	@scripts/go.sh
+
+.PHONY: db
+db: ## provision and start the private Postgres+pgvector cluster (idempotent)
+	@scripts/db.sh start
+
+.PHONY: db-stop
+db-stop: ## stop the private cluster
+	@scripts/db.sh stop
+
+.PHONY: build
+build: go ## build bin/canon
+	$(GO) build -o $(CANON) ./cmd/canon
+
+$(BIN)/sqlc: tools/go.mod tools/go.sum
+	cd tools && CGO_ENABLED=0 $(GO) build -o ../$(BIN)/sqlc github.com/sqlc-dev/sqlc/cmd/sqlc
+
+$(BIN)/buf: tools/go.mod tools/go.sum
+	cd tools && $(GO) build -o ../$(BIN)/buf github.com/bufbuild/buf/cmd/buf
+
+.PHONY: generate
+generate: $(BIN)/sqlc $(BIN)/buf ## regenerate gen/ (sqlc and buf; nothing fetched but Go modules)
+	@scripts/schema.sh > gen/schema.sql
+	rm -rf gen/db gen/canon
+	$(BIN)/sqlc generate
+	$(BIN)/buf generate
+
+.PHONY: check-generated
+check-generated: generate ## fail when regenerating changes a committed file
+	@if [ -n "$$(git status --porcelain -- gen)" ]; then \
+		echo "generated code is out of date; run 'make generate' and commit:"; \
+		git status --porcelain -- gen; git --no-pager diff --stat -- gen; exit 1; fi
+
+.PHONY: vet
+vet:
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+
+.PHONY: test
+test: go db vet check-generated ## everything CI runs: database, vet, codegen drift, go test -race
+	$(GO) test -race -count=1 ./...
+	$(MAKE) --no-print-directory scenarios
+
+.PHONY: scenarios
+scenarios: build
+	@if [ -f bench/scenarios/handbook.yaml ] && $(CANON) bench scenarios --help >/dev/null 2>&1; then \
+		$(CANON) bench scenarios bench/scenarios/handbook.yaml --gate; fi
+
+.PHONY: migrate
+migrate: build db
+	$(CANON) migrate up
+
+.PHONY: demo
+demo: go db build ## database, migrations, example handbook, server, real questions
+	@scripts/demo.sh
+
+.PHONY: bench
+bench: go db build ## quality on both BEIR sets and latency at 100k chunks; writes bench/results/
+	@scripts/bench.sh
+
+.PHONY: clean
+clean:
+	rm -rf $(BIN)

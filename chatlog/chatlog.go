@@ -1,0 +1,150 @@
+// Package chatlog records chat turns off the request path. Entries go through a
+// bounded queue to one writer goroutine: a failing insert, a full queue or a dead
+// database loses the log row (counted, and reported in the server log), never the
+// user's answer.
+package chatlog
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/canonkb/canon/domain"
+	db "github.com/canonkb/canon/gen/db"
+)
+
+// Entry is one chat turn.
+type Entry struct {
+	// ProjectIDs the turn searched; the log row carries the first (one row per turn),
+	// a refusal counts as a content gap in each.
+	ProjectIDs    []int64
+	Question      string
+	Filters       any
+	RefusalReason string
+	Citations     any
+	Provider      string
+	Model         string
+	RetrievalMs   float64
+	GenerationMs  float64
+	TotalMs       float64
+	PromptTokens  int
+	CompletionTok int
+	At            time.Time
+}
+
+// Stats counts what happened to entries.
+type Stats struct {
+	Written, Dropped, Failed, Gaps int64
+}
+
+// Logger writes entries in the background.
+type Logger struct {
+	pool    *pgxpool.Pool
+	queue   chan Entry
+	log     *slog.Logger
+	timeout time.Duration
+	written atomic.Int64
+	dropped atomic.Int64
+	failed  atomic.Int64
+	gaps    atomic.Int64
+	done    chan struct{}
+	once    sync.Once
+}
+
+// New starts a logger with a queue of size entries.
+func New(pool *pgxpool.Pool, size int, log *slog.Logger) *Logger {
+	if size < 1 {
+		size = 1
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	l := &Logger{pool: pool, queue: make(chan Entry, size), log: log, timeout: 5 * time.Second, done: make(chan struct{})}
+	go l.run()
+	return l
+}
+
+// Log queues an entry and never blocks: with the queue full the entry is dropped.
+func (l *Logger) Log(e Entry) {
+	if e.At.IsZero() {
+		e.At = time.Now()
+	}
+	select {
+	case l.queue <- e:
+	default:
+		n := l.dropped.Add(1)
+		l.log.Warn("chat log queue full; entry dropped", "dropped_total", n)
+	}
+}
+
+// Stats returns the counters.
+func (l *Logger) Stats() Stats {
+	return Stats{Written: l.written.Load(), Dropped: l.dropped.Load(), Failed: l.failed.Load(), Gaps: l.gaps.Load()}
+}
+
+// Close stops accepting entries and waits (until ctx ends) for the queue to drain.
+func (l *Logger) Close(ctx context.Context) {
+	l.once.Do(func() { close(l.queue) })
+	select {
+	case <-l.done:
+	case <-ctx.Done():
+	}
+}
+
+func (l *Logger) run() {
+	defer close(l.done)
+	for e := range l.queue {
+		l.write(e)
+	}
+}
+
+func (l *Logger) write(e Entry) {
+	ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
+	defer cancel()
+	q := db.New(l.pool)
+	filters, _ := json.Marshal(e.Filters)
+	citations, _ := json.Marshal(e.Citations)
+	if e.Citations == nil {
+		citations = []byte("[]")
+	}
+	var project *int64
+	if len(e.ProjectIDs) > 0 {
+		project = &e.ProjectIDs[0]
+	}
+	var reason *string
+	if e.RefusalReason != "" {
+		reason = &e.RefusalReason
+	}
+	err := q.ChatLogInsert(ctx, db.ChatLogInsertParams{
+		ProjectID: project, Question: e.Question, Filters: filters, RefusalReason: reason, Citations: citations,
+		Provider: e.Provider, Model: e.Model, RetrievalMs: e.RetrievalMs, GenerationMs: e.GenerationMs,
+		TotalMs: e.TotalMs, PromptTokens: int32(e.PromptTokens), CompletionTokens: int32(e.CompletionTok),
+	})
+	if err != nil {
+		n := l.failed.Add(1)
+		l.log.Warn("chat log insert failed; entry lost", "err", err, "failed_total", n)
+	} else {
+		l.written.Add(1)
+	}
+	// The gap rollup is written on its own: a broken chat_logs table must not hide
+	// what users could not get answered.
+	if e.RefusalReason == "" {
+		return
+	}
+	norm := domain.NormalizeQuestion(e.Question)
+	for _, pid := range e.ProjectIDs {
+		if err := q.ContentGapRecord(ctx, db.ContentGapRecordParams{
+			ProjectID: pid, NormalizedQuestion: norm, ExampleQuestion: e.Question, At: e.At,
+		}); err != nil {
+			n := l.failed.Add(1)
+			l.log.Warn("content gap insert failed", "err", err, "failed_total", n)
+			continue
+		}
+		l.gaps.Add(1)
+	}
+}

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/canonkb/canon/chat"
+	canonv1 "github.com/canonkb/canon/gen/canon/v1"
+	"github.com/canonkb/canon/server"
+)
+
+func newAskCmd() *cobra.Command {
+	var (
+		databaseURL, lang string
+		flags             searchFlags
+		asJSON            bool
+	)
+	cmd := &cobra.Command{
+		Use:   `ask "question" --project KEY`,
+		Short: "Answer a question from a project's documents, with checked citations",
+		Long: `Retrieves context (primary, related and rejected approaches), refuses without
+calling the model when nothing relevant was found, otherwise asks the configured
+language model (KB_LLM_PROVIDER; default extractive, offline) and prints the answer
+with its citations. On a terminal the answer streams as it is generated.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := loadConfig(databaseURL)
+			if err != nil {
+				return err
+			}
+			a, err := openApp(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			req := &canonv1.ChatRequest{
+				Question: args[0],
+				Filters:  flags.filters(),
+				Options:  &canonv1.ChatOptions{Fusion: flags.fusion, Limit: int32(flags.limit), Language: lang},
+			}
+			out := cmd.OutOrStdout()
+			streaming := !asJSON && isTerminal(out)
+			var ev chat.Events
+			if streaming {
+				ev.Delta = func(d string) error { _, err := io.WriteString(out, d); return err }
+			}
+			res, err := a.chat.Answer(cmd.Context(), req, os.Getenv("LANG"), ev)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(out, res)
+			}
+			printAnswer(out, res, streaming)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&databaseURL, "database-url", "", "PostgreSQL URL (default $DATABASE_URL)")
+	flags.register(cmd)
+	cmd.Flags().StringVar(&lang, "lang", "", "language of refusal messages: en or de (default from $LANG)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the response as protobuf JSON (snake_case field names)")
+	return cmd
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func printAnswer(w io.Writer, res *canonv1.ChatResponse, streamed bool) {
+	m := res.GetMeta()
+	if res.GetRefusalReason() != "" {
+		fmt.Fprintf(w, "REFUSED (%s): %s\n", res.GetRefusalReason(), res.GetAnswer())
+		fmt.Fprintf(w, "  evidence: best cosine %.3f, best keyword coverage %.2f · %s · %.1f ms\n",
+			m.GetBestVectorSimilarity(), m.GetBestKeywordCoverage(), m.GetProvider(), m.GetTotalMs())
+		return
+	}
+	if !streamed {
+		fmt.Fprintln(w, res.GetAnswer())
+	} else {
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
+	if len(res.GetCitations()) > 0 {
+		fmt.Fprintln(w, "Citations:")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		for _, c := range res.GetCitations() {
+			fmt.Fprintf(tw, "  [%d]\t%s\t%s\n", c.GetN(), c.GetDocId(), strings.Join(append([]string{c.GetTitle()}, tail(c.GetHeadingPath())...), " › "))
+		}
+		tw.Flush()
+	}
+	unsupported := 0
+	for _, s := range m.GetSentences() {
+		if !s.GetSupported() {
+			unsupported++
+		}
+	}
+	fmt.Fprintf(w, "\n%s/%s · retrieval %.1f ms · generation %.1f ms · support %.0f%% of cited sentences",
+		m.GetProvider(), m.GetModel(), m.GetRetrievalMs(), m.GetGenerationMs(), 100*m.GetCitationSupport())
+	if unsupported > 0 {
+		fmt.Fprintf(w, " (%d unsupported)", unsupported)
+	}
+	fmt.Fprintln(w)
+	if len(m.GetFollowUps()) > 0 {
+		fmt.Fprintln(w, "Follow-ups:")
+		for _, f := range m.GetFollowUps() {
+			fmt.Fprintln(w, "  -", f)
+		}
+	}
+}
+
+// tail drops a heading path's first element when it repeats the title.
+func tail(path []string) []string {
+	if len(path) > 1 {
+		return path[1:]
+	}
+	return nil
+}
+
+func newGapsCmd() *cobra.Command {
+	var (
+		databaseURL, project string
+		limit                int
+		asJSON               bool
+	)
+	cmd := &cobra.Command{
+		Use:   "gaps --project KEY",
+		Short: "List the questions canon could not answer, most asked first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(databaseURL)
+			if err != nil {
+				return err
+			}
+			a, err := openApp(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			res, err := server.ContentGaps(cmd.Context(), a.pool, &canonv1.ContentGapsRequest{ProjectKey: project, Limit: int32(limit)})
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				return printJSON(out, res)
+			}
+			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "COUNT\tLAST SEEN\tQUESTION")
+			for _, g := range res.GetGaps() {
+				fmt.Fprintf(tw, "%d\t%s\t%s\n", g.GetCount(), g.GetLastSeen(), g.GetQuestion())
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&databaseURL, "database-url", "", "PostgreSQL URL (default $DATABASE_URL)")
+	cmd.Flags().StringVarP(&project, "project", "p", "", "project key (required)")
+	cmd.Flags().IntVarP(&limit, "limit", "n", 50, "number of questions, 1..1000")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as protobuf JSON")
+	return cmd
+}

@@ -1,0 +1,57 @@
+// Command canon answers a team's questions from its own Markdown knowledge, with
+// every ranking decision made inside PostgreSQL. `canon --help` lists the commands.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/canonkb/canon/domain"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := newRoot()
+	if err := root.ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "canon:", err)
+		var exit *exitError
+		switch {
+		case errors.As(err, &exit):
+			os.Exit(exit.code)
+		case domain.IsInvalid(err):
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+// exitError carries an exit status without extra output (the command printed its report).
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "canon",
+		Short: "Grounded answers from your team's documents, ranked inside PostgreSQL",
+		Long: `canon loads a team's Markdown knowledge (ADRs, runbooks, notes, people pages) into
+PostgreSQL with pgvector and answers questions through one hybrid retrieval pipeline.
+
+Configuration comes from the environment (DATABASE_URL and KB_* variables, listed in
+the README); flags override it.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newServeCmd(), newMigrateCmd(), newIngestCmd(), newSearchCmd(), newAskCmd(), newGapsCmd(), newProjectsCmd(), newBenchCmd(), newCanonCmd(), newGraphCmd())
+	return root
+}

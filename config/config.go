@@ -1,0 +1,209 @@
+// Package config reads canon's settings from the environment (DATABASE_URL and the
+// KB_* variables). Command-line flags override what it reads; the README lists
+// every variable with its default.
+package config
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/caarlos0/env/v11"
+
+	"github.com/canonkb/canon/domain"
+)
+
+// Config is everything canon reads from its environment.
+type Config struct {
+	DatabaseURL string `env:"DATABASE_URL"`
+	ListenAddr  string `env:"KB_LISTEN_ADDR" envDefault:"127.0.0.1:8787"`
+
+	Embedder     string `env:"KB_EMBEDDER" envDefault:"hash"`
+	EmbeddingDim int    `env:"KB_EMBEDDING_DIM" envDefault:"384"`
+	// OpenAI-compatible embeddings endpoint (KB_EMBEDDER=openai).
+	EmbeddingBaseURL    string        `env:"KB_EMBEDDING_BASE_URL" envDefault:"https://api.openai.com/v1"`
+	EmbeddingModel      string        `env:"KB_EMBEDDING_MODEL" envDefault:"text-embedding-3-small"`
+	EmbeddingAPIKey     string        `env:"KB_EMBEDDING_API_KEY"`
+	EmbeddingBatchSize  int           `env:"KB_EMBEDDING_BATCH_SIZE" envDefault:"64"`
+	EmbeddingTimeout    time.Duration `env:"KB_EMBEDDING_TIMEOUT" envDefault:"30s"`
+	EmbeddingMaxRetries int           `env:"KB_EMBEDDING_MAX_RETRIES" envDefault:"4"`
+	// Send `dimensions` to models that can shorten their vectors (0: do not send).
+	EmbeddingRequestDimensions int `env:"KB_EMBEDDING_REQUEST_DIMENSIONS" envDefault:"0"`
+
+	QueryCacheSize int           `env:"KB_QUERY_CACHE_SIZE" envDefault:"50"`
+	QueryCacheTTL  time.Duration `env:"KB_QUERY_CACHE_TTL" envDefault:"60s"`
+
+	ChunkTokens  int    `env:"KB_CHUNK_TOKENS" envDefault:"512"`
+	ChunkOverlap int    `env:"KB_CHUNK_OVERLAP" envDefault:"64"`
+	DefaultLimit int    `env:"KB_SEARCH_LIMIT" envDefault:"8"`
+	Fusion       string `env:"KB_FUSION" envDefault:"weighted"`
+
+	GraphExpansionEnabled    bool     `env:"KB_GRAPH_EXPANSION_ENABLED" envDefault:"true"`
+	GraphExpansionEdgeTypes  []string `env:"KB_GRAPH_EXPANSION_EDGE_TYPES" envDefault:"depends_on,implements,decision_for,related_to,supersedes,invalidated_by,documented_by"`
+	GraphExpansionMaxNodes   int      `env:"KB_GRAPH_EXPANSION_MAX_NODES" envDefault:"20"`
+	RejectedInjectionEnabled bool     `env:"KB_REJECTED_INJECTION_ENABLED" envDefault:"true"`
+	RejectedInjectionMaxDocs int      `env:"KB_REJECTED_INJECTION_MAX_DOCS" envDefault:"3"`
+	// Cosine a rejected approach's summary needs to be injected by similarity;
+	// calibrated for the hash embedder (README). Linked ones need none.
+	RejectedMinSimilarity float64 `env:"KB_REJECTED_MIN_SIMILARITY" envDefault:"0.30"`
+
+	// Chat: the language model and the grounding rules.
+	LLMProvider   string        `env:"KB_LLM_PROVIDER" envDefault:"extractive"`
+	LLMBaseURL    string        `env:"KB_LLM_BASE_URL"`
+	LLMModel      string        `env:"KB_LLM_MODEL"`
+	LLMAPIKey     string        `env:"KB_LLM_API_KEY"`
+	LLMTimeout    time.Duration `env:"KB_LLM_TIMEOUT" envDefault:"60s"`
+	LLMMaxRetries int           `env:"KB_LLM_MAX_RETRIES" envDefault:"3"`
+	LLMMaxTokens  int           `env:"KB_LLM_MAX_TOKENS" envDefault:"1024"`
+	// Prices per million tokens, e.g. "gpt-4o-mini=0.15/0.60"; merged over the built-in table.
+	LLMPrices      string `env:"KB_LLM_PRICES"`
+	PromptTemplate string `env:"KB_PROMPT_TEMPLATE"`
+	// Absolute evidence a question needs before the model is called (see README).
+	RefusalMinSimilarity      float64 `env:"KB_REFUSAL_MIN_SIMILARITY" envDefault:"0.30"`
+	RefusalMinKeywordCoverage float64 `env:"KB_REFUSAL_MIN_KEYWORD_COVERAGE" envDefault:"0.60"`
+	CitationSupportThreshold  float64 `env:"KB_CITATION_SUPPORT_THRESHOLD" envDefault:"0.5"`
+	ChatLogQueue              int     `env:"KB_CHAT_LOG_QUEUE" envDefault:"1000"`
+
+	// Ranking overrides: unset keeps the embedder's profile default.
+	Ranking RankingEnv
+}
+
+// RankingEnv holds the ranking variables; nil means "not set".
+type RankingEnv struct {
+	VectorWeight        *float64 `env:"KB_RERANK_VECTOR_WEIGHT"`
+	KeywordWeight       *float64 `env:"KB_RERANK_KEYWORD_WEIGHT"`
+	HeadingWeight       *float64 `env:"KB_RERANK_HEADING_WEIGHT"`
+	TagOverlapWeight    *float64 `env:"KB_RERANK_TAG_OVERLAP_WEIGHT"`
+	PreambleWeight      *float64 `env:"KB_RERANK_PREAMBLE_WEIGHT"`
+	RecencyWeight       *float64 `env:"KB_RERANK_RECENCY_WEIGHT"`
+	StatusWeight        *float64 `env:"KB_RERANK_STATUS_WEIGHT"`
+	MentionWeight       *float64 `env:"KB_RERANK_MENTION_BOOST_WEIGHT"`
+	EvidenceWeight      *float64 `env:"KB_RERANK_EVIDENCE_WEIGHT"`
+	NormalizeScores     *bool    `env:"KB_RERANK_NORMALIZE_SCORES"`
+	PriorityWeight      *float64 `env:"KB_CANONICAL_PRIORITY_WEIGHT"`
+	SupersededPenalty   *float64 `env:"KB_CANONICAL_SUPERSEDED_PENALTY"`
+	DeprecatedPenalty   *float64 `env:"KB_CANONICAL_DEPRECATED_PENALTY"`
+	ArchivedPenalty     *float64 `env:"KB_CANONICAL_ARCHIVED_PENALTY"`
+	AutoTierPenalty     *float64 `env:"KB_CANONICAL_AUTO_TIER_PENALTY"`
+	CandidateMultiplier *int     `env:"KB_CANDIDATE_MULTIPLIER"`
+	SemanticWeight      *float64 `env:"KB_HYBRID_SEMANTIC_WEIGHT"`
+	FTSWeight           *float64 `env:"KB_HYBRID_FTS_WEIGHT"`
+	RRFK                *float64 `env:"KB_RRF_K"`
+	MaxChunksPerDoc     *int     `env:"KB_MAX_CHUNKS_PER_DOC"`
+	MinScore            *float64 `env:"KB_MIN_SCORE"`
+	EFSearch            *int     `env:"KB_HNSW_EF_SEARCH"`
+	BM25K1              *float64 `env:"KB_BM25_K1"`
+	BM25B               *float64 `env:"KB_BM25_B"`
+	BM25HeadingBoost    *float64 `env:"KB_BM25_HEADING_BOOST"`
+	RecencyHalfLifeDays *float64 `env:"KB_RECENCY_HALF_LIFE_DAYS"`
+}
+
+// Load reads the process environment.
+func Load() (Config, error) { return Parse(os.Environ()) }
+
+// Parse reads settings from KEY=VALUE pairs (tests pass their own).
+func Parse(environ []string) (Config, error) {
+	vars := env.ToMap(environ)
+	var c Config
+	if err := env.ParseWithOptions(&c, env.Options{Environment: vars}); err != nil {
+		return Config{}, fmt.Errorf("configuration: %w", err)
+	}
+	// The conventional variables work too, but the canon-specific ones win.
+	if c.EmbeddingAPIKey == "" {
+		c.EmbeddingAPIKey = vars["OPENAI_API_KEY"]
+	}
+	if c.LLMAPIKey == "" {
+		switch c.LLMProvider {
+		case "openai":
+			c.LLMAPIKey = vars["OPENAI_API_KEY"]
+		case "anthropic":
+			c.LLMAPIKey = vars["ANTHROPIC_API_KEY"]
+		}
+	}
+	return c, c.validate()
+}
+
+func (c Config) validate() error {
+	switch {
+	case c.EmbeddingDim < 1 || c.EmbeddingDim > 16000:
+		return fmt.Errorf("KB_EMBEDDING_DIM must be between 1 and 16000 (got %d)", c.EmbeddingDim)
+	case c.Embedder != "hash" && c.Embedder != "openai":
+		return fmt.Errorf("KB_EMBEDDER must be hash or openai (got %q)", c.Embedder)
+	case c.ChunkTokens < 32:
+		return fmt.Errorf("KB_CHUNK_TOKENS must be at least 32 (got %d)", c.ChunkTokens)
+	case c.ChunkOverlap < 0 || c.ChunkOverlap >= c.ChunkTokens:
+		return fmt.Errorf("KB_CHUNK_OVERLAP must be between 0 and KB_CHUNK_TOKENS-1 (got %d)", c.ChunkOverlap)
+	case c.DefaultLimit < 1 || c.DefaultLimit > 100:
+		return fmt.Errorf("KB_SEARCH_LIMIT must be between 1 and 100 (got %d)", c.DefaultLimit)
+	case c.RejectedMinSimilarity < -1 || c.RejectedMinSimilarity > 1:
+		return fmt.Errorf("KB_REJECTED_MIN_SIMILARITY must be a cosine between -1 and 1 (got %g)", c.RejectedMinSimilarity)
+	case c.LLMProvider != "extractive" && c.LLMProvider != "openai" && c.LLMProvider != "anthropic":
+		return fmt.Errorf("KB_LLM_PROVIDER must be extractive, openai or anthropic (got %q)", c.LLMProvider)
+	case c.RefusalMinSimilarity < 0 || c.RefusalMinSimilarity > 1:
+		return fmt.Errorf("KB_REFUSAL_MIN_SIMILARITY must be between 0 and 1 (got %g)", c.RefusalMinSimilarity)
+	case c.RefusalMinKeywordCoverage < 0 || c.RefusalMinKeywordCoverage > 1:
+		return fmt.Errorf("KB_REFUSAL_MIN_KEYWORD_COVERAGE must be between 0 and 1 (got %g)", c.RefusalMinKeywordCoverage)
+	case c.CitationSupportThreshold < 0 || c.CitationSupportThreshold > 1:
+		return fmt.Errorf("KB_CITATION_SUPPORT_THRESHOLD must be between 0 and 1 (got %g)", c.CitationSupportThreshold)
+	}
+	for _, t := range c.GraphExpansionEdgeTypes {
+		if _, ok := domain.DefaultEdgeWeight(t); !ok {
+			return fmt.Errorf("KB_GRAPH_EXPANSION_EDGE_TYPES: unknown edge type %q", t)
+		}
+	}
+	if _, err := c.RankingDefaults(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Profile names the weight profile in force for the configured embedder.
+func (c Config) Profile() string { return domain.ProfileFor(c.Embedder) }
+
+// RankingDefaults returns the profile's defaults with the environment's overrides applied.
+func (c Config) RankingDefaults() (domain.Ranking, error) {
+	r := domain.DefaultRanking(c.Profile())
+	e := c.Ranking
+	setF := func(dst *float64, src *float64) {
+		if src != nil {
+			*dst = *src
+		}
+	}
+	setI := func(dst *int, src *int) {
+		if src != nil {
+			*dst = *src
+		}
+	}
+	setF(&r.VectorWeight, e.VectorWeight)
+	setF(&r.KeywordWeight, e.KeywordWeight)
+	setF(&r.HeadingWeight, e.HeadingWeight)
+	setF(&r.TagOverlapWeight, e.TagOverlapWeight)
+	setF(&r.PreambleWeight, e.PreambleWeight)
+	setF(&r.RecencyWeight, e.RecencyWeight)
+	setF(&r.StatusWeight, e.StatusWeight)
+	setF(&r.MentionWeight, e.MentionWeight)
+	setF(&r.EvidenceWeight, e.EvidenceWeight)
+	setF(&r.PriorityWeight, e.PriorityWeight)
+	setF(&r.SupersededPenalty, e.SupersededPenalty)
+	setF(&r.DeprecatedPenalty, e.DeprecatedPenalty)
+	setF(&r.ArchivedPenalty, e.ArchivedPenalty)
+	setF(&r.AutoTierPenalty, e.AutoTierPenalty)
+	setF(&r.SemanticWeight, e.SemanticWeight)
+	setF(&r.FTSWeight, e.FTSWeight)
+	setF(&r.RRFK, e.RRFK)
+	setF(&r.MinScore, e.MinScore)
+	setF(&r.BM25K1, e.BM25K1)
+	setF(&r.BM25B, e.BM25B)
+	setF(&r.BM25HeadingBoost, e.BM25HeadingBoost)
+	setF(&r.RecencyHalfLifeDays, e.RecencyHalfLifeDays)
+	setI(&r.CandidateMultiplier, e.CandidateMultiplier)
+	setI(&r.MaxChunksPerDoc, e.MaxChunksPerDoc)
+	setI(&r.EFSearch, e.EFSearch)
+	if e.NormalizeScores != nil {
+		r.NormalizeScores = *e.NormalizeScores
+	}
+	if err := r.Validate(); err != nil {
+		return r, fmt.Errorf("ranking configuration: %w", err)
+	}
+	return r, nil
+}

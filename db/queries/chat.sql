@@ -1,0 +1,27 @@
+-- name: ChatLogInsert :exec
+INSERT INTO chat_logs (
+    project_id, question, filters, refusal_reason, citations, provider, model,
+    retrieval_ms, generation_ms, total_ms, prompt_tokens, completion_tokens
+) VALUES (
+    sqlc.narg(project_id), sqlc.arg(question), sqlc.arg(filters)::jsonb, sqlc.narg(refusal_reason),
+    sqlc.arg(citations)::jsonb, sqlc.arg(provider), sqlc.arg(model), sqlc.arg(retrieval_ms), sqlc.arg(generation_ms),
+    sqlc.arg(total_ms), sqlc.arg(prompt_tokens), sqlc.arg(completion_tokens)
+);
+
+-- name: ContentGapRecord :exec
+-- One more refusal of a question: the rollup counts it and keeps the first wording.
+INSERT INTO content_gaps (project_id, normalized_question, example_question, count, first_seen, last_seen)
+VALUES (sqlc.arg(project_id), sqlc.arg(normalized_question), sqlc.arg(example_question), 1, sqlc.arg(at)::timestamptz, sqlc.arg(at)::timestamptz)
+ON CONFLICT (project_id, normalized_question) DO UPDATE SET
+    count = content_gaps.count + 1,
+    last_seen = greatest(content_gaps.last_seen, excluded.last_seen),
+    first_seen = least(content_gaps.first_seen, excluded.first_seen);
+
+-- name: ContentGapList :many
+-- Most asked first; ties by the most recent.
+SELECT g.example_question, g.count, g.first_seen, g.last_seen
+FROM content_gaps g
+JOIN projects p ON p.id = g.project_id
+WHERE p.project_key = sqlc.arg(project_key)
+ORDER BY g.count DESC, g.last_seen DESC, g.normalized_question
+LIMIT sqlc.arg(row_limit);

@@ -1,0 +1,46 @@
+-- name: DocumentHashes :many
+-- What is stored for a project, so unchanged files cost one read and no writes.
+SELECT id, slug, source_path, content_hash FROM documents WHERE project_id = sqlc.arg(project_id);
+
+-- name: DocumentUpsert :one
+-- Lexemes of the summary and of the tags are computed here with the same english
+-- configuration as the chunks, so the ranking query can compare them to the query's.
+INSERT INTO documents (
+    project_id, slug, title, source_path, source_type, tags, owners, content_hash, effective_date,
+    canonical_type, status, retrieval_priority, tier, evidence_tier, entity_type, summary,
+    preamble_lexemes, tag_lexemes
+) VALUES (
+    sqlc.arg(project_id), sqlc.arg(slug), sqlc.arg(title), sqlc.arg(source_path), sqlc.arg(source_type),
+    sqlc.arg(tags)::text[], sqlc.arg(owners)::text[], sqlc.arg(content_hash), sqlc.narg(effective_date)::date,
+    sqlc.narg(canonical_type), sqlc.narg(status), sqlc.arg(retrieval_priority), sqlc.arg(tier),
+    sqlc.narg(evidence_tier), sqlc.narg(entity_type), sqlc.arg(summary),
+    tsvector_to_array(to_tsvector('english', sqlc.arg(summary))),
+    tsvector_to_array(to_tsvector('english', array_to_string(sqlc.arg(tags)::text[], ' ')))
+)
+ON CONFLICT (project_id, slug) DO UPDATE SET
+    title = excluded.title,
+    source_path = excluded.source_path,
+    source_type = excluded.source_type,
+    tags = excluded.tags,
+    owners = excluded.owners,
+    content_hash = excluded.content_hash,
+    effective_date = excluded.effective_date,
+    canonical_type = excluded.canonical_type,
+    status = excluded.status,
+    retrieval_priority = excluded.retrieval_priority,
+    tier = excluded.tier,
+    evidence_tier = excluded.evidence_tier,
+    entity_type = excluded.entity_type,
+    summary = excluded.summary,
+    preamble_lexemes = excluded.preamble_lexemes,
+    tag_lexemes = excluded.tag_lexemes,
+    updated_at = now()
+RETURNING id, (xmax = 0) AS inserted;
+
+-- name: DocumentGetBySlug :one
+SELECT id, slug, title, source_path, canonical_type, status, retrieval_priority, tier
+FROM documents WHERE project_id = sqlc.arg(project_id) AND slug = sqlc.arg(slug);
+
+-- name: DocumentDeleteByIDs :exec
+-- Chunks, postings, nodes, edges, links and mentions go with it (cascades).
+DELETE FROM documents WHERE project_id = sqlc.arg(project_id) AND id = ANY (sqlc.arg(ids)::bigint[]);

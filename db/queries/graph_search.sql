@@ -1,0 +1,200 @@
+-- Graph reads: the graph step of a search (expansion and rejected-approach
+-- injection) and `canon graph show`.
+--
+-- Tables read: kb_nodes (one per canonical document), kb_edges (from_node_id,
+-- to_node_id, edge_type, weight, provenance, declared_by), documents, chunks.
+
+-- name: GraphSearch :many
+-- The graph step, run after SearchRank as a second statement: its seeds are the
+-- primary page, which exists only once SearchRank has fused, capped and cut it,
+-- so folding this into SearchRank would mean re-deriving the page inside that
+-- statement (and editing the ranking pipeline for something that does not rank).
+-- It costs one extra round trip on the same pool: ~0.5 ms on the example handbook
+-- and ~1.3 ms with 20k canonical documents and 80k edges (see graph_test.go,
+-- BenchmarkGraphStep, and the measurements in the issue report); it is skipped
+-- when both features are off or the page is empty.
+--
+-- Output: the expanded section (origin graph_expansion) then the rejected section
+-- (origin rejected_approach), each in its order (position). A document appears
+-- in one section at most: primary hits are never expanded, and a rejected
+-- approach goes to the rejected section, not the expanded one.
+WITH
+-- Seeds: the canonical documents among the primary hits, ranked by their first
+-- hit (primary_document_ids is the page in order, one entry per hit).
+seeds AS (
+    SELECT DISTINCT ON (n.id) n.id AS node_id, n.project_id, d.id AS document_id, d.slug, d.canonical_type,
+           s.seed_rank
+    FROM unnest(sqlc.arg(primary_document_ids)::bigint[]) WITH ORDINALITY AS s (document_id, seed_rank)
+    JOIN documents d ON d.id = s.document_id
+    JOIN kb_nodes n ON n.project_id = d.project_id AND n.document_id = d.id
+    WHERE d.project_id = ANY (sqlc.arg(project_ids)::bigint[])
+    ORDER BY n.id, s.seed_rank
+),
+-- Exactly one hop, in both directions (a superseded seed reaches the decision
+-- that superseded it), over the allowed edge types. Outgoing edges use the
+-- unique (project_id, from_node_id, ...) index, incoming ones kb_edges_to.
+hops AS (
+    SELECT s.seed_rank, s.slug AS seed_slug, e.edge_type, e.weight::float8 AS weight,
+           'outgoing'::text AS direction, e.to_node_id AS node_id
+    FROM seeds s
+    JOIN kb_edges e ON e.project_id = s.project_id AND e.from_node_id = s.node_id
+    WHERE sqlc.arg(expansion_enabled)::boolean AND e.edge_type = ANY (sqlc.arg(edge_types)::text[])
+    UNION ALL
+    SELECT s.seed_rank, s.slug, e.edge_type, e.weight::float8, 'incoming'::text, e.from_node_id
+    FROM seeds s
+    JOIN kb_edges e ON e.project_id = s.project_id AND e.to_node_id = s.node_id
+    WHERE sqlc.arg(expansion_enabled)::boolean AND e.edge_type = ANY (sqlc.arg(edge_types)::text[])
+),
+-- The rejected approaches of the projects searched (documents_project_canonical).
+rejected_docs AS (
+    SELECT d.id AS document_id
+    FROM documents d
+    WHERE sqlc.arg(rejected_enabled)::boolean
+      AND d.project_id = ANY (sqlc.arg(project_ids)::bigint[])
+      AND d.canonical_type = 'rejected-approach'
+),
+-- Everything the step may return passes the request's filters (the same
+-- predicate as SearchRank's legs) and, unless asked for, is not archived.
+visible AS (
+    SELECT d.id AS document_id, d.project_id, d.slug, n.id AS node_id
+    FROM (
+        SELECT n.document_id FROM hops h JOIN kb_nodes n ON n.id = h.node_id
+        UNION
+        SELECT r.document_id FROM rejected_docs r
+    ) AS r
+    JOIN documents d ON d.id = r.document_id
+    JOIN kb_nodes n ON n.project_id = d.project_id AND n.document_id = d.id
+    WHERE d.project_id = ANY (sqlc.arg(project_ids)::bigint[])
+      AND (cardinality(sqlc.arg(tags)::text[]) = 0 OR d.tags && sqlc.arg(tags)::text[])
+      AND (cardinality(sqlc.arg(source_types)::text[]) = 0 OR d.source_type = ANY (sqlc.arg(source_types)::text[]))
+      AND (cardinality(sqlc.arg(canonical_types)::text[]) = 0 OR d.canonical_type = ANY (sqlc.arg(canonical_types)::text[]))
+      AND (cardinality(sqlc.arg(statuses)::text[]) = 0 OR d.status = ANY (sqlc.arg(statuses)::text[]))
+      AND (cardinality(sqlc.arg(evidence_tiers)::text[]) = 0 OR d.evidence_tier = ANY (sqlc.arg(evidence_tiers)::text[]))
+      AND (sqlc.narg(date_from)::date IS NULL OR d.effective_date >= sqlc.narg(date_from)::date)
+      AND (sqlc.narg(date_to)::date IS NULL OR d.effective_date <= sqlc.narg(date_to)::date)
+      AND (sqlc.arg(include_superseded)::boolean OR d.status IS DISTINCT FROM 'superseded')
+      AND (NOT sqlc.arg(doc_ids_filter)::boolean OR d.slug = ANY (sqlc.arg(doc_ids)::text[]))
+      AND (sqlc.arg(include_archived)::boolean OR d.status IS DISTINCT FROM 'archived')
+),
+-- The chunk that stands for a document: its summary chunk, else its first chunk,
+-- with its cosine to the question (0, not NaN, for a zero query vector).
+representative AS (
+    SELECT v.document_id, v.project_id, v.slug, v.node_id, c.id AS chunk_id,
+           coalesce(1 - nullif(c.embedding <=> sqlc.arg(query_embedding)::vector, 'NaN'::float8), 0)::float8
+               AS similarity
+    FROM visible v
+    CROSS JOIN LATERAL (
+        SELECT c.id, c.embedding FROM chunks c
+        WHERE c.project_id = v.project_id AND c.document_id = v.document_id
+        ORDER BY c.is_summary DESC, c.ordinal
+        LIMIT 1
+    ) AS c
+),
+-- Rejected approaches close to the question: the best `rejected_max_docs` at or
+-- above the calibrated cosine threshold.
+rejected_similar AS (
+    SELECT r.document_id
+    FROM representative r
+    JOIN rejected_docs USING (document_id)
+    WHERE r.similarity >= sqlc.arg(rejected_min_similarity)::float8
+    ORDER BY r.similarity DESC, r.document_id
+    LIMIT sqlc.arg(rejected_max_docs)::integer
+),
+-- Rejected approaches linked, by an edge of any type in either direction, to a
+-- decision on the primary page: always injected, whatever their cosine.
+rejected_linked AS (
+    SELECT r.document_id, s.seed_rank, s.slug AS seed_slug, e.edge_type, e.weight::float8 AS weight,
+           'incoming'::text AS direction
+    FROM representative r
+    JOIN rejected_docs USING (document_id)
+    JOIN kb_edges e ON e.project_id = r.project_id AND e.from_node_id = r.node_id
+    JOIN seeds s ON s.node_id = e.to_node_id AND s.canonical_type = 'decision'
+    UNION ALL
+    SELECT r.document_id, s.seed_rank, s.slug, e.edge_type, e.weight::float8, 'outgoing'::text
+    FROM representative r
+    JOIN rejected_docs USING (document_id)
+    JOIN kb_edges e ON e.project_id = r.project_id AND e.to_node_id = r.node_id
+    JOIN seeds s ON s.node_id = e.from_node_id AND s.canonical_type = 'decision'
+),
+-- One row per rejected document; a linked one reports its strongest link to the page.
+rejected AS (
+    SELECT DISTINCT ON (x.document_id) x.document_id, x.seed_rank, x.seed_slug, x.edge_type, x.weight, x.direction
+    FROM (
+        SELECT document_id, NULL::bigint AS seed_rank, NULL::text AS seed_slug, NULL::text AS edge_type,
+               NULL::float8 AS weight, NULL::text AS direction
+        FROM rejected_similar
+        UNION ALL
+        SELECT document_id, seed_rank, seed_slug, edge_type, weight, direction FROM rejected_linked
+    ) AS x
+    ORDER BY x.document_id, x.weight DESC NULLS LAST, x.seed_rank, x.edge_type
+),
+-- One row per neighbour: its strongest edge to the page (weight, then the
+-- seed's rank, then outgoing before incoming), skipping primary documents and
+-- rejected approaches already injected.
+expanded AS (
+    SELECT DISTINCT ON (r.document_id) r.document_id, h.seed_rank, h.seed_slug, h.edge_type, h.weight, h.direction
+    FROM hops h
+    JOIN representative r ON r.node_id = h.node_id
+    WHERE r.document_id <> ALL (sqlc.arg(primary_document_ids)::bigint[])
+      AND r.document_id NOT IN (SELECT document_id FROM rejected)
+    ORDER BY r.document_id, h.weight DESC, h.seed_rank, h.direction DESC, h.edge_type
+),
+-- Expanded: edge weight descending, then the seed's rank, capped at max_nodes.
+expanded_page AS (
+    SELECT x.*, row_number() OVER (ORDER BY x.weight DESC, x.seed_rank, r.slug) AS position
+    FROM expanded x
+    JOIN representative r USING (document_id)
+    ORDER BY x.weight DESC, x.seed_rank, r.slug
+    LIMIT sqlc.arg(max_nodes)::integer
+),
+-- Rejected: cosine descending.
+rejected_page AS (
+    SELECT x.*, row_number() OVER (ORDER BY r.similarity DESC, r.slug) AS position
+    FROM rejected x
+    JOIN representative r USING (document_id)
+),
+sections AS (
+    SELECT 'graph_expansion'::text AS origin, 1 AS section, document_id, position, seed_slug, edge_type, weight, direction
+    FROM expanded_page
+    UNION ALL
+    SELECT 'rejected_approach'::text, 2, document_id, position, seed_slug, edge_type, weight, direction
+    FROM rejected_page
+)
+SELECT x.origin, x.position::integer AS position,
+       c.id AS chunk_id, d.slug, d.title, d.source_path, p.project_key, c.heading_path, c.text,
+       d.canonical_type, d.status, d.tags, d.evidence_tier,
+       coalesce(x.edge_type, '')::text AS edge_type, coalesce(x.weight, 0)::float8 AS edge_weight,
+       coalesce(x.direction, '')::text AS edge_direction, coalesce(x.seed_slug, '')::text AS edge_from_slug,
+       r.similarity
+FROM sections x
+JOIN representative r ON r.document_id = x.document_id
+JOIN chunks c ON c.id = r.chunk_id
+JOIN documents d ON d.id = x.document_id
+JOIN projects p ON p.id = d.project_id
+ORDER BY x.section, x.position;
+
+-- name: GraphDocument :one
+-- The document `canon graph show` starts from, with its node (NULL unless canonical).
+SELECT d.id, d.slug, d.title, d.canonical_type, d.status, d.retrieval_priority, n.id AS node_id
+FROM documents d
+LEFT JOIN kb_nodes n ON n.project_id = d.project_id AND n.document_id = d.id
+WHERE d.project_id = sqlc.arg(project_id) AND d.slug = sqlc.arg(slug);
+
+-- name: GraphNeighbours :many
+-- One hop around a node, both directions, every edge type: strongest first.
+SELECT 'outgoing'::text AS direction, e.edge_type, e.weight::float8 AS weight, e.provenance,
+       coalesce(db.slug, '')::text AS declared_by, d.slug, d.title, d.canonical_type, d.status
+FROM kb_edges e
+JOIN kb_nodes n ON n.project_id = e.project_id AND n.id = e.to_node_id
+JOIN documents d ON d.project_id = n.project_id AND d.id = n.document_id
+LEFT JOIN documents db ON db.project_id = e.project_id AND db.id = e.declared_by
+WHERE e.project_id = sqlc.arg(project_id) AND e.from_node_id = sqlc.arg(node_id)
+UNION ALL
+SELECT 'incoming'::text, e.edge_type, e.weight::float8, e.provenance,
+       coalesce(db.slug, '')::text, d.slug, d.title, d.canonical_type, d.status
+FROM kb_edges e
+JOIN kb_nodes n ON n.project_id = e.project_id AND n.id = e.from_node_id
+JOIN documents d ON d.project_id = n.project_id AND d.id = n.document_id
+LEFT JOIN documents db ON db.project_id = e.project_id AND db.id = e.declared_by
+WHERE e.project_id = sqlc.arg(project_id) AND e.to_node_id = sqlc.arg(node_id)
+ORDER BY weight DESC, direction DESC, slug, edge_type;

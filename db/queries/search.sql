@@ -1,0 +1,298 @@
+-- The ranking pipeline, one statement, top to bottom:
+--   query_terms -> corpus / term_stats -> vector_leg -> keyword_scored -> keyword_leg
+--   -> mention_leg -> candidates -> signals -> normalized -> fused -> capped -> page
+-- Every weight, penalty and threshold is a named parameter; nothing numeric that
+-- changes a ranking is written into the SQL. Run it in a transaction that first sets
+-- hnsw.ef_search and hnsw.iterative_scan (`canon search --sql` prints the whole
+-- thing with every parameter bound, ready for psql and EXPLAIN ANALYZE).
+
+-- name: SearchRank :many
+WITH
+-- The question's lexemes (english stemming, stop words removed, identifiers kept
+-- whole) with their count: OR semantics, a repeated term weighs more.
+query_terms AS (
+    SELECT t.lexeme, t.qtf FROM canon_query_terms(sqlc.arg(query)::text) AS t (lexeme, qtf)
+),
+query_lexemes AS (
+    SELECT coalesce(array_agg(lexeme), '{}')::text[] AS lexemes, count(*)::float8 AS n FROM query_terms
+),
+-- Lexemes of the filter tags, for the tag_overlap signal.
+filter_tag_lexemes AS (
+    SELECT tsvector_to_array(to_tsvector('english', array_to_string(sqlc.arg(tags)::text[], ' '))) AS lexemes
+),
+-- BM25 corpus statistics over the projects searched: N, average length, df.
+corpus AS (
+    SELECT greatest(sum(chunk_count), 1)::float8 AS n,
+           greatest(sum(total_length)::float8 / greatest(sum(chunk_count), 1), 1) AS avgdl
+    FROM project_stats WHERE project_id = ANY (sqlc.arg(project_ids)::bigint[])
+),
+term_stats AS (
+    -- Lucene's idf: ln(1 + (N - df + 0.5) / (df + 0.5)), never negative.
+    SELECT t.lexeme, t.qtf,
+           ln(1 + (c.n - coalesce(sum(s.df), 0) + 0.5) / (coalesce(sum(s.df), 0) + 0.5)) AS idf
+    FROM query_terms t
+    CROSS JOIN corpus c
+    LEFT JOIN lexeme_stats s ON s.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND s.lexeme = t.lexeme
+    GROUP BY t.lexeme, t.qtf, c.n
+),
+-- Vector leg: HNSW cosine, over-retrieving `fanout` chunks. The filters sit inside
+-- the leg (iterative index scans keep the page full when they are selective).
+vector_leg AS (
+    SELECT c.id AS chunk_id,
+           row_number() OVER (ORDER BY c.embedding <=> sqlc.arg(query_embedding)::vector, c.id) AS vector_rank
+    FROM (
+        SELECT c.id, c.embedding
+        FROM chunks c
+        JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
+        WHERE sqlc.arg(semantic_enabled)::boolean
+          AND c.project_id = ANY (sqlc.arg(project_ids)::bigint[])
+          -- Filters: the same predicate as keyword_leg.
+          AND (cardinality(sqlc.arg(tags)::text[]) = 0 OR d.tags && sqlc.arg(tags)::text[])
+          AND (cardinality(sqlc.arg(source_types)::text[]) = 0 OR d.source_type = ANY (sqlc.arg(source_types)::text[]))
+          AND (cardinality(sqlc.arg(canonical_types)::text[]) = 0 OR d.canonical_type = ANY (sqlc.arg(canonical_types)::text[]))
+          AND (cardinality(sqlc.arg(statuses)::text[]) = 0 OR d.status = ANY (sqlc.arg(statuses)::text[]))
+          AND (cardinality(sqlc.arg(evidence_tiers)::text[]) = 0 OR d.evidence_tier = ANY (sqlc.arg(evidence_tiers)::text[]))
+          AND (sqlc.narg(date_from)::date IS NULL OR d.effective_date >= sqlc.narg(date_from)::date)
+          AND (sqlc.narg(date_to)::date IS NULL OR d.effective_date <= sqlc.narg(date_to)::date)
+          AND (sqlc.arg(include_superseded)::boolean OR d.status IS DISTINCT FROM 'superseded')
+          AND (NOT sqlc.arg(doc_ids_filter)::boolean OR d.slug = ANY (sqlc.arg(doc_ids)::text[]))
+        ORDER BY c.embedding <=> sqlc.arg(query_embedding)::vector
+        LIMIT sqlc.arg(fanout)::integer
+    ) AS c
+),
+-- Keyword leg, step 1: exact BM25 of every chunk containing a query term, read
+-- from the postings (index-only scans on (project_id, lexeme)). Occurrences in the
+-- title/heading path count bm25_heading_boost times.
+keyword_scored AS (
+    SELECT p.chunk_id,
+           sum(t.idf * t.qtf
+               * ((p.tf + sqlc.arg(bm25_heading_boost)::float8 * p.tf_heading) * (sqlc.arg(bm25_k1)::float8 + 1))
+               / ((p.tf + sqlc.arg(bm25_heading_boost)::float8 * p.tf_heading)
+                  + sqlc.arg(bm25_k1)::float8 * (1 - sqlc.arg(bm25_b)::float8
+                                                 + sqlc.arg(bm25_b)::float8 * p.length / c.avgdl))) AS bm25
+    FROM term_stats t
+    CROSS JOIN corpus c
+    JOIN postings p ON p.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND p.lexeme = t.lexeme
+    WHERE sqlc.arg(fts_enabled)::boolean
+    GROUP BY p.chunk_id
+),
+-- Keyword leg, step 2, and the mention leg: chunks of the documents the question
+-- names (@slug or doc_ids) join the candidates so their boost can act even when
+-- neither leg found them. Both pass the filters, then the keyword leg keeps its
+-- best `fanout` chunks and the mention leg `fanout` chunks per call.
+keyword_filtered AS (
+    SELECT k.chunk_id, k.bm25, k.mentioned
+    FROM (
+        SELECT ks.chunk_id, ks.bm25, false AS mentioned FROM keyword_scored ks
+        UNION ALL
+        SELECT c.id, NULL, true
+        FROM documents d
+        JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
+        WHERE d.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND d.slug = ANY (sqlc.arg(mentioned)::text[])
+    ) AS k
+    JOIN chunks c ON c.id = k.chunk_id
+    JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
+    -- Filters: the same predicate as vector_leg.
+    WHERE (cardinality(sqlc.arg(tags)::text[]) = 0 OR d.tags && sqlc.arg(tags)::text[])
+      AND (cardinality(sqlc.arg(source_types)::text[]) = 0 OR d.source_type = ANY (sqlc.arg(source_types)::text[]))
+      AND (cardinality(sqlc.arg(canonical_types)::text[]) = 0 OR d.canonical_type = ANY (sqlc.arg(canonical_types)::text[]))
+      AND (cardinality(sqlc.arg(statuses)::text[]) = 0 OR d.status = ANY (sqlc.arg(statuses)::text[]))
+      AND (cardinality(sqlc.arg(evidence_tiers)::text[]) = 0 OR d.evidence_tier = ANY (sqlc.arg(evidence_tiers)::text[]))
+      AND (sqlc.narg(date_from)::date IS NULL OR d.effective_date >= sqlc.narg(date_from)::date)
+      AND (sqlc.narg(date_to)::date IS NULL OR d.effective_date <= sqlc.narg(date_to)::date)
+      AND (sqlc.arg(include_superseded)::boolean OR d.status IS DISTINCT FROM 'superseded')
+      AND (NOT sqlc.arg(doc_ids_filter)::boolean OR d.slug = ANY (sqlc.arg(doc_ids)::text[]))
+),
+keyword_leg AS (
+    SELECT k.chunk_id, k.bm25, row_number() OVER (ORDER BY k.bm25 DESC, k.chunk_id) AS keyword_rank
+    FROM (
+        SELECT k.chunk_id, k.bm25 FROM keyword_filtered k
+        WHERE NOT k.mentioned
+        ORDER BY k.bm25 DESC, k.chunk_id
+        LIMIT sqlc.arg(fanout)::integer
+    ) AS k
+),
+mention_leg AS (
+    SELECT DISTINCT k.chunk_id FROM keyword_filtered k WHERE k.mentioned
+    ORDER BY k.chunk_id
+    LIMIT sqlc.arg(fanout)::integer
+),
+-- Union of both legs. Each candidate gets its true cosine and BM25, whichever leg
+-- found it; ranks exist only in the leg that found it (RRF counts that leg only).
+candidates AS (
+    SELECT coalesce(v.chunk_id, k.chunk_id, m.chunk_id) AS chunk_id, v.vector_rank, k.keyword_rank
+    FROM vector_leg v
+    FULL JOIN keyword_leg k ON k.chunk_id = v.chunk_id
+    FULL JOIN mention_leg m ON m.chunk_id = coalesce(v.chunk_id, k.chunk_id)
+),
+-- Raw signals, each defined in the README:
+--   heading       share of query terms in the title/heading path
+--   tag_overlap   share of the document's tag lexemes that are query terms or filter tags
+--   preamble      share of query terms in the document's summary / first paragraph
+--   recency       0.5 ^ (age in days / half-life); 0 without an effective date
+--   status_active 1 when the status is accepted or active
+--   mention       1 when the question names the document (@slug or doc_ids)
+--   evidence      1 − the trust of the document's evidence tier (evidence_tiers /
+--                 evidence_trust parameters); 0 for documents that claim no tier
+signals AS (
+    SELECT c.id AS chunk_id, c.document_id, c.ordinal, c.heading_path, c.text, c.is_summary,
+           d.slug, d.title, d.source_path, d.canonical_type, d.status, d.tags, d.evidence_tier,
+           d.retrieval_priority, d.tier, p.project_key,
+           cand.vector_rank, cand.keyword_rank,
+           greatest(1 - (c.embedding <=> sqlc.arg(query_embedding)::vector), 0)::float8 AS vector_similarity,
+           coalesce(ks.bm25, 0)::float8 AS bm25,
+           CASE WHEN q.n = 0 THEN 0
+                ELSE cardinality(ARRAY(SELECT unnest(c.heading_lexemes) INTERSECT SELECT unnest(q.lexemes)))::float8 / q.n
+           END AS heading,
+           -- Absolute evidence for the refusal gate: the share of the question's terms
+           -- the chunk contains (never normalised against the other candidates).
+           CASE WHEN q.n = 0 THEN 0
+                ELSE cardinality(ARRAY(SELECT unnest(tsvector_to_array(c.tsv)) INTERSECT SELECT unnest(q.lexemes)))::float8 / q.n
+           END AS keyword_coverage,
+           CASE WHEN cardinality(d.tag_lexemes) = 0 THEN 0
+                ELSE cardinality(ARRAY(SELECT unnest(d.tag_lexemes)
+                                       INTERSECT SELECT unnest(q.lexemes || ft.lexemes)))::float8
+                     / cardinality(d.tag_lexemes)
+           END AS tag_overlap,
+           CASE WHEN q.n = 0 THEN 0
+                ELSE cardinality(ARRAY(SELECT unnest(d.preamble_lexemes) INTERSECT SELECT unnest(q.lexemes)))::float8 / q.n
+           END AS preamble,
+           CASE WHEN d.effective_date IS NULL THEN 0
+                ELSE power(0.5, greatest(sqlc.arg(today)::date - d.effective_date, 0)::float8
+                                / sqlc.arg(recency_half_life_days)::float8)
+           END AS recency,
+           CASE WHEN d.status IN ('accepted', 'active') THEN 1 ELSE 0 END::float8 AS status_active,
+           CASE WHEN d.slug = ANY (sqlc.arg(mentioned)::text[]) THEN 1 ELSE 0 END::float8 AS mention,
+           coalesce(1 - (sqlc.arg(evidence_trust)::float8[])[
+               array_position(sqlc.arg(evidence_tier_names)::text[], d.evidence_tier)], 0)::float8 AS evidence_distrust,
+           -- The trust gradient applies to canonical documents only, so a project
+           -- without any gets exactly the plain hybrid ranking.
+           CASE WHEN d.canonical_type IS NULL THEN 0
+                WHEN d.status = 'superseded' THEN sqlc.arg(superseded_penalty)::float8
+                WHEN d.status = 'deprecated' THEN sqlc.arg(deprecated_penalty)::float8
+                WHEN d.status = 'archived' THEN sqlc.arg(archived_penalty)::float8
+                ELSE 0
+           END AS status_penalty,
+           CASE WHEN d.canonical_type IS NOT NULL AND d.tier = 'auto' THEN sqlc.arg(auto_tier_penalty)::float8
+                ELSE 0
+           END AS tier_penalty,
+           CASE WHEN d.canonical_type IS NULL THEN 0 ELSE d.retrieval_priority END::float8 AS priority
+    FROM candidates cand
+    JOIN chunks c ON c.id = cand.chunk_id
+    JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
+    JOIN projects p ON p.id = c.project_id
+    LEFT JOIN keyword_scored ks ON ks.chunk_id = cand.chunk_id
+    CROSS JOIN query_lexemes q
+    CROSS JOIN filter_tag_lexemes ft
+),
+-- Normalisation across the candidates: vector min-max (when normalize_scores),
+-- keyword divided by the best BM25 so a chunk matching nothing scores 0.
+normalized AS (
+    SELECT s.*,
+           CASE WHEN NOT sqlc.arg(normalize_scores)::boolean THEN s.vector_similarity
+                WHEN max(s.vector_similarity) OVER () > min(s.vector_similarity) OVER ()
+                    THEN (s.vector_similarity - min(s.vector_similarity) OVER ())
+                         / (max(s.vector_similarity) OVER () - min(s.vector_similarity) OVER ())
+                ELSE 1
+           END AS vector_normalized,
+           CASE WHEN max(s.bm25) OVER () > 0 THEN s.bm25 / max(s.bm25) OVER () ELSE 0 END AS keyword_normalized
+    FROM signals s
+),
+-- Fusion. weighted: base + additive signals + canonical adjustment. rrf: Σ w/(k+rank)
+-- plus mention and the canonical adjustment scaled to RRF's range (its best
+-- possible score), so one trust gradient means the same under both fusions.
+-- semantic_only / keyword_only: the bare leg score, for comparison and benchmarks.
+fused AS (
+    SELECT n.*,
+           CASE sqlc.arg(fusion)::text
+               WHEN 'weighted' THEN
+                   sqlc.arg(vector_weight)::float8 * n.vector_normalized
+                   + sqlc.arg(keyword_weight)::float8 * n.keyword_normalized
+                   + sqlc.arg(heading_weight)::float8 * n.heading
+                   + sqlc.arg(tag_overlap_weight)::float8 * n.tag_overlap
+                   + sqlc.arg(preamble_weight)::float8 * n.preamble
+                   + sqlc.arg(recency_weight)::float8 * n.recency
+                   + sqlc.arg(status_weight)::float8 * n.status_active
+                   + sqlc.arg(mention_weight)::float8 * n.mention
+                   + sqlc.arg(priority_weight)::float8 * n.priority - n.status_penalty - n.tier_penalty
+                   - sqlc.arg(evidence_weight)::float8 * n.evidence_distrust
+               WHEN 'rrf' THEN
+                   coalesce(sqlc.arg(semantic_weight)::float8 / (sqlc.arg(rrf_k)::float8 + n.vector_rank), 0)
+                   + coalesce(sqlc.arg(fts_weight)::float8 / (sqlc.arg(rrf_k)::float8 + n.keyword_rank), 0)
+                   + (sqlc.arg(semantic_weight)::float8 + sqlc.arg(fts_weight)::float8) / (sqlc.arg(rrf_k)::float8 + 1)
+                     * (sqlc.arg(mention_weight)::float8 * n.mention
+                        + sqlc.arg(priority_weight)::float8 * n.priority - n.status_penalty - n.tier_penalty
+                        - sqlc.arg(evidence_weight)::float8 * n.evidence_distrust)
+               WHEN 'semantic_only' THEN n.vector_similarity
+               ELSE n.bm25
+           END AS score
+    FROM normalized n
+    -- The single-leg methods rank only what their own leg found.
+    WHERE sqlc.arg(fusion)::text NOT IN ('semantic_only', 'keyword_only')
+       OR (sqlc.arg(fusion)::text = 'semantic_only' AND n.vector_rank IS NOT NULL)
+       OR (sqlc.arg(fusion)::text = 'keyword_only' AND n.keyword_rank IS NOT NULL)
+),
+-- Per-document cap, then the minimum score.
+capped AS (
+    SELECT f.*, count(*) OVER () AS candidates_pre_threshold
+    FROM (
+        SELECT f.*, row_number() OVER (PARTITION BY f.document_id ORDER BY f.score DESC, f.chunk_id) AS doc_rank
+        FROM fused f
+    ) AS f
+    WHERE f.doc_rank <= sqlc.arg(max_chunks_per_doc)::integer
+),
+page AS (
+    SELECT c.*,
+           count(*) OVER () AS candidates_post_threshold,
+           row_number() OVER (ORDER BY c.score DESC, c.chunk_id) AS position
+    FROM capped c
+    WHERE c.score >= sqlc.arg(min_score)::float8
+)
+-- Primary hits are the first `page_limit`; the next `runner_up_limit` are runners-up.
+SELECT p.chunk_id, p.document_id, p.slug, p.title, p.source_path, p.project_key, p.heading_path, p.text,
+       p.is_summary, p.canonical_type, p.status, p.tags, p.evidence_tier, p.retrieval_priority, p.tier,
+       p.score::float8 AS score, p.position::integer AS position,
+       coalesce(p.vector_rank, 0)::integer AS vector_rank, coalesce(p.keyword_rank, 0)::integer AS keyword_rank,
+       p.vector_similarity, p.vector_normalized::float8 AS vector_normalized, p.bm25,
+       p.keyword_normalized::float8 AS keyword_normalized,
+       p.keyword_coverage::float8 AS keyword_coverage, p.heading::float8 AS heading, p.tag_overlap::float8 AS tag_overlap, p.preamble::float8 AS preamble,
+       p.recency::float8 AS recency, p.status_active, p.mention, p.priority,
+       p.status_penalty::float8 AS status_penalty, p.tier_penalty::float8 AS tier_penalty,
+       p.evidence_distrust::float8 AS evidence_distrust,
+       p.candidates_pre_threshold::integer AS candidates_pre_threshold,
+       p.candidates_post_threshold::integer AS candidates_post_threshold,
+       (SELECT q.lexemes FROM query_lexemes q)::text[] AS query_lexemes
+FROM page p
+WHERE p.position <= sqlc.arg(page_limit)::integer + sqlc.arg(runner_up_limit)::integer
+ORDER BY p.position;
+
+-- name: SearchTermScores :many
+-- Each query term's BM25 contribution to the given chunks (for explain): the same
+-- formula as keyword_scored in SearchRank.
+WITH query_terms AS (
+    SELECT t.lexeme, t.qtf FROM canon_query_terms(sqlc.arg(query)::text) AS t (lexeme, qtf)
+),
+corpus AS (
+    SELECT greatest(sum(chunk_count), 1)::float8 AS n,
+           greatest(sum(total_length)::float8 / greatest(sum(chunk_count), 1), 1) AS avgdl
+    FROM project_stats WHERE project_id = ANY (sqlc.arg(project_ids)::bigint[])
+),
+term_stats AS (
+    SELECT t.lexeme, t.qtf,
+           ln(1 + (c.n - coalesce(sum(s.df), 0) + 0.5) / (coalesce(sum(s.df), 0) + 0.5)) AS idf
+    FROM query_terms t
+    CROSS JOIN corpus c
+    LEFT JOIN lexeme_stats s ON s.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND s.lexeme = t.lexeme
+    GROUP BY t.lexeme, t.qtf, c.n
+)
+SELECT p.chunk_id, t.lexeme::text AS lexeme,
+       (t.idf * t.qtf
+        * ((p.tf + sqlc.arg(bm25_heading_boost)::float8 * p.tf_heading) * (sqlc.arg(bm25_k1)::float8 + 1))
+        / ((p.tf + sqlc.arg(bm25_heading_boost)::float8 * p.tf_heading)
+           + sqlc.arg(bm25_k1)::float8 * (1 - sqlc.arg(bm25_b)::float8
+                                          + sqlc.arg(bm25_b)::float8 * p.length / c.avgdl)))::float8 AS score
+FROM term_stats t
+CROSS JOIN corpus c
+JOIN postings p ON p.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND p.lexeme = t.lexeme
+WHERE p.chunk_id = ANY (sqlc.arg(chunk_ids)::bigint[])
+ORDER BY p.chunk_id, score DESC, t.lexeme;

@@ -1,0 +1,185 @@
+package domain
+
+import (
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// markerPattern matches citation markers: [3], [1, 4], [2][5].
+var markerPattern = regexp.MustCompile(`\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]`)
+
+// CitedAnswer is an answer with its markers checked against the chunks it may cite.
+type CitedAnswer struct {
+	// Text is the answer with markers that point at no chunk removed.
+	Text string
+	// Cited lists the valid marker numbers in order of first appearance.
+	Cited []int
+	// Dropped lists marker numbers that pointed at nothing.
+	Dropped []int
+}
+
+// CheckMarkers keeps the markers whose number is valid and removes the others, so an
+// invalid id is never shown.
+func CheckMarkers(answer string, valid func(n int) bool) CitedAnswer {
+	var out CitedAnswer
+	text := markerPattern.ReplaceAllStringFunc(answer, func(m string) string {
+		var keep []string
+		for _, part := range strings.Split(m[1:len(m)-1], ",") {
+			n, _ := strconv.Atoi(strings.TrimSpace(part))
+			if valid(n) {
+				keep = append(keep, strconv.Itoa(n))
+				if !slices.Contains(out.Cited, n) {
+					out.Cited = append(out.Cited, n)
+				}
+			} else if !slices.Contains(out.Dropped, n) {
+				out.Dropped = append(out.Dropped, n)
+			}
+		}
+		if len(keep) == 0 {
+			return ""
+		}
+		return "[" + strings.Join(keep, ", ") + "]"
+	})
+	// Removing a marker can leave a space before punctuation.
+	text = strings.NewReplacer(" .", ".", " ,", ",", "  ", " ").Replace(text)
+	out.Text = strings.TrimSpace(text)
+	return out
+}
+
+// Support is how well the cited chunks back one sentence.
+type Support struct {
+	Sentence  string
+	Cited     []int
+	Share     float64
+	Supported bool
+}
+
+// CheckSupport measures, for each sentence of the answer that carries markers, the
+// share of its content terms that occur in the chunks it cites (after light
+// stemming). A sentence is supported when the share reaches threshold. Sentences
+// without markers are not judged.
+func CheckSupport(answer string, chunkText func(n int) (string, bool), threshold float64) []Support {
+	var out []Support
+	for _, sentence := range Sentences(answer) {
+		var cited []int
+		for _, m := range markerPattern.FindAllStringSubmatch(sentence, -1) {
+			for _, part := range strings.Split(m[1], ",") {
+				n, _ := strconv.Atoi(strings.TrimSpace(part))
+				if _, ok := chunkText(n); ok && !slices.Contains(cited, n) {
+					cited = append(cited, n)
+				}
+			}
+		}
+		if len(cited) == 0 {
+			continue
+		}
+		claim := ContentTerms(markerPattern.ReplaceAllString(sentence, ""))
+		evidence := map[string]bool{}
+		for _, n := range cited {
+			text, _ := chunkText(n)
+			for _, t := range ContentTerms(text) {
+				evidence[t] = true
+			}
+		}
+		share := 1.0
+		if len(claim) > 0 {
+			found := 0
+			for _, t := range claim {
+				if evidence[t] {
+					found++
+				}
+			}
+			share = float64(found) / float64(len(claim))
+		}
+		out = append(out, Support{Sentence: strings.TrimSpace(sentence), Cited: cited, Share: share, Supported: share >= threshold})
+	}
+	return out
+}
+
+// Sentences splits text into sentences and list items.
+func Sentences(text string) []string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), "-*•"))
+		start := 0
+		runes := []rune(line)
+		for i := 0; i < len(runes); i++ {
+			if runes[i] != '.' && runes[i] != '!' && runes[i] != '?' {
+				continue
+			}
+			// A sentence ends at terminal punctuation followed by a space and then a
+			// capital, a marker or the end; markers right after the stop stay with it.
+			j := i + 1
+			for j < len(runes) && runes[j] == '[' {
+				k := j
+				for k < len(runes) && runes[k] != ']' {
+					k++
+				}
+				if k == len(runes) {
+					break
+				}
+				j = k + 1
+			}
+			// "!" and "?" end a sentence before any space; "." only before a capital
+			// or a marker, so "e.g. this" and "v2.3.1" stay whole.
+			strong := runes[i] != '.'
+			if j == len(runes) || (unicode.IsSpace(runes[j]) && j+1 < len(runes) &&
+				(strong || unicode.IsUpper(runes[j+1]) || runes[j+1] == '[')) {
+				if s := strings.TrimSpace(string(runes[start:j])); s != "" {
+					out = append(out, s)
+				}
+				start = j
+				i = j - 1
+			}
+		}
+		if s := strings.TrimSpace(string(runes[start:])); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+var stopWords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`a about above after again against all am an and any are as at be because been
+		before being below between both but by can could did do does doing down during each few for from further
+		had has have having he her here hers herself him himself his how i if in into is it its itself just me
+		more most my myself no nor not now of off on once only or other our ours ourselves out over own same she
+		should so some such than that the their theirs them themselves then there these they this those through
+		to too under until up very was we were what when where which while who whom why will with would you your
+		yours yourself yourselves also us use used using via per may might must shall one two`) {
+		stopWords[w] = true
+	}
+}
+
+// ContentTerms lower-cases text, drops stop words and very short words, and applies
+// light suffix stemming so "rollbacks" and "rollback" meet.
+func ContentTerms(text string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_'
+	}) {
+		if len([]rune(w)) < 3 || stopWords[w] {
+			continue
+		}
+		out = append(out, stem(w))
+	}
+	return out
+}
+
+func stem(w string) string {
+	for _, suffix := range []string{"ations", "ation", "ings", "ing", "edly", "ies", "ied", "ed", "es", "ly", "s"} {
+		if strings.HasSuffix(w, suffix) && len(w)-len(suffix) >= 3 {
+			base := strings.TrimSuffix(w, suffix)
+			if suffix == "ies" || suffix == "ied" {
+				base += "y"
+			}
+			return base
+		}
+	}
+	return w
+}

@@ -1,0 +1,194 @@
+package domain
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// MaxQueryLength bounds a question, in characters.
+const MaxQueryLength = 4000
+
+// MaxLimit bounds the number of primary hits a request may ask for.
+const MaxLimit = 100
+
+// InvalidError is a request a person must fix; its message says how.
+type InvalidError struct{ Message string }
+
+func (e *InvalidError) Error() string { return e.Message }
+
+func invalid(format string, args ...any) error {
+	return &InvalidError{Message: fmt.Sprintf(format, args...)}
+}
+
+// IsInvalid reports whether err is (or wraps) an InvalidError.
+func IsInvalid(err error) bool {
+	var ie *InvalidError
+	return errors.As(err, &ie)
+}
+
+// NotFoundError names something a request referred to that does not exist.
+type NotFoundError struct{ Message string }
+
+func (e *NotFoundError) Error() string { return e.Message }
+
+// Filters restrict retrieval; empty fields mean "any".
+type Filters struct {
+	ProjectKeys       []string
+	Tags              []string
+	SourceTypes       []string
+	CanonicalTypes    []string
+	Statuses          []string
+	EvidenceTiers     []string
+	DateFrom, DateTo  *time.Time
+	DocIDs            []string
+	DocIDsFilter      bool
+	IncludeSuperseded bool
+}
+
+// RawFilters is Filters as a request spells them, before validation.
+type RawFilters struct {
+	ProjectKeys, Tags, SourceTypes, CanonicalTypes, Statuses, EvidenceTiers, DocIDs []string
+	DateFrom, DateTo, DocIDsMode, ProjectKey                                        string
+	IncludeSuperseded                                                               *bool
+}
+
+// ValidateQuery checks a question: present, not over-long, valid UTF-8.
+func ValidateQuery(q string) error {
+	switch {
+	case !utf8.ValidString(q):
+		return invalid("query is not valid UTF-8 text")
+	case strings.TrimSpace(q) == "":
+		return invalid("query is empty: ask a question or give search terms")
+	case utf8.RuneCountInString(q) > MaxQueryLength:
+		return invalid("query is %d characters long; the limit is %d", utf8.RuneCountInString(q), MaxQueryLength)
+	}
+	return nil
+}
+
+// ValidateLimit maps 0 to the default and rejects values outside 1..MaxLimit.
+func ValidateLimit(limit, def int) (int, error) {
+	if limit == 0 {
+		return def, nil
+	}
+	if limit < 1 || limit > MaxLimit {
+		return 0, invalid("limit must be between 1 and %d (got %d)", MaxLimit, limit)
+	}
+	return limit, nil
+}
+
+// ValidateFusion maps "" to the default and rejects unknown methods.
+func ValidateFusion(fusion, def string) (string, error) {
+	if fusion == "" {
+		return def, nil
+	}
+	if fusion == "rerank_weighted_sum" {
+		return FusionWeighted, nil
+	}
+	if !slices.Contains(Fusions, fusion) {
+		return "", invalid("unknown fusion %q: use one of %s", fusion, strings.Join(Fusions, ", "))
+	}
+	return fusion, nil
+}
+
+// ParseFilters validates filters. The legacy single project_key joins project_keys.
+func ParseFilters(r RawFilters) (Filters, error) {
+	f := Filters{IncludeSuperseded: true}
+	if r.IncludeSuperseded != nil {
+		f.IncludeSuperseded = *r.IncludeSuperseded
+	}
+	keys := slices.Clone(r.ProjectKeys)
+	if r.ProjectKey != "" && !slices.Contains(keys, r.ProjectKey) {
+		keys = append(keys, r.ProjectKey)
+	}
+	for _, list := range [][]string{keys, r.Tags, r.SourceTypes, r.DocIDs} {
+		for _, v := range list {
+			if !utf8.ValidString(v) || strings.TrimSpace(v) == "" {
+				return f, invalid("filter values must be non-empty UTF-8 text")
+			}
+		}
+	}
+	f.ProjectKeys = keys
+	f.Tags = lower(r.Tags)
+	f.SourceTypes = r.SourceTypes
+	f.DocIDs = lower(r.DocIDs)
+	if err := oneOf("canonical_types", r.CanonicalTypes, NodeTypes); err != nil {
+		return f, err
+	}
+	f.CanonicalTypes = r.CanonicalTypes
+	if err := oneOf("statuses", r.Statuses, Statuses); err != nil {
+		return f, err
+	}
+	f.Statuses = r.Statuses
+	if err := oneOf("evidence_tiers", r.EvidenceTiers, EvidenceTiers); err != nil {
+		return f, err
+	}
+	f.EvidenceTiers = r.EvidenceTiers
+	var err error
+	if f.DateFrom, err = parseDate("date_from", r.DateFrom); err != nil {
+		return f, err
+	}
+	if f.DateTo, err = parseDate("date_to", r.DateTo); err != nil {
+		return f, err
+	}
+	if f.DateFrom != nil && f.DateTo != nil && f.DateFrom.After(*f.DateTo) {
+		return f, invalid("date_from (%s) is after date_to (%s)", r.DateFrom, r.DateTo)
+	}
+	switch r.DocIDsMode {
+	case "", "boost":
+	case "filter":
+		f.DocIDsFilter = true
+		if len(f.DocIDs) == 0 {
+			return f, invalid("doc_ids_mode \"filter\" needs at least one doc_id")
+		}
+	default:
+		return f, invalid("unknown doc_ids_mode %q: use boost or filter", r.DocIDsMode)
+	}
+	return f, nil
+}
+
+func oneOf(field string, values, allowed []string) error {
+	for _, v := range values {
+		if !slices.Contains(allowed, v) {
+			return invalid("unknown value %q in %s: use %s", v, field, strings.Join(allowed, ", "))
+		}
+	}
+	return nil
+}
+
+func parseDate(field, s string) (*time.Time, error) {
+	if s == "" {
+		return nil, nil
+	}
+	t, err := time.Parse(time.DateOnly, s)
+	if err != nil {
+		return nil, invalid("%s must be a date as YYYY-MM-DD (got %q)", field, s)
+	}
+	return &t, nil
+}
+
+func lower(in []string) []string {
+	out := make([]string, 0, len(in))
+	for _, s := range in {
+		out = append(out, strings.ToLower(strings.TrimSpace(s)))
+	}
+	return out
+}
+
+var mentionPattern = regexp.MustCompile(`(?:^|[\s(\[,;])@([A-Za-z0-9][A-Za-z0-9_./-]*[A-Za-z0-9])`)
+
+// Mentions returns the document slugs a question names as @slug, lower-cased, in order.
+func Mentions(question string) []string {
+	var out []string
+	for _, m := range mentionPattern.FindAllStringSubmatch(question, -1) {
+		slug := strings.ToLower(m[1])
+		if !slices.Contains(out, slug) {
+			out = append(out, slug)
+		}
+	}
+	return out
+}

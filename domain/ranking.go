@@ -1,0 +1,192 @@
+package domain
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Fusion methods, as requests name them and as meta reports them.
+const (
+	FusionWeighted     = "weighted"
+	FusionRRF          = "rrf"
+	FusionSemanticOnly = "semantic_only"
+	FusionKeywordOnly  = "keyword_only"
+)
+
+// Fusions lists the accepted values of a request's fusion option.
+var Fusions = []string{FusionWeighted, FusionRRF, FusionSemanticOnly, FusionKeywordOnly}
+
+// FusionMethodName is the name meta.search_strategy.fusion_method reports.
+func FusionMethodName(fusion string) string {
+	if fusion == FusionWeighted {
+		return "rerank_weighted_sum"
+	}
+	return fusion
+}
+
+// Ranking holds every weight, penalty and threshold of the ranking query. Nothing
+// numeric is buried in the SQL: each field is a named query parameter.
+type Ranking struct {
+	// Weighted fusion: base = Vector·vec + Keyword·kw + Heading·heading.
+	VectorWeight  float64
+	KeywordWeight float64
+	HeadingWeight float64
+	// Additive signals, each in [0,1].
+	TagOverlapWeight float64
+	PreambleWeight   float64
+	RecencyWeight    float64
+	StatusWeight     float64
+	MentionWeight    float64
+	// Evidence: − EvidenceWeight·(1 − trust of the document's evidence tier).
+	EvidenceWeight float64
+	// Canonical adjustment: + Priority·retrieval_priority − status penalty − tier penalty.
+	PriorityWeight    float64
+	SupersededPenalty float64
+	DeprecatedPenalty float64
+	ArchivedPenalty   float64
+	AutoTierPenalty   float64
+	// Reciprocal rank fusion: Σ weight/(K + rank).
+	RRFK           float64
+	SemanticWeight float64
+	FTSWeight      float64
+	// Min-max normalise vector similarities across the candidates (weighted fusion).
+	NormalizeScores bool
+	// Candidates whose final score is below MinScore are dropped.
+	MinScore float64
+	// Each leg over-retrieves CandidateMultiplier × limit candidates.
+	CandidateMultiplier int
+	MaxChunksPerDoc     int
+	// HNSW search breadth; raised to the fanout when smaller, capped at MaxEFSearch.
+	EFSearch int
+	// BM25 parameters; HeadingBoost multiplies term occurrences in title/headings.
+	BM25K1           float64
+	BM25B            float64
+	BM25HeadingBoost float64
+	// Recency decays exponentially with this half-life.
+	RecencyHalfLifeDays float64
+}
+
+// MaxEFSearch caps hnsw.ef_search per request: beyond it latency grows for no recall.
+const MaxEFSearch = 200
+
+// Weight profiles. The seed weights (0.55 vector / 0.25 keyword, RRF 0.70 / 0.30)
+// assume an embedding model that captures meaning. The model-free hash embedder
+// captures only lexical similarity, and BM25 outranks it alone, so with it the
+// keyword leg leads (chosen with `canon bench quality`; see the README).
+const (
+	ProfileSemanticModel  = "semantic-model"
+	ProfileHashKeywordLed = "hash-keyword-led"
+)
+
+// DefaultRanking returns the defaults of a weight profile.
+func DefaultRanking(profile string) Ranking {
+	r := Ranking{
+		VectorWeight:        0.55,
+		KeywordWeight:       0.25,
+		HeadingWeight:       0.05,
+		TagOverlapWeight:    0.05,
+		PreambleWeight:      0.05,
+		RecencyWeight:       0.02,
+		StatusWeight:        0.02,
+		MentionWeight:       0.50,
+		EvidenceWeight:      0.30,
+		PriorityWeight:      0.001,
+		SupersededPenalty:   0.40,
+		DeprecatedPenalty:   0.40,
+		ArchivedPenalty:     0.60,
+		AutoTierPenalty:     0.02,
+		RRFK:                60,
+		SemanticWeight:      0.70,
+		FTSWeight:           0.30,
+		NormalizeScores:     true,
+		MinScore:            0,
+		CandidateMultiplier: 3,
+		MaxChunksPerDoc:     3,
+		EFSearch:            64,
+		BM25K1:              1.2,
+		BM25B:               0.75,
+		BM25HeadingBoost:    1.0,
+		RecencyHalfLifeDays: 180,
+	}
+	if profile == ProfileHashKeywordLed {
+		r.VectorWeight, r.KeywordWeight = 0.30, 0.70
+		r.SemanticWeight, r.FTSWeight = 0.30, 0.70
+	}
+	return r
+}
+
+// ProfileFor names the default weight profile of an embedder kind.
+func ProfileFor(embedderKind string) string {
+	if embedderKind == "hash" {
+		return ProfileHashKeywordLed
+	}
+	return ProfileSemanticModel
+}
+
+// Validate reports the first parameter outside its domain, in words a person can act on.
+func (r Ranking) Validate() error {
+	finite := map[string]float64{
+		"vector_weight": r.VectorWeight, "keyword_weight": r.KeywordWeight, "heading_weight": r.HeadingWeight,
+		"tag_overlap_weight": r.TagOverlapWeight, "preamble_weight": r.PreambleWeight,
+		"recency_weight": r.RecencyWeight, "status_weight": r.StatusWeight, "mention_weight": r.MentionWeight, "evidence_weight": r.EvidenceWeight,
+		"priority_weight": r.PriorityWeight, "superseded_penalty": r.SupersededPenalty,
+		"deprecated_penalty": r.DeprecatedPenalty, "archived_penalty": r.ArchivedPenalty,
+		"auto_tier_penalty": r.AutoTierPenalty, "semantic_weight": r.SemanticWeight, "fts_weight": r.FTSWeight,
+		"min_score": r.MinScore, "bm25_heading_boost": r.BM25HeadingBoost,
+	}
+	names := make([]string, 0, len(finite))
+	for n := range finite {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		v := finite[n]
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("%s must be a finite number", n)
+		}
+		if v < 0 && n != "min_score" {
+			return fmt.Errorf("%s must not be negative (got %g)", n, v)
+		}
+	}
+	switch {
+	case !(r.RRFK > 0) || math.IsInf(r.RRFK, 0):
+		return fmt.Errorf("rrf_k must be positive (got %g)", r.RRFK)
+	case r.CandidateMultiplier < 1 || r.CandidateMultiplier > 20:
+		return fmt.Errorf("candidate_multiplier must be between 1 and 20 (got %d)", r.CandidateMultiplier)
+	case r.MaxChunksPerDoc < 1 || r.MaxChunksPerDoc > 100:
+		return fmt.Errorf("max_chunks_per_doc must be between 1 and 100 (got %d)", r.MaxChunksPerDoc)
+	case r.EFSearch < 1 || r.EFSearch > MaxEFSearch:
+		return fmt.Errorf("ef_search must be between 1 and %d (got %d)", MaxEFSearch, r.EFSearch)
+	case !(r.BM25K1 >= 0) || r.BM25K1 > 10:
+		return fmt.Errorf("bm25_k1 must be between 0 and 10 (got %g)", r.BM25K1)
+	case !(r.BM25B >= 0) || r.BM25B > 1:
+		return fmt.Errorf("bm25_b must be between 0 and 1 (got %g)", r.BM25B)
+	case !(r.RecencyHalfLifeDays > 0) || math.IsInf(r.RecencyHalfLifeDays, 0):
+		return fmt.Errorf("recency_half_life_days must be positive (got %g)", r.RecencyHalfLifeDays)
+	}
+	return nil
+}
+
+// EvidenceTrust is how far each evidence tier is trusted, in [0,1]. A document
+// loses EvidenceWeight × (1 − trust); one that names no tier loses nothing.
+var EvidenceTrust = map[string]float64{
+	"guideline":     1.0,
+	"official":      1.0,
+	"peer_reviewed": 1.0,
+	"preprint":      0.75,
+	"news":          0.5,
+	"blog":          0.25,
+	"search_hint":   0.25,
+	"unverified":    0.0,
+}
+
+// EvidenceTrustParams returns the tiers and their trust as parallel arrays, in
+// EvidenceTiers order, for the ranking query.
+func EvidenceTrustParams() ([]string, []float64) {
+	trust := make([]float64, len(EvidenceTiers))
+	for i, t := range EvidenceTiers {
+		trust[i] = EvidenceTrust[t]
+	}
+	return slices.Clone(EvidenceTiers), trust
+}

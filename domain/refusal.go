@@ -1,0 +1,93 @@
+package domain
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"golang.org/x/text/language"
+)
+
+// Refusal reasons: machine-readable, stable, never translated.
+const (
+	RefusalNoRelevantContext = "no_relevant_context"
+	RefusalLLMSelfRefusal    = "llm_self_refusal"
+)
+
+// Gate holds the absolute-evidence thresholds of the refusal gate. Normalised scores
+// are never used: min-max normalisation makes the best hit 1.0 however poor it is.
+type Gate struct {
+	// A chunk whose raw cosine with the question reaches this is evidence.
+	MinSimilarity float64
+	// A chunk containing at least this share of the question's content terms is evidence.
+	MinKeywordCoverage float64
+}
+
+// Evidence is what the gate looked at for one hit.
+type Evidence struct {
+	VectorSimilarity float64
+	KeywordCoverage  float64
+}
+
+// Admit reports whether any hit carries enough absolute evidence to answer from,
+// and the best values seen (reported in meta either way).
+func (g Gate) Admit(hits []Evidence) (ok bool, bestSim, bestCov float64) {
+	for _, h := range hits {
+		bestSim = max(bestSim, h.VectorSimilarity)
+		bestCov = max(bestCov, h.KeywordCoverage)
+		if h.VectorSimilarity >= g.MinSimilarity || h.KeywordCoverage >= g.MinKeywordCoverage {
+			ok = true
+		}
+	}
+	return ok, bestSim, bestCov
+}
+
+// Languages of the message catalogue; the first is the fallback.
+var Languages = []language.Tag{language.English, language.German}
+
+var matcher = language.NewMatcher(Languages)
+
+// ChooseLanguage picks the catalogue language from an explicit choice (a request
+// field) or else an Accept-Language header.
+func ChooseLanguage(explicit, acceptLanguage string) string {
+	pref := explicit
+	if pref == "" {
+		pref = acceptLanguage
+	}
+	tags, _, err := language.ParseAcceptLanguage(pref)
+	if err != nil || len(tags) == 0 {
+		return "en"
+	}
+	_, i, _ := matcher.Match(tags...)
+	base, _ := Languages[i].Base()
+	return base.String()
+}
+
+var refusalMessages = map[string]map[string]string{
+	RefusalNoRelevantContext: {
+		"en": "I couldn't find anything in the %s documents that answers this question, so I won't guess. Try rephrasing it, or add a document that covers it.",
+		"de": "In den Dokumenten von %s habe ich nichts gefunden, was diese Frage beantwortet, deshalb rate ich nicht. Formulieren Sie die Frage um oder ergänzen Sie ein Dokument, das sie abdeckt.",
+	},
+	RefusalLLMSelfRefusal: {
+		"en": "The %s documents I found don't contain the answer to this question, so I won't guess. The closest documents are listed in the search results.",
+		"de": "Die gefundenen Dokumente von %s enthalten die Antwort auf diese Frage nicht, deshalb rate ich nicht. Die nächstliegenden Dokumente stehen in den Suchergebnissen.",
+	},
+}
+
+// RefusalMessage returns the human-readable text of a refusal in a catalogue language.
+func RefusalMessage(reason, lang string, projects []string) string {
+	msgs := refusalMessages[reason]
+	msg, ok := msgs[lang]
+	if !ok {
+		msg = msgs["en"]
+	}
+	return fmt.Sprintf(msg, strings.Join(projects, ", "))
+}
+
+var nonWord = regexp.MustCompile(`[^\p{L}\p{N}]+`)
+
+// NormalizeQuestion is the key content gaps roll up on: lower-case words, no
+// punctuation, single spaces, so "How do I X?" and "how do i x" count together.
+func NormalizeQuestion(q string) string {
+	return strings.TrimSpace(nonWord.ReplaceAllString(strings.ToLower(q), " "))
+}

@@ -1,0 +1,71 @@
+// Package domain holds canon's pure types and rules: the vocabulary of canonical
+// documents, filters, ranking weights, query terms, snippets. It does no I/O.
+package domain
+
+import "slices"
+
+// NodeTypes are the canonical document types; a document with one of these
+// `type:` values becomes a node of the knowledge graph.
+var NodeTypes = []string{
+	"project-index", "module-kb", "decision", "runbook", "standard",
+	"incident", "integration", "domain-concept", "rejected-approach",
+}
+
+// EntityTypes are the `type:` values of entity pages.
+var EntityTypes = []string{"person", "team", "project"}
+
+// Statuses of canonical documents, in lifecycle order.
+var Statuses = []string{"draft", "review", "accepted", "active", "superseded", "deprecated", "archived"}
+
+// EvidenceTiers rank how far a document can be trusted as evidence.
+var EvidenceTiers = []string{
+	"guideline", "peer_reviewed", "official", "preprint", "news", "blog", "search_hint", "unverified",
+}
+
+// Tiers say who wrote a document: a person, or an automated process.
+var Tiers = []string{"human", "auto"}
+
+// EdgeType is a typed relation between two canonical documents.
+type EdgeType struct {
+	Name          string
+	DefaultWeight float64
+}
+
+// EdgeTypes lists the graph's edge types with their default weights.
+var EdgeTypes = []EdgeType{
+	{"decision_for", 1.0},
+	{"implements", 1.0},
+	{"supersedes", 1.0},
+	{"depends_on", 0.8},
+	{"uses", 0.8},
+	{"affects", 0.8},
+	{"documented_by", 0.7},
+	{"invalidated_by", 0.7},
+	{"owned_by", 0.7},
+	{"related_to", 0.5},
+}
+
+// DefaultEdgeWeight returns the default weight of an edge type and whether the type exists.
+func DefaultEdgeWeight(edgeType string) (float64, bool) {
+	for _, e := range EdgeTypes {
+		if e.Name == edgeType {
+			return e.DefaultWeight, true
+		}
+	}
+	return 0, false
+}
+
+// IsNodeType reports whether t is a canonical node type.
+func IsNodeType(t string) bool { return slices.Contains(NodeTypes, t) }
+
+// IsEntityType reports whether t is an entity page type.
+func IsEntityType(t string) bool { return slices.Contains(EntityTypes, t) }
+
+// IsStatus reports whether s is a known status.
+func IsStatus(s string) bool { return slices.Contains(Statuses, s) }
+
+// IsEvidenceTier reports whether t is a known evidence tier.
+func IsEvidenceTier(t string) bool { return slices.Contains(EvidenceTiers, t) }
+
+// IsTier reports whether t is a known authoring tier.
+func IsTier(t string) bool { return slices.Contains(Tiers, t) }

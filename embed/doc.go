@@ -1,0 +1,2 @@
+// Package embed turns text into vectors.
+package embed

@@ -1,0 +1,590 @@
+// Package ingest loads Markdown documents into a project: parse and validate,
+// skip what has not changed, embed in batches, and store each changed document
+// (chunks, graph links, entity pages, mentions) in one transaction.
+package ingest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/pgvector/pgvector-go"
+
+	"github.com/canonkb/canon/embed"
+	db "github.com/canonkb/canon/gen/db"
+	"github.com/canonkb/canon/lifecycle"
+	"github.com/canonkb/canon/markdown"
+)
+
+// File is one Markdown file: its path relative to the knowledge root, and its bytes.
+type File struct {
+	Path    string
+	Content []byte
+}
+
+// FileError says why a file was skipped, as `path:line: reason`.
+type FileError struct {
+	Path   string
+	Line   int
+	Reason string
+}
+
+func (e FileError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.Path, e.Line, e.Reason)
+	}
+	return fmt.Sprintf("%s: %s", e.Path, e.Reason)
+}
+
+// Result summarises one run.
+type Result struct {
+	Files, Created, Updated, Unchanged, Pruned, Chunks int
+	Errors                                             []FileError
+	Notices                                            []string
+	Elapsed                                            time.Duration
+}
+
+// Progress receives the number of files handled so far and the total.
+type Progress func(done, total int)
+
+// Ingester stores documents. It is safe for concurrent use; concurrent runs on the
+// same project serialise on the documents they both touch.
+type Ingester struct {
+	pool     *pgxpool.Pool
+	embedder embed.Embedder
+	chunking markdown.Options
+	// AfterChange runs after a run that changed something (caches keyed on the
+	// corpus drop their entries).
+	AfterChange func(projectKeys []string)
+}
+
+// New returns an Ingester.
+func New(pool *pgxpool.Pool, embedder embed.Embedder, chunking markdown.Options) *Ingester {
+	return &Ingester{pool: pool, embedder: embedder, chunking: chunking}
+}
+
+// Options of one run.
+type Options struct {
+	// Project receives files whose frontmatter names none.
+	Project string
+	// Prune deletes the project's documents whose files are not in this run.
+	Prune    bool
+	Progress Progress
+}
+
+var projectKeyPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,62}$`)
+
+// ValidProjectKey reports whether key can name a project.
+func ValidProjectKey(key string) bool { return projectKeyPattern.MatchString(key) }
+
+type parsed struct {
+	file File
+	doc  *markdown.Document
+	hash string
+}
+
+// Ingest stores files. A file that fails validation is reported in Result.Errors and
+// skipped; the run goes on and nothing stored for it is touched. The returned error
+// is for failures of the run itself (database unreachable, embedder down).
+func (in *Ingester) Ingest(ctx context.Context, files []File, opts Options) (Result, error) {
+	start := time.Now()
+	res := Result{Files: len(files)}
+	if !ValidProjectKey(opts.Project) {
+		return res, fmt.Errorf("invalid project key %q: use lowercase letters, digits, '-', '_' or '.'", opts.Project)
+	}
+	// The stored hash covers what shapes the stored rows besides the bytes: the
+	// embedder and the chunking, so changing either re-ingests everything.
+	settings := fmt.Sprintf("%s/%d/%d/%d", in.embedder.Name(), in.embedder.Dim(), in.chunking.ChunkTokens, in.chunking.OverlapTokens)
+
+	byProject := map[string][]parsed{}
+	// Paths of files that failed: never pruned, whatever project they were meant for.
+	failed := map[string]bool{}
+	seenSlug := map[string]string{}
+	for _, f := range files {
+		doc, err := markdown.Parse(f.Path, f.Content, in.chunking)
+		if err != nil {
+			res.Errors = append(res.Errors, toFileError(f.Path, err))
+			failed[f.Path] = true
+			continue
+		}
+		project := opts.Project
+		if doc.Project != "" {
+			project = doc.Project
+		}
+		if !ValidProjectKey(project) {
+			res.Errors = append(res.Errors, FileError{Path: f.Path, Line: 1,
+				Reason: fmt.Sprintf("invalid project %q: use lowercase letters, digits, '-', '_' or '.'", project)})
+			failed[f.Path] = true
+			continue
+		}
+		key := project + "\x00" + doc.Slug
+		if other, dup := seenSlug[key]; dup {
+			res.Errors = append(res.Errors, FileError{Path: f.Path, Line: 1,
+				Reason: fmt.Sprintf("id %q is already used by %s in project %s", doc.Slug, other, project)})
+			failed[f.Path] = true
+			continue
+		}
+		seenSlug[key] = f.Path
+		sum := sha256.Sum256([]byte(settings))
+		byProject[project] = append(byProject[project], parsed{file: f, doc: doc,
+			hash: doc.ContentHash + ":" + hex.EncodeToString(sum[:4])})
+	}
+	if opts.Prune {
+		if _, ok := byProject[opts.Project]; !ok {
+			byProject[opts.Project] = nil
+		}
+	}
+
+	projects := make([]string, 0, len(byProject))
+	for p := range byProject {
+		projects = append(projects, p)
+	}
+	slices.Sort(projects)
+	var changedProjects []string
+	done := len(res.Errors)
+	for _, project := range projects {
+		changed, err := in.ingestProject(ctx, project, byProject[project], failed, opts, &res, &done, len(files))
+		if err != nil {
+			res.Elapsed = time.Since(start)
+			return res, err
+		}
+		if changed {
+			changedProjects = append(changedProjects, project)
+		}
+	}
+	if len(changedProjects) > 0 && in.AfterChange != nil {
+		in.AfterChange(changedProjects)
+	}
+	slices.SortFunc(res.Errors, func(a, b FileError) int { return strings.Compare(a.Path, b.Path) })
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+func (in *Ingester) ingestProject(ctx context.Context, project string, docs []parsed, failed map[string]bool,
+	opts Options, res *Result, done *int, total int) (bool, error) {
+	q := db.New(in.pool)
+	projectID, err := ensureProject(ctx, q, project)
+	if err != nil {
+		return false, fmt.Errorf("project %s: %w", project, err)
+	}
+	stored, err := q.DocumentHashes(ctx, projectID)
+	if err != nil {
+		return false, fmt.Errorf("project %s: %w", project, err)
+	}
+	storedBySlug := make(map[string]db.DocumentHashesRow, len(stored))
+	for _, s := range stored {
+		storedBySlug[s.Slug] = s
+	}
+
+	var todo []parsed
+	var declared []lifecycle.Declared
+	for _, p := range docs {
+		if s, ok := storedBySlug[p.doc.Slug]; ok && s.ContentHash == p.hash && s.SourcePath == p.doc.SourcePath {
+			res.Unchanged++
+			*done++
+			continue
+		}
+		todo = append(todo, p)
+		declared = append(declared, lifecycle.Declare(p.doc))
+	}
+	// Files are the source of truth: a rewrite that undoes a lifecycle change made
+	// since the last ingest is applied, and reported (see package lifecycle).
+	overrides, err := lifecycle.Overrides(ctx, q, projectID, declared)
+	if err != nil {
+		return false, fmt.Errorf("project %s: %w", project, err)
+	}
+
+	changed := false
+	// Embed a batch of documents at a time: one embedder call per batch keeps a
+	// remote embedder efficient, and memory stays bounded for big runs.
+	const batchChunks = 256
+	for len(todo) > 0 {
+		n, chunks := 0, 0
+		for n < len(todo) && (n == 0 || chunks+len(todo[n].doc.Chunks) <= batchChunks) {
+			chunks += len(todo[n].doc.Chunks)
+			n++
+		}
+		batch := todo[:n]
+		todo = todo[n:]
+		vectors, err := in.embedBatch(ctx, batch)
+		if err != nil {
+			return changed, err
+		}
+		for i, p := range batch {
+			_, existed := storedBySlug[p.doc.Slug]
+			err := in.storeDocument(ctx, projectID, p, vectors[i])
+			*done++
+			if opts.Progress != nil {
+				opts.Progress(*done, total)
+			}
+			if err != nil {
+				if ctx.Err() != nil {
+					return changed, ctx.Err()
+				}
+				res.Errors = append(res.Errors, FileError{Path: p.file.Path, Line: 1, Reason: "not stored: " + err.Error()})
+				failed[p.file.Path] = true
+				continue
+			}
+			changed = true
+			if notice, ok := overrides[p.doc.Slug]; ok {
+				res.Notices = append(res.Notices, notice)
+			}
+			res.Chunks += len(p.doc.Chunks)
+			if existed {
+				res.Updated++
+			} else {
+				res.Created++
+			}
+		}
+	}
+
+	if opts.Prune {
+		keep := map[string]bool{}
+		for _, p := range docs {
+			keep[p.doc.Slug] = true
+		}
+		var gone []int64
+		for _, s := range stored {
+			if !keep[s.Slug] && !failed[s.SourcePath] {
+				gone = append(gone, s.ID)
+			}
+		}
+		if len(gone) > 0 {
+			if err := q.DocumentDeleteByIDs(ctx, db.DocumentDeleteByIDsParams{ProjectID: projectID, Ids: gone}); err != nil {
+				return changed, fmt.Errorf("prune %s: %w", project, err)
+			}
+			res.Pruned += len(gone)
+			changed = true
+		}
+	}
+
+	if changed {
+		if err := in.rebuildTextMentions(ctx, projectID); err != nil {
+			return changed, fmt.Errorf("entity mentions of %s: %w", project, err)
+		}
+	}
+	unresolved, err := q.LinkUnresolved(ctx, projectID)
+	if err != nil {
+		return changed, err
+	}
+	for _, u := range unresolved {
+		res.Notices = append(res.Notices, fmt.Sprintf("%s: %s link %s -> %s waits for a document with that id",
+			u.DeclaredBy, u.EdgeType, u.FromSlug, u.ToSlug))
+	}
+	return changed, nil
+}
+
+func ensureProject(ctx context.Context, q *db.Queries, key string) (int64, error) {
+	for range 3 {
+		ids, err := q.ProjectEnsure(ctx, key)
+		if err != nil {
+			return 0, err
+		}
+		if len(ids) > 0 {
+			return ids[0], nil
+		}
+	}
+	return 0, errors.New("could not create the project")
+}
+
+// embedText is what the embedder sees for a chunk: the title and heading path
+// situate the passage, as a reader would see it.
+func embedText(doc *markdown.Document, c markdown.Chunk) string {
+	var b strings.Builder
+	b.WriteString(doc.Title)
+	for _, h := range c.HeadingPath {
+		if h != doc.Title {
+			b.WriteString(" > ")
+			b.WriteString(h)
+		}
+	}
+	b.WriteString("\n")
+	b.WriteString(c.Text)
+	return b.String()
+}
+
+// entityDescription is the text embedded for an entity page.
+func entityDescription(doc *markdown.Document) string {
+	parts := []string{doc.Title}
+	parts = append(parts, doc.Aliases...)
+	if doc.Role != "" {
+		parts = append(parts, doc.Role)
+	}
+	parts = append(parts, doc.Facts...)
+	if doc.Summary != "" {
+		parts = append(parts, doc.Summary)
+	}
+	return strings.Join(parts, ". ")
+}
+
+func (in *Ingester) embedBatch(ctx context.Context, batch []parsed) ([][]pgvector.Vector, error) {
+	var texts []string
+	for _, p := range batch {
+		for _, c := range p.doc.Chunks {
+			texts = append(texts, embedText(p.doc, c))
+		}
+		if p.doc.EntityType != "" {
+			texts = append(texts, entityDescription(p.doc))
+		}
+	}
+	vecs, err := in.embedder.EmbedDocuments(ctx, texts)
+	if err != nil {
+		return nil, fmt.Errorf("embed: %w", err)
+	}
+	if len(vecs) != len(texts) {
+		return nil, fmt.Errorf("embed: embedder returned %d vectors for %d texts", len(vecs), len(texts))
+	}
+	out := make([][]pgvector.Vector, len(batch))
+	k := 0
+	for i, p := range batch {
+		n := len(p.doc.Chunks)
+		if p.doc.EntityType != "" {
+			n++
+		}
+		for j := 0; j < n; j++ {
+			out[i] = append(out[i], pgvector.NewVector(vecs[k]))
+			k++
+		}
+	}
+	return out, nil
+}
+
+// storeDocument replaces one document's rows in one transaction: a failure leaves
+// what was stored before untouched.
+func (in *Ingester) storeDocument(ctx context.Context, projectID int64, p parsed, vectors []pgvector.Vector) error {
+	return pgx.BeginFunc(ctx, in.pool, func(tx pgx.Tx) error {
+		q := db.New(tx)
+		d := p.doc
+		row, err := q.DocumentUpsert(ctx, db.DocumentUpsertParams{
+			ProjectID:         projectID,
+			Slug:              d.Slug,
+			Title:             d.Title,
+			SourcePath:        d.SourcePath,
+			SourceType:        d.SourceType,
+			Tags:              nonNil(d.Tags),
+			Owners:            nonNil(d.Owners),
+			ContentHash:       p.hash,
+			EffectiveDate:     d.EffectiveDate,
+			CanonicalType:     optional(d.CanonicalType),
+			Status:            optional(d.Status),
+			RetrievalPriority: int32(d.RetrievalPriority),
+			Tier:              d.Tier,
+			EvidenceTier:      optional(d.EvidenceTier),
+			EntityType:        optional(d.EntityType),
+			Summary:           d.Summary,
+		})
+		if err != nil {
+			return describe("document", err)
+		}
+		docID := row.ID
+		if err := q.ChunkDeleteByDocument(ctx, db.ChunkDeleteByDocumentParams{ProjectID: projectID, DocumentID: docID}); err != nil {
+			return describe("chunks", err)
+		}
+		rows := make([]db.ChunkInsertCopyParams, len(d.Chunks))
+		for i, c := range d.Chunks {
+			rows[i] = db.ChunkInsertCopyParams{
+				ProjectID: projectID, DocumentID: docID, Ordinal: int32(c.Ordinal),
+				HeadingPath: nonNil(c.HeadingPath), Text: c.Text, TokenCount: int32(c.TokenCount),
+				IsSummary: c.IsSummary, Embedding: &vectors[i],
+			}
+		}
+		if _, err := q.ChunkInsertCopy(ctx, rows); err != nil {
+			return describe("chunks", err)
+		}
+
+		if d.CanonicalType != "" {
+			err = q.NodeUpsert(ctx, db.NodeUpsertParams{ProjectID: projectID, DocumentID: docID, NodeType: d.CanonicalType})
+		} else {
+			err = q.NodeDeleteByDocument(ctx, db.NodeDeleteByDocumentParams{ProjectID: projectID, DocumentID: docID})
+		}
+		if err != nil {
+			return describe("graph node", err)
+		}
+		if err := in.storeLinks(ctx, q, projectID, docID, d); err != nil {
+			return err
+		}
+		if err := in.storeEntity(ctx, q, projectID, docID, d, vectors); err != nil {
+			return err
+		}
+		return in.storeMentions(ctx, q, projectID, docID, d)
+	})
+}
+
+func (in *Ingester) storeLinks(ctx context.Context, q *db.Queries, projectID, docID int64, d *markdown.Document) error {
+	if err := q.LinkDeleteByDocument(ctx, db.LinkDeleteByDocumentParams{ProjectID: projectID, DocumentID: docID}); err != nil {
+		return describe("links", err)
+	}
+	if len(d.Links) > 0 {
+		p := db.LinkInsertParams{ProjectID: projectID, DocumentID: docID}
+		for _, l := range d.Links {
+			p.FromSlugs = append(p.FromSlugs, l.From)
+			p.ToSlugs = append(p.ToSlugs, l.To)
+			p.EdgeTypes = append(p.EdgeTypes, l.EdgeType)
+			p.Weights = append(p.Weights, l.Weight)
+			p.Provenances = append(p.Provenances, l.Provenance)
+		}
+		if err := q.LinkInsert(ctx, p); err != nil {
+			return describe("links", err)
+		}
+	}
+	if err := q.EdgeDeleteDeclaredBy(ctx, db.EdgeDeleteDeclaredByParams{ProjectID: projectID, DocumentID: &docID}); err != nil {
+		return describe("edges", err)
+	}
+	if _, err := q.EdgeResolve(ctx, db.EdgeResolveParams{ProjectID: projectID, Slug: d.Slug}); err != nil {
+		return describe("edges", err)
+	}
+	return nil
+}
+
+func (in *Ingester) storeEntity(ctx context.Context, q *db.Queries, projectID, docID int64, d *markdown.Document, vectors []pgvector.Vector) error {
+	if d.EntityType == "" {
+		if err := q.EntityDeleteByDocument(ctx, db.EntityDeleteByDocumentParams{ProjectID: projectID, DocumentID: docID}); err != nil {
+			return describe("entity", err)
+		}
+		return nil
+	}
+	entityID, err := q.EntityUpsert(ctx, db.EntityUpsertParams{
+		ProjectID: projectID, DocumentID: docID, Slug: d.Slug, EntityType: d.EntityType, Name: d.Title,
+		Aliases: nonNil(d.Aliases), Role: d.Role, Facts: nonNil(d.Facts), Embedding: &vectors[len(vectors)-1],
+	})
+	if err != nil {
+		return describe("entity", err)
+	}
+	if err := q.TeamMembersDelete(ctx, db.TeamMembersDeleteParams{ProjectID: projectID, TeamID: entityID}); err != nil {
+		return describe("team members", err)
+	}
+	if len(d.Members) > 0 {
+		if err := q.TeamMembersInsert(ctx, db.TeamMembersInsertParams{ProjectID: projectID, TeamID: entityID, MemberSlugs: d.Members}); err != nil {
+			return describe("team members", err)
+		}
+	}
+	return nil
+}
+
+// Link strengths of declared mentions. Text mentions count occurrences instead.
+const (
+	attendeeStrength    = 1.0
+	frontmatterStrength = 1.0
+)
+
+func (in *Ingester) storeMentions(ctx context.Context, q *db.Queries, projectID, docID int64, d *markdown.Document) error {
+	if err := q.MentionDeleteDeclared(ctx, db.MentionDeleteDeclaredParams{ProjectID: projectID, DocumentID: docID}); err != nil {
+		return describe("mentions", err)
+	}
+	p := db.MentionInsertParams{ProjectID: projectID, DocumentID: docID}
+	add := func(slugs []string, strength float32, source string) {
+		for _, s := range slugs {
+			if s == d.Slug || slices.Contains(p.EntitySlugs, s) && slices.Contains(p.Sources, source) {
+				continue
+			}
+			p.EntitySlugs = append(p.EntitySlugs, s)
+			p.Strengths = append(p.Strengths, strength)
+			p.Sources = append(p.Sources, source)
+		}
+	}
+	add(d.Attendees, attendeeStrength, "attendee")
+	// Owners and explicit entity links both come from frontmatter; one row each.
+	explicit := slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(d.Owners), d.Entities...))))
+	add(explicit, frontmatterStrength, "frontmatter")
+	if len(p.EntitySlugs) == 0 {
+		return nil
+	}
+	if err := q.MentionInsert(ctx, p); err != nil {
+		return describe("mentions", err)
+	}
+	return nil
+}
+
+func (in *Ingester) rebuildTextMentions(ctx context.Context, projectID int64) error {
+	return pgx.BeginFunc(ctx, in.pool, func(tx pgx.Tx) error {
+		q := db.New(tx)
+		if err := q.MentionDeleteText(ctx, projectID); err != nil {
+			return err
+		}
+		_, err := q.MentionRebuildText(ctx, projectID)
+		return err
+	})
+}
+
+func toFileError(path string, err error) FileError {
+	var pe *markdown.ParseError
+	if errors.As(err, &pe) {
+		return FileError{Path: path, Line: pe.Line, Reason: pe.Reason}
+	}
+	return FileError{Path: path, Reason: err.Error()}
+}
+
+func describe(what string, err error) error { return fmt.Errorf("store %s: %w", what, err) }
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// ReadDirs collects the Markdown files under each directory (or the file itself when
+// a path names a file), with paths relative to the directory given.
+func ReadDirs(paths []string) ([]File, error) {
+	var files []File
+	for _, root := range paths {
+		info, err := os.Stat(root)
+		if err != nil {
+			return nil, err
+		}
+		if !info.IsDir() {
+			b, err := os.ReadFile(root)
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, File{Path: filepath.Base(root), Content: b})
+			continue
+		}
+		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				if path != root && strings.HasPrefix(d.Name(), ".") {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !strings.EqualFold(filepath.Ext(path), ".md") {
+				return nil
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			rel, err := filepath.Rel(root, path)
+			if err != nil {
+				return err
+			}
+			files = append(files, File{Path: filepath.ToSlash(rel), Content: b})
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return files, nil
+}

@@ -1,0 +1,307 @@
+package ingest_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/canonkb/canon/embed"
+	"github.com/canonkb/canon/ingest"
+	"github.com/canonkb/canon/internal/dbtest"
+	"github.com/canonkb/canon/markdown"
+)
+
+func newIngester(t testing.TB) (*ingest.Ingester, *pgxpool.Pool) {
+	pool := dbtest.FreshPool(t)
+	return ingest.New(pool, embed.NewHash(384), markdown.Options{ChunkTokens: 512, OverlapTokens: 64}), pool
+}
+
+func run(t testing.TB, in *ingest.Ingester, project string, prune bool, files ...ingest.File) ingest.Result {
+	t.Helper()
+	res, err := in.Ingest(context.Background(), files, ingest.Options{Project: project, Prune: prune})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func file(path, content string) ingest.File { return ingest.File{Path: path, Content: []byte(content)} }
+
+func scalar[T any](t testing.TB, pool *pgxpool.Pool, sql string, args ...any) T {
+	t.Helper()
+	var v T
+	if err := pool.QueryRow(context.Background(), sql, args...).Scan(&v); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return v
+}
+
+func strings_(t testing.TB, pool *pgxpool.Pool, sql string, args ...any) []string {
+	t.Helper()
+	rows, err := pool.Query(context.Background(), sql, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestHandbookIngestIsIdempotent(t *testing.T) {
+	in, pool := newIngester(t)
+	files, err := ingest.ReadDirs([]string{"../examples/handbook"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 40 {
+		t.Fatalf("handbook has %d files; want 40+", len(files))
+	}
+	first := run(t, in, "idem", false, files...)
+	if len(first.Errors) > 0 {
+		t.Fatalf("handbook files failed: %v", first.Errors)
+	}
+	if first.Created != len(files) || first.Chunks == 0 {
+		t.Fatalf("first run: %+v", first)
+	}
+	projects := strings_(t, pool, "SELECT project_key FROM projects ORDER BY 1")
+	if !slices.Contains(projects, "platform") || !slices.Contains(projects, "payments") {
+		t.Fatalf("frontmatter project: should create platform and payments, got %v", projects)
+	}
+	before := fingerprint(t, pool)
+	second := run(t, in, "idem", false, files...)
+	if second.Unchanged != len(files) || second.Created+second.Updated != 0 {
+		t.Fatalf("second run should change nothing: %+v", second)
+	}
+	if after := fingerprint(t, pool); after != before {
+		t.Errorf("an unchanged run wrote rows:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+// fingerprint identifies every row version of the project tables: any insert,
+// update or delete changes it (xmin names the transaction that wrote a row).
+func fingerprint(t *testing.T, pool *pgxpool.Pool) string {
+	t.Helper()
+	var parts []string
+	for _, table := range []string{"projects", "documents", "chunks", "postings", "lexeme_stats", "project_stats",
+		"kb_nodes", "kb_edges", "doc_links", "entities", "team_members", "entity_mentions"} {
+		v := scalar[string](t, pool, fmt.Sprintf(
+			"SELECT count(*) || '/' || coalesce(sum(xmin::text::bigint), 0) FROM %s", table))
+		parts = append(parts, table+"="+v)
+	}
+	return strings.Join(parts, " ")
+}
+
+func TestChangedFileReplacesItsRows(t *testing.T) {
+	in, pool := newIngester(t)
+	v1 := "---\nid: dec-a\ntype: decision\nstatus: accepted\nsupersedes: [dec-old]\nattendees: [dana]\ntags: [Cache]\n---\n# A\n\nWe use Redis.\n"
+	run(t, in, "chg", false, file("a.md", v1), file("old.md", "---\nid: dec-old\ntype: decision\nstatus: superseded\n---\n# Old\n\nMemcached.\n"))
+	if n := scalar[int64](t, pool, "SELECT count(*) FROM kb_edges"); n != 1 {
+		t.Fatalf("want 1 edge, got %d", n)
+	}
+	v2 := "---\nid: dec-a\ntype: decision\nstatus: accepted\nattendees: [lee]\n---\n# A\n\nWe use Valkey now.\n"
+	res := run(t, in, "chg", false, file("a.md", v2), file("old.md", "---\nid: dec-old\ntype: decision\nstatus: superseded\n---\n# Old\n\nMemcached.\n"))
+	if res.Updated != 1 || res.Unchanged != 1 {
+		t.Fatalf("%+v", res)
+	}
+	if n := scalar[int64](t, pool, "SELECT count(*) FROM kb_edges"); n != 0 {
+		t.Errorf("removed supersedes edge still there (%d edges)", n)
+	}
+	if got := strings_(t, pool, "SELECT entity_slug FROM entity_mentions WHERE source = 'attendee'"); !slices.Equal(got, []string{"lee"}) {
+		t.Errorf("attendees = %v, want [lee]", got)
+	}
+	text := strings.Join(strings_(t, pool, "SELECT c.text FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.slug = 'dec-a'"), " ")
+	if strings.Contains(text, "Redis") || !strings.Contains(text, "Valkey") {
+		t.Errorf("chunks not replaced: %q", text)
+	}
+	if n := scalar[int64](t, pool, "SELECT count(*) FROM postings p JOIN chunks c ON c.id = p.chunk_id JOIN documents d ON d.id = c.document_id WHERE d.slug = 'dec-a' AND p.lexeme = 'redi'"); n != 0 {
+		t.Errorf("stale postings for the old text: %d", n)
+	}
+}
+
+func TestEdgesResolveWhenTargetArrives(t *testing.T) {
+	in, pool := newIngester(t)
+	run(t, in, "late", false, file("new.md", "---\nid: dec-new\ntype: decision\nsupersedes: [dec-old]\nrelated:\n  - {to: mod-x, type: depends_on, weight: 0.9}\n---\n# New\n\nSee [[mod-x]].\n"))
+	if n := scalar[int64](t, pool, "SELECT count(*) FROM kb_edges"); n != 0 {
+		t.Fatalf("edges to missing documents: %d", n)
+	}
+	res := run(t, in, "late", false, file("old.md", "---\nid: dec-old\ntype: decision\nstatus: superseded\n---\n# Old\n\ntext\n"),
+		file("x.md", "---\nid: mod-x\ntype: module-kb\n---\n# X\n\ntext\n"))
+	if len(res.Errors) > 0 {
+		t.Fatal(res.Errors)
+	}
+	got := strings_(t, pool, `
+		SELECT fd.slug || ' ' || e.edge_type || ' ' || td.slug || ' ' || e.weight
+		FROM kb_edges e
+		JOIN kb_nodes f ON f.id = e.from_node_id JOIN documents fd ON fd.id = f.document_id
+		JOIN kb_nodes n ON n.id = e.to_node_id JOIN documents td ON td.id = n.document_id
+		ORDER BY 1`)
+	want := []string{"dec-new depends_on mod-x 0.9000", "dec-new supersedes dec-old 1.0000"}
+	if !slices.Equal(got, want) {
+		t.Errorf("edges = %v, want %v", got, want)
+	}
+}
+
+func TestBadFilesAreReportedAndLoseNothing(t *testing.T) {
+	in, pool := newIngester(t)
+	good := "---\nid: rb-a\ntype: runbook\n---\n# A\n\nRestart the worker.\n"
+	run(t, in, "bad", false, file("a.md", good))
+	res := run(t, in, "bad", true,
+		file("a.md", "---\nid: rb-a\ntype: runbook\nstatus: [broken\n---\n# A\n"),
+		file("b.md", "---\nid: b\ntype: decison\n---\n# B\n"),
+		file("c.md", "---\nid: c\nretrieval_priority: 101\n---\n# C\n"),
+		file("d.md", "# D\n\nbad \xff byte\n"),
+		file("e.md", "---\nid: e\nrelated:\n  - {to: x, type: likes}\n---\n# E\n"),
+		file("ok.md", "# Fine\n\nA good file.\n"),
+	)
+	if len(res.Errors) != 5 || res.Created != 1 {
+		t.Fatalf("want 5 errors and 1 created, got %+v", res)
+	}
+	for _, e := range res.Errors {
+		if e.Line < 1 || !strings.Contains(e.Error(), fmt.Sprintf("%s:%d: ", e.Path, e.Line)) {
+			t.Errorf("error not in path:line: reason form: %q", e.Error())
+		}
+	}
+	// The stored rb-a survived its broken new version and was not pruned.
+	if text := scalar[string](t, pool, "SELECT c.text FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.slug = 'rb-a' AND NOT c.is_summary ORDER BY c.ordinal LIMIT 1"); !strings.Contains(text, "Restart the worker") {
+		t.Errorf("stored document lost: %q", text)
+	}
+}
+
+func TestPrune(t *testing.T) {
+	in, pool := newIngester(t)
+	run(t, in, "prune", false, file("a.md", "# A\n\none\n"), file("b.md", "# B\n\ntwo\n"))
+	res := run(t, in, "prune", false, file("a.md", "# A\n\none\n"))
+	if res.Pruned != 0 || scalar[int64](t, pool, "SELECT count(*) FROM documents") != 2 {
+		t.Fatal("without --prune nothing is deleted")
+	}
+	res = run(t, in, "prune", true, file("a.md", "# A\n\none\n"))
+	if res.Pruned != 1 {
+		t.Fatalf("%+v", res)
+	}
+	if got := strings_(t, pool, "SELECT slug FROM documents"); !slices.Equal(got, []string{"a"}) {
+		t.Errorf("documents = %v", got)
+	}
+	// Statistics follow deletions exactly.
+	checkStats(t, pool)
+}
+
+func checkStats(t *testing.T, pool *pgxpool.Pool) {
+	t.Helper()
+	bad := scalar[int64](t, pool, `
+		SELECT count(*) FROM (
+			SELECT project_id, lexeme, count(*) AS df FROM postings GROUP BY 1, 2
+		) p FULL JOIN lexeme_stats s USING (project_id, lexeme)
+		WHERE p.df IS DISTINCT FROM s.df`)
+	if bad != 0 {
+		t.Errorf("%d lexeme_stats rows disagree with postings", bad)
+	}
+	bad = scalar[int64](t, pool, `
+		SELECT count(*) FROM project_stats s
+		LEFT JOIN (SELECT project_id, count(*) n, sum(length) len FROM chunks GROUP BY 1) c USING (project_id)
+		WHERE s.chunk_count <> coalesce(c.n, 0) OR s.total_length <> coalesce(c.len, 0)`)
+	if bad != 0 {
+		t.Errorf("%d project_stats rows disagree with chunks", bad)
+	}
+}
+
+func TestStatisticsStayExactAcrossReingests(t *testing.T) {
+	in, pool := newIngester(t)
+	files, err := ingest.ReadDirs([]string{"../examples/handbook"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, in, "stats", false, files...)
+	checkStats(t, pool)
+	// Change half the files and drop a few: statistics must still match the rows.
+	var changed []ingest.File
+	for i, f := range files {
+		if i%7 == 0 {
+			continue
+		}
+		if i%2 == 0 {
+			f.Content = append(slices.Clone(f.Content), []byte("\n\nAddendum: revisited in review.\n")...)
+		}
+		changed = append(changed, f)
+	}
+	run(t, in, "stats", true, changed...)
+	checkStats(t, pool)
+}
+
+func TestEntitiesAndMentions(t *testing.T) {
+	in, pool := newIngester(t)
+	files, err := ingest.ReadDirs([]string{"../examples/handbook"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, in, "ent", false, files...)
+	if got := strings_(t, pool, `SELECT member_slug FROM team_members m JOIN entities e ON e.id = m.team_id WHERE e.slug = 'platform-team' ORDER BY 1`); !slices.Equal(got, []string{"dana", "lee", "priya"}) {
+		t.Errorf("platform-team members = %v", got)
+	}
+	sources := strings_(t, pool, `SELECT DISTINCT source FROM entity_mentions WHERE entity_slug = 'dana' ORDER BY 1`)
+	if !slices.Equal(sources, []string{"attendee", "frontmatter", "text"}) {
+		t.Errorf("dana's mention sources = %v, want attendee, frontmatter and text", sources)
+	}
+	if n := scalar[int64](t, pool, `SELECT count(*) FROM entity_mentions m JOIN documents d ON d.id = m.document_id WHERE m.entity_slug = 'dana' AND d.slug = 'note-working-on-this-quarter'`); n != 0 {
+		t.Error("a note that never names Dana is linked to her")
+	}
+}
+
+func TestCompositeKeysKeepProjectsApart(t *testing.T) {
+	in, pool := newIngester(t)
+	run(t, in, "one", false, file("a.md", "# A\n\ntext\n"))
+	run(t, in, "two", false, file("b.md", "# B\n\ntext\n"))
+	_, err := pool.Exec(context.Background(), `
+		INSERT INTO chunks (project_id, document_id, ordinal, text, token_count, embedding)
+		SELECT p.id, d.id, 99, 'x', 1, (SELECT embedding FROM chunks LIMIT 1)
+		FROM projects p, documents d
+		WHERE p.project_key = 'two' AND d.slug = 'a'`)
+	if err == nil || !strings.Contains(err.Error(), "foreign key") {
+		t.Fatalf("a chunk of project two pointing at project one's document must be refused, got %v", err)
+	}
+}
+
+func TestInvalidProjectKey(t *testing.T) {
+	in, _ := newIngester(t)
+	_, err := in.Ingest(context.Background(), []ingest.File{file("a.md", "# A\n")}, ingest.Options{Project: "Bad Key"})
+	if err == nil || !strings.Contains(err.Error(), "invalid project key") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// BenchmarkIngest measures ingest throughput on synthetic documents (about ten
+// chunks each) with the default hash embedder.
+func BenchmarkIngest(b *testing.B) {
+	in, _ := newIngester(b)
+	words := strings.Fields("cache layer redis cluster replication lag ledger migration postgres runbook deploy canary " +
+		"rollback incident tenant shard queue kafka consumer offset latency budget error retry backoff session store")
+	const docs = 100
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		var files []ingest.File
+		for d := 0; d < docs; d++ {
+			var sb strings.Builder
+			fmt.Fprintf(&sb, "# Doc %d-%d\n\n", i, d)
+			for s := 0; s < 10; s++ {
+				fmt.Fprintf(&sb, "## Section %d\n\n", s)
+				for w := 0; w < 300; w++ {
+					sb.WriteString(words[(d*31+s*7+w*13+i)%len(words)])
+					sb.WriteByte(' ')
+				}
+				sb.WriteString("\n\n")
+			}
+			files = append(files, file(fmt.Sprintf("bench-%d/%d.md", i, d), sb.String()))
+		}
+		res, err := in.Ingest(context.Background(), files, ingest.Options{Project: "bench"})
+		if err != nil || len(res.Errors) > 0 {
+			b.Fatal(err, res.Errors)
+		}
+		b.ReportMetric(float64(res.Chunks)/res.Elapsed.Seconds(), "chunks/s")
+	}
+}

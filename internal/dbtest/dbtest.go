@@ -1,0 +1,195 @@
+// Package dbtest gives each test package its own freshly migrated database on the
+// PostgreSQL named by DATABASE_URL (the cluster `make db` starts). Without
+// DATABASE_URL a test skips, except in CI (CI=true), where it fails: CI must never
+// pass by skipping the database.
+package dbtest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	neturl "net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/canonkb/canon/db/migrations"
+	"github.com/canonkb/canon/postgres"
+)
+
+var (
+	once    sync.Once
+	shared  string
+	initErr error
+)
+
+// URL returns the URL of this test binary's database, creating and migrating it on
+// first use. Databases are cloned from a template migrated once per schema version,
+// so a package's database costs one CREATE DATABASE.
+func URL(t testing.TB) string {
+	t.Helper()
+	admin := os.Getenv("DATABASE_URL")
+	if admin == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("DATABASE_URL is not set; in CI the database tests must run (make test sets it)")
+		}
+		t.Skip("DATABASE_URL not set; run `make db` and export its URL (make test does both)")
+	}
+	once.Do(func() { shared, initErr = create(admin) })
+	if initErr != nil {
+		t.Fatalf("test database: %v", initErr)
+	}
+	return shared
+}
+
+// Pool returns a pool on this test binary's database, closed when the test ends.
+func Pool(t testing.TB) *pgxpool.Pool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pool, err := postgres.Connect(ctx, URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// FreshPool returns a pool on a new database of its own, cloned from the migrated
+// template (tens of milliseconds), for tests that count rows.
+func FreshPool(t testing.TB) *pgxpool.Pool {
+	t.Helper()
+	URL(t)
+	admin := os.Getenv("DATABASE_URL")
+	url, err := create(admin)
+	if err != nil {
+		t.Fatalf("test database: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pool, err := postgres.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		pool.Close()
+		drop(admin, url)
+	})
+	return pool
+}
+
+func drop(admin, url string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	u, err := neturl.Parse(url)
+	if err != nil {
+		return
+	}
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		return
+	}
+	defer conn.Close(ctx)
+	conn.Exec(ctx, "DROP DATABASE IF EXISTS "+strings.TrimPrefix(u.Path, "/")+" WITH (FORCE)") //nolint:errcheck
+}
+
+func create(admin string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		return "", fmt.Errorf("connect %s: %w", postgres.Redact(admin), err)
+	}
+	defer conn.Close(ctx)
+
+	template, err := ensureTemplate(ctx, conn, admin)
+	if err != nil {
+		return "", err
+	}
+	name := fmt.Sprintf("canon_test_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
+	if _, err := conn.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", name, template)); err != nil {
+		return "", fmt.Errorf("create %s: %w", name, err)
+	}
+	dropStale(ctx, conn)
+	return withDatabase(admin, name)
+}
+
+// ensureTemplate migrates a template database named after the migrations' hash,
+// once; an advisory lock serialises test binaries that start together.
+func ensureTemplate(ctx context.Context, conn *pgx.Conn, admin string) (string, error) {
+	h := sha256.New()
+	err := fs.WalkDir(migrations.FS, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(migrations.FS, path)
+		h.Write([]byte(path))
+		h.Write(b)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	h.Write([]byte(os.Getenv("KB_EMBEDDING_DIM")))
+	name := "canon_template_" + hex.EncodeToString(h.Sum(nil))[:16]
+
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock(872364)"); err != nil {
+		return "", err
+	}
+	defer conn.Exec(context.Background(), "SELECT pg_advisory_unlock(872364)") //nolint:errcheck
+	var exists bool
+	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil {
+		return "", err
+	}
+	if exists {
+		return name, nil
+	}
+	building := name + "_build"
+	conn.Exec(ctx, "DROP DATABASE IF EXISTS "+building) //nolint:errcheck
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+building); err != nil {
+		return "", err
+	}
+	url, err := withDatabase(admin, building)
+	if err != nil {
+		return "", err
+	}
+	if err := postgres.Migrate(ctx, url, "up", postgres.MigrateOptions{}); err != nil {
+		return "", err
+	}
+	if _, err := conn.Exec(ctx, fmt.Sprintf("ALTER DATABASE %s RENAME TO %s", building, name)); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+// dropStale removes test databases left by runs older than a day (killed runs
+// cannot clean up after themselves).
+func dropStale(ctx context.Context, conn *pgx.Conn) {
+	rows, err := conn.Query(ctx, `
+		SELECT datname FROM pg_database
+		WHERE datname LIKE 'canon\_test\_%'
+		  AND (pg_stat_file('base/' || oid || '/PG_VERSION')).modification < now() - interval '1 day'`)
+	if err != nil {
+		return
+	}
+	names, _ := pgx.CollectRows(rows, pgx.RowTo[string])
+	for _, n := range names {
+		conn.Exec(ctx, "DROP DATABASE IF EXISTS "+n) //nolint:errcheck
+	}
+}
+
+func withDatabase(admin, name string) (string, error) {
+	u, err := neturl.Parse(admin)
+	if err != nil || !strings.HasPrefix(u.Scheme, "postgres") {
+		return "", fmt.Errorf("DATABASE_URL must be a postgres:// URL for tests")
+	}
+	u.Path = "/" + name
+	return u.String(), nil
+}

@@ -1,0 +1,524 @@
+// Package lifecycle changes a document's place in the canon after ingest: promote
+// a raw document to a canonical type and status, supersede one document by
+// another, deprecate, archive, and record a document as a rejected approach of a
+// decision. It also reads the graph around a document (`canon graph show`).
+//
+// Every operation runs in one transaction: it locks the documents it touches,
+// changes their canonical fields and adds its edges (provenance "lifecycle",
+// weight = the edge type's default), and writes one lifecycle_audit row with the
+// fields before and after. Operations are idempotent: when the change is already
+// in effect nothing is written (no audit row, no duplicate edge) and the result
+// says Changed = false.
+//
+// # Files stay the source of truth
+//
+// Ingest rewrites a document's canonical fields from its frontmatter whenever the
+// file's content changes (an unchanged file is skipped and keeps lifecycle
+// changes). When a document was changed by an operation after the last ingest
+// that rewrote it, and the new frontmatter's type, status or retrieval priority
+// differ from the stored values, the ingest applies the frontmatter and says so in
+// a notice (see Overrides). Lifecycle edges are not declared by any file and
+// survive re-ingests, unless the frontmatter makes the document non-canonical:
+// its graph node and every edge on it then go.
+package lifecycle
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/canonkb/canon/domain"
+	db "github.com/canonkb/canon/gen/db"
+	"github.com/canonkb/canon/markdown"
+)
+
+// Operations, as recorded in lifecycle_audit.operation.
+const (
+	OpPromote   = "promote"
+	OpSupersede = "supersede"
+	OpDeprecate = "deprecate"
+	OpArchive   = "archive"
+	OpReject    = "reject"
+)
+
+// StateError reports an operation that the document's current state does not
+// allow (e.g. superseding a raw document): the caller must change the state first.
+type StateError struct{ Message string }
+
+func (e *StateError) Error() string { return e.Message }
+
+// State is a document's canonical fields. CanonicalType and Status are empty for
+// a raw document.
+type State struct {
+	CanonicalType     string
+	Status            string
+	RetrievalPriority int
+}
+
+// Edge is a graph edge between two documents, by slug.
+type Edge struct {
+	From     string  `json:"from"`
+	To       string  `json:"to"`
+	EdgeType string  `json:"edge_type"`
+	Weight   float64 `json:"weight"`
+}
+
+// Change is what one operation did to its document.
+type Change struct {
+	Operation string
+	Project   string
+	Slug      string
+	Actor     string
+	Before    State
+	After     State
+	// EdgesAdded lists the edges this run created (none on a re-run).
+	EdgesAdded []Edge
+	// Changed is false when the operation was already in effect: nothing was written.
+	Changed bool
+	// AuditID and At identify the audit row (zero when nothing changed).
+	AuditID int64
+	At      time.Time
+}
+
+// Service runs lifecycle operations. It is safe for concurrent use.
+type Service struct {
+	pool *pgxpool.Pool
+}
+
+// New returns a Service.
+func New(pool *pgxpool.Pool) *Service { return &Service{pool: pool} }
+
+// PromoteRequest makes a document canonical.
+type PromoteRequest struct {
+	Project string
+	Slug    string
+	Type    string
+	Status  string
+	// Priority is the retrieval priority (0..100); nil keeps the current one.
+	Priority *int
+}
+
+// Promote gives a document a canonical type and status (and optionally a
+// retrieval priority). A raw document becomes a graph node, and links other
+// documents declared to or from it resolve into edges.
+func (s *Service) Promote(ctx context.Context, actor string, r PromoteRequest) (Change, error) {
+	if !domain.IsNodeType(r.Type) {
+		return Change{}, invalidf("unknown canonical type %q (one of %v)", r.Type, domain.NodeTypes)
+	}
+	if !domain.IsStatus(r.Status) {
+		return Change{}, invalidf("unknown status %q (one of %v)", r.Status, domain.Statuses)
+	}
+	if r.Priority != nil && (*r.Priority < 0 || *r.Priority > 100) {
+		return Change{}, invalidf("retrieval priority must be between 0 and 100 (got %d)", *r.Priority)
+	}
+	return s.run(ctx, actor, OpPromote, r.Project, []string{r.Slug}, func(docs map[string]*document) (*plan, error) {
+		d := docs[r.Slug]
+		after := d.state
+		after.CanonicalType, after.Status = r.Type, r.Status
+		if r.Priority != nil {
+			after.RetrievalPriority = *r.Priority
+		}
+		return &plan{target: d, after: after}, nil
+	})
+}
+
+// Supersede marks oldSlug superseded by newSlug: old's status becomes superseded
+// and the edge new -supersedes-> old is added. Both must be canonical.
+func (s *Service) Supersede(ctx context.Context, actor, project, oldSlug, newSlug string) (Change, error) {
+	if oldSlug == newSlug {
+		return Change{}, invalidf("a document cannot supersede itself (%s)", oldSlug)
+	}
+	return s.run(ctx, actor, OpSupersede, project, []string{oldSlug, newSlug}, func(docs map[string]*document) (*plan, error) {
+		oldDoc, newDoc := docs[oldSlug], docs[newSlug]
+		for _, d := range []*document{oldDoc, newDoc} {
+			if err := requireCanonical(d); err != nil {
+				return nil, err
+			}
+		}
+		after := oldDoc.state
+		after.Status = "superseded"
+		return &plan{target: oldDoc, after: after,
+			edges: []edgeSpec{{from: newDoc, to: oldDoc, edgeType: "supersedes"}},
+			// The reverse edge would make each document supersede the other.
+			forbid: &edgeSpec{from: oldDoc, to: newDoc, edgeType: "supersedes"},
+		}, nil
+	})
+}
+
+// Deprecate sets a canonical document's status to deprecated.
+func (s *Service) Deprecate(ctx context.Context, actor, project, slug string) (Change, error) {
+	return s.setStatus(ctx, actor, OpDeprecate, project, slug, "deprecated")
+}
+
+// Archive sets a canonical document's status to archived.
+func (s *Service) Archive(ctx context.Context, actor, project, slug string) (Change, error) {
+	return s.setStatus(ctx, actor, OpArchive, project, slug, "archived")
+}
+
+func (s *Service) setStatus(ctx context.Context, actor, op, project, slug, status string) (Change, error) {
+	return s.run(ctx, actor, op, project, []string{slug}, func(docs map[string]*document) (*plan, error) {
+		d := docs[slug]
+		if err := requireCanonical(d); err != nil {
+			return nil, err
+		}
+		after := d.state
+		after.Status = status
+		return &plan{target: d, after: after}, nil
+	})
+}
+
+// Reject records slug as a rejected approach of decision: its type becomes
+// rejected-approach (a raw document gets status accepted, as a rejection on
+// record; a canonical one keeps its status) and the edge slug -decision_for->
+// decision is added, as frontmatter `rejects:` on the decision would.
+func (s *Service) Reject(ctx context.Context, actor, project, slug, decision string) (Change, error) {
+	if decision == "" {
+		return Change{}, invalidf("name the decision the approach was rejected for")
+	}
+	if slug == decision {
+		return Change{}, invalidf("a document cannot be a rejected approach of itself (%s)", slug)
+	}
+	return s.run(ctx, actor, OpReject, project, []string{slug, decision}, func(docs map[string]*document) (*plan, error) {
+		d, dec := docs[slug], docs[decision]
+		if dec.state.CanonicalType != "decision" {
+			kind := dec.state.CanonicalType
+			if kind == "" {
+				kind = "raw document"
+			}
+			return nil, invalidf("%s is a %s, not a decision", decision, kind)
+		}
+		if err := requireCanonical(dec); err != nil {
+			return nil, err
+		}
+		after := d.state
+		after.CanonicalType = "rejected-approach"
+		if after.Status == "" {
+			after.Status = "accepted"
+		}
+		return &plan{target: d, after: after, edges: []edgeSpec{{from: d, to: dec, edgeType: "decision_for"}}}, nil
+	})
+}
+
+// auditRecord is the JSON of lifecycle_audit.before and .after: NULL columns as
+// null, and after lists the edges the operation added.
+type auditRecord struct {
+	CanonicalType     *string `json:"canonical_type"`
+	Status            *string `json:"status"`
+	RetrievalPriority int     `json:"retrieval_priority"`
+	EdgesAdded        []Edge  `json:"edges_added,omitempty"`
+}
+
+func auditState(s State, edges []Edge) auditRecord {
+	return auditRecord{CanonicalType: optional(s.CanonicalType), Status: optional(s.Status),
+		RetrievalPriority: s.RetrievalPriority, EdgesAdded: edges}
+}
+
+// document is a locked document row.
+type document struct {
+	id     int64
+	slug   string
+	nodeID *int64
+	state  State
+}
+
+type edgeSpec struct {
+	from, to *document
+	edgeType string
+}
+
+// plan is what an operation wants: the target document's new fields and the
+// edges that must exist.
+type plan struct {
+	target *document
+	after  State
+	edges  []edgeSpec
+	forbid *edgeSpec
+}
+
+// run resolves the project, locks the documents, lets decide build the plan, and
+// applies it with its audit row, in one transaction.
+func (s *Service) run(ctx context.Context, actor, op, project string, slugs []string,
+	decide func(map[string]*document) (*plan, error)) (Change, error) {
+	if actor == "" {
+		return Change{}, invalidf("no actor: every lifecycle change records who made it")
+	}
+	for _, slug := range slugs {
+		if slug == "" {
+			return Change{}, invalidf("a document slug is required")
+		}
+	}
+	ch := Change{Operation: op, Project: project, Slug: slugs[0], Actor: actor}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		q := db.New(tx)
+		projectID, err := projectID(ctx, q, project)
+		if err != nil {
+			return err
+		}
+		rows, err := q.LifecycleDocumentsLock(ctx, db.LifecycleDocumentsLockParams{ProjectID: projectID, Slugs: slugs})
+		if err != nil {
+			return err
+		}
+		docs := map[string]*document{}
+		for _, r := range rows {
+			docs[r.Slug] = &document{id: r.ID, slug: r.Slug, nodeID: r.NodeID, state: State{
+				CanonicalType: deref(r.CanonicalType), Status: deref(r.Status), RetrievalPriority: int(r.RetrievalPriority)}}
+		}
+		for _, slug := range slugs {
+			if docs[slug] == nil {
+				return &domain.NotFoundError{Message: fmt.Sprintf("no document %q in project %s", slug, project)}
+			}
+		}
+		p, err := decide(docs)
+		if err != nil {
+			return err
+		}
+		ch.Before, ch.After = p.target.state, p.after
+		if err := apply(ctx, q, projectID, p, &ch); err != nil {
+			return err
+		}
+		if !ch.Changed {
+			return nil
+		}
+		before, _ := json.Marshal(auditState(ch.Before, nil))
+		after, _ := json.Marshal(auditState(ch.After, nonNilEdges(ch.EdgesAdded)))
+		row, err := q.LifecycleAuditInsert(ctx, db.LifecycleAuditInsertParams{
+			ProjectID: projectID, DocumentID: p.target.id, Slug: p.target.slug, Actor: actor, Operation: op,
+			Before: before, After: after,
+		})
+		if err != nil {
+			return fmt.Errorf("audit: %w", err)
+		}
+		ch.AuditID, ch.At = row.ID, row.At
+		return nil
+	})
+	if err != nil {
+		return Change{}, err
+	}
+	return ch, nil
+}
+
+// apply writes the plan: the target's fields, its node, then the edges.
+func apply(ctx context.Context, q *db.Queries, projectID int64, p *plan, ch *Change) error {
+	t := p.target
+	if p.after != t.state {
+		err := q.LifecycleDocumentUpdate(ctx, db.LifecycleDocumentUpdateParams{
+			ProjectID: projectID, ID: t.id, CanonicalType: optional(p.after.CanonicalType),
+			Status: optional(p.after.Status), RetrievalPriority: int32(p.after.RetrievalPriority),
+		})
+		if err != nil {
+			return fmt.Errorf("update %s: %w", t.slug, err)
+		}
+		ch.Changed = true
+	}
+	if p.after.CanonicalType != "" && (t.nodeID == nil || p.after.CanonicalType != t.state.CanonicalType) {
+		id, err := q.LifecycleNodeEnsure(ctx, db.LifecycleNodeEnsureParams{
+			ProjectID: projectID, DocumentID: t.id, NodeType: p.after.CanonicalType})
+		if err != nil {
+			return fmt.Errorf("graph node of %s: %w", t.slug, err)
+		}
+		if t.nodeID == nil {
+			// Links declared to or from it while it was raw become edges now.
+			if _, err := q.EdgeResolve(ctx, db.EdgeResolveParams{ProjectID: projectID, Slug: t.slug}); err != nil {
+				return fmt.Errorf("edges of %s: %w", t.slug, err)
+			}
+		}
+		t.nodeID = &id
+	}
+	if f := p.forbid; f != nil {
+		found, err := q.LifecycleEdgeExists(ctx, db.LifecycleEdgeExistsParams{
+			ProjectID: projectID, FromNodeID: *f.from.nodeID, ToNodeID: *f.to.nodeID, EdgeType: f.edgeType})
+		if err != nil {
+			return err
+		}
+		if found {
+			return &StateError{Message: fmt.Sprintf("%s already %s %s; the reverse would make a cycle",
+				f.from.slug, f.edgeType, f.to.slug)}
+		}
+	}
+	for _, e := range p.edges {
+		weight, _ := domain.DefaultEdgeWeight(e.edgeType)
+		n, err := q.LifecycleEdgeEnsure(ctx, db.LifecycleEdgeEnsureParams{
+			ProjectID: projectID, FromNodeID: *e.from.nodeID, ToNodeID: *e.to.nodeID, EdgeType: e.edgeType, Weight: weight})
+		if err != nil {
+			return fmt.Errorf("edge %s -%s-> %s: %w", e.from.slug, e.edgeType, e.to.slug, err)
+		}
+		if n > 0 {
+			ch.EdgesAdded = append(ch.EdgesAdded, Edge{From: e.from.slug, To: e.to.slug, EdgeType: e.edgeType, Weight: weight})
+			ch.Changed = true
+		}
+	}
+	return nil
+}
+
+func requireCanonical(d *document) error {
+	if d.state.CanonicalType == "" || d.nodeID == nil {
+		return &StateError{Message: fmt.Sprintf("%s is not canonical: promote it first (canon canon promote %s --type ... --status ...)",
+			d.slug, d.slug)}
+	}
+	return nil
+}
+
+func projectID(ctx context.Context, q *db.Queries, key string) (int64, error) {
+	if key == "" {
+		return 0, invalidf("a project key is required")
+	}
+	p, err := q.ProjectGetByKey(ctx, key)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, &domain.NotFoundError{Message: fmt.Sprintf("unknown project %q (canon projects lists them)", key)}
+	}
+	if err != nil {
+		return 0, err
+	}
+	return p.ID, nil
+}
+
+// Neighbour is one edge around a document, seen from it.
+type Neighbour struct {
+	Slug, Title, CanonicalType, Status string
+	EdgeType                           string
+	Weight                             float64
+	// Direction is "outgoing" (document -> neighbour) or "incoming".
+	Direction string
+	// Provenance is frontmatter, wikilink or lifecycle; DeclaredBy the document
+	// whose file declared the edge (empty for lifecycle edges).
+	Provenance, DeclaredBy string
+}
+
+// Graph is a document and its neighbours, strongest edge first.
+type Graph struct {
+	Project, Slug, Title string
+	State                State
+	Neighbours           []Neighbour
+}
+
+// Graph reads one hop around a document, both directions, every edge type. A raw
+// document has no node and so no neighbours.
+func (s *Service) Graph(ctx context.Context, project, slug string) (Graph, error) {
+	if slug == "" {
+		return Graph{}, invalidf("a document slug is required")
+	}
+	q := db.New(s.pool)
+	pid, err := projectID(ctx, q, project)
+	if err != nil {
+		return Graph{}, err
+	}
+	d, err := q.GraphDocument(ctx, db.GraphDocumentParams{ProjectID: pid, Slug: slug})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Graph{}, &domain.NotFoundError{Message: fmt.Sprintf("no document %q in project %s", slug, project)}
+	}
+	if err != nil {
+		return Graph{}, err
+	}
+	g := Graph{Project: project, Slug: d.Slug, Title: d.Title, State: State{
+		CanonicalType: deref(d.CanonicalType), Status: deref(d.Status), RetrievalPriority: int(d.RetrievalPriority)}}
+	if d.NodeID == nil {
+		return g, nil
+	}
+	rows, err := q.GraphNeighbours(ctx, db.GraphNeighboursParams{ProjectID: pid, NodeID: *d.NodeID})
+	if err != nil {
+		return Graph{}, err
+	}
+	for _, r := range rows {
+		g.Neighbours = append(g.Neighbours, Neighbour{
+			Slug: r.Slug, Title: r.Title, CanonicalType: deref(r.CanonicalType), Status: deref(r.Status),
+			EdgeType: r.EdgeType, Weight: r.Weight, Direction: r.Direction, Provenance: r.Provenance, DeclaredBy: r.DeclaredBy,
+		})
+	}
+	return g, nil
+}
+
+// Declared is what a file's frontmatter says about a document's canonical fields.
+type Declared struct {
+	Slug string
+	State
+}
+
+// Declare returns what a parsed file declares.
+func Declare(d *markdown.Document) Declared {
+	return Declared{Slug: d.Slug, State: State{
+		CanonicalType: d.CanonicalType, Status: d.Status, RetrievalPriority: d.RetrievalPriority}}
+}
+
+// Overrides returns, for the documents about to be rewritten by an ingest, a
+// notice for each one a lifecycle operation changed after its last ingest and
+// whose frontmatter now says otherwise: the ingest applies the frontmatter (files
+// are the source of truth) and the notice tells the operator which change it
+// undid and how to keep it. Keyed by slug.
+func Overrides(ctx context.Context, q *db.Queries, projectID int64, declared []Declared) (map[string]string, error) {
+	if len(declared) == 0 {
+		return nil, nil
+	}
+	slugs := make([]string, len(declared))
+	bySlug := make(map[string]State, len(declared))
+	for i, d := range declared {
+		slugs[i] = d.Slug
+		bySlug[d.Slug] = d.State
+	}
+	rows, err := q.LifecycleOverrides(ctx, db.LifecycleOverridesParams{ProjectID: projectID, Slugs: slugs})
+	if err != nil {
+		return nil, fmt.Errorf("lifecycle overrides: %w", err)
+	}
+	out := map[string]string{}
+	for _, r := range rows {
+		stored := State{CanonicalType: deref(r.CanonicalType), Status: deref(r.Status), RetrievalPriority: int(r.RetrievalPriority)}
+		file := bySlug[r.Slug]
+		if diff := describeDiff(stored, file); diff != "" {
+			out[r.Slug] = fmt.Sprintf("%s: frontmatter overrides the lifecycle change %q by %s at %s (%s); "+
+				"edit the file's frontmatter to keep the change", r.Slug, r.Operation, r.Actor,
+				r.At.UTC().Format(time.RFC3339), diff)
+		}
+	}
+	return out, nil
+}
+
+func describeDiff(stored, file State) string {
+	var parts []string
+	show := func(s string) string {
+		if s == "" {
+			return "none"
+		}
+		return s
+	}
+	if stored.CanonicalType != file.CanonicalType {
+		parts = append(parts, fmt.Sprintf("type %s -> %s", show(stored.CanonicalType), show(file.CanonicalType)))
+	}
+	if stored.Status != file.Status {
+		parts = append(parts, fmt.Sprintf("status %s -> %s", show(stored.Status), show(file.Status)))
+	}
+	if stored.RetrievalPriority != file.RetrievalPriority {
+		parts = append(parts, fmt.Sprintf("retrieval_priority %d -> %d", stored.RetrievalPriority, file.RetrievalPriority))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func invalidf(format string, args ...any) error {
+	return &domain.InvalidError{Message: fmt.Sprintf(format, args...)}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func nonNilEdges(e []Edge) []Edge {
+	if e == nil {
+		return []Edge{}
+	}
+	return slices.Clone(e)
+}

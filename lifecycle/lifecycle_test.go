@@ -1,0 +1,398 @@
+package lifecycle_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/canonkb/canon/domain"
+	"github.com/canonkb/canon/embed"
+	"github.com/canonkb/canon/ingest"
+	"github.com/canonkb/canon/internal/dbtest"
+	"github.com/canonkb/canon/lifecycle"
+	"github.com/canonkb/canon/markdown"
+)
+
+const project = "life"
+
+// corpus: two decisions (v2 supersedes nothing yet), a module, a raw note that
+// dec-v2 already links to (the link waits until the note is canonical).
+func corpus() map[string]string {
+	return map[string]string{
+		"dec-v1.md":   "---\nid: dec-v1\ntitle: Cache v1\ntype: decision\nstatus: accepted\n---\n\nSingle Redis primary.\n",
+		"dec-v2.md":   "---\nid: dec-v2\ntitle: Cache v2\ntype: decision\nstatus: accepted\nrelated:\n  - {to: note-raw, type: depends_on, weight: 0.9}\n---\n\nRedis Cluster.\n",
+		"mod-x.md":    "---\nid: mod-x\ntitle: Module x\ntype: module-kb\nstatus: active\n---\n\nA module.\n",
+		"note-raw.md": "---\nid: note-raw\ntitle: Raw note\n---\n\nNotes about memcached.\n",
+	}
+}
+
+type env struct {
+	pool *pgxpool.Pool
+	svc  *lifecycle.Service
+	in   *ingest.Ingester
+}
+
+func setup(t *testing.T) *env {
+	t.Helper()
+	p := dbtest.FreshPool(t)
+	e := &env{pool: p, svc: lifecycle.New(p),
+		in: ingest.New(p, embed.NewHash(384), markdown.Options{ChunkTokens: 512, OverlapTokens: 64})}
+	e.ingest(t, corpus())
+	return e
+}
+
+func (e *env) ingest(t *testing.T, files map[string]string) ingest.Result {
+	t.Helper()
+	var fs []ingest.File
+	for path, c := range files {
+		fs = append(fs, ingest.File{Path: path, Content: []byte(c)})
+	}
+	slices.SortFunc(fs, func(a, b ingest.File) int { return strings.Compare(a.Path, b.Path) })
+	res, err := e.in.Ingest(context.Background(), fs, ingest.Options{Project: project})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Errors) > 0 {
+		t.Fatalf("ingest errors: %v", res.Errors)
+	}
+	return res
+}
+
+func (e *env) count(t *testing.T, sql string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := e.pool.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func (e *env) audits(t *testing.T) int { return e.count(t, "SELECT count(*) FROM lifecycle_audit") }
+
+// edge returns the provenance of the edge from -type-> to, or "" when absent.
+func (e *env) edge(t *testing.T, from, edgeType, to string) string {
+	t.Helper()
+	var prov string
+	err := e.pool.QueryRow(context.Background(), `
+		SELECT coalesce(max(e.provenance), '') FROM kb_edges e
+		JOIN kb_nodes fn ON fn.id = e.from_node_id JOIN documents fd ON fd.id = fn.document_id
+		JOIN kb_nodes tn ON tn.id = e.to_node_id JOIN documents td ON td.id = tn.document_id
+		WHERE fd.slug = $1 AND e.edge_type = $2 AND td.slug = $3`, from, edgeType, to).Scan(&prov)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prov
+}
+
+func (e *env) state(t *testing.T, slug string) lifecycle.State {
+	t.Helper()
+	var s lifecycle.State
+	var typ, status *string
+	err := e.pool.QueryRow(context.Background(),
+		"SELECT canonical_type, status, retrieval_priority FROM documents WHERE slug = $1", slug).Scan(&typ, &status, &s.RetrievalPriority)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if typ != nil {
+		s.CanonicalType = *typ
+	}
+	if status != nil {
+		s.Status = *status
+	}
+	return s
+}
+
+// must fails the test on an error: must(t)(svc.Op(...)).
+func must(t *testing.T) func(lifecycle.Change, error) lifecycle.Change {
+	return func(ch lifecycle.Change, err error) lifecycle.Change {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ch
+	}
+}
+
+func TestPromote(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	if e.edge(t, "dec-v2", "depends_on", "note-raw") != "" {
+		t.Fatal("test premise: a link to a raw document is not an edge yet")
+	}
+	prio := 70
+	ch := must(t)(e.svc.Promote(ctx, "alice", lifecycle.PromoteRequest{Project: project, Slug: "note-raw",
+		Type: "standard", Status: "accepted", Priority: &prio}))
+	want := lifecycle.State{CanonicalType: "standard", Status: "accepted", RetrievalPriority: 70}
+	if !ch.Changed || ch.After != want || ch.Before != (lifecycle.State{RetrievalPriority: 50}) || ch.AuditID == 0 {
+		t.Errorf("change: %+v", ch)
+	}
+	if got := e.state(t, "note-raw"); got != want {
+		t.Errorf("stored %+v", got)
+	}
+	if n := e.count(t, "SELECT count(*) FROM kb_nodes n JOIN documents d ON d.id = n.document_id WHERE d.slug = 'note-raw' AND n.node_type = 'standard'"); n != 1 {
+		t.Errorf("graph node: %d", n)
+	}
+	// The link dec-v2 declared while the note was raw resolves now, as declared.
+	if got := e.edge(t, "dec-v2", "depends_on", "note-raw"); got != "frontmatter" {
+		t.Errorf("waiting link should resolve on promote, got %q", got)
+	}
+	var actor, op string
+	var before, after []byte
+	err := e.pool.QueryRow(ctx, "SELECT actor, operation, before, after FROM lifecycle_audit WHERE id = $1", ch.AuditID).
+		Scan(&actor, &op, &before, &after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b, a map[string]any
+	json.Unmarshal(before, &b) //nolint:errcheck
+	json.Unmarshal(after, &a)  //nolint:errcheck
+	if actor != "alice" || op != "promote" || b["canonical_type"] != nil || a["canonical_type"] != "standard" ||
+		a["retrieval_priority"] != float64(70) {
+		t.Errorf("audit: actor %q op %q before %s after %s", actor, op, before, after)
+	}
+
+	// Re-running changes nothing and records nothing.
+	again := must(t)(e.svc.Promote(ctx, "bob", lifecycle.PromoteRequest{Project: project, Slug: "note-raw",
+		Type: "standard", Status: "accepted", Priority: &prio}))
+	if again.Changed || again.AuditID != 0 || e.audits(t) != 1 {
+		t.Errorf("re-run: %+v, %d audit rows", again, e.audits(t))
+	}
+	// Without --priority the priority stays.
+	ch = must(t)(e.svc.Promote(ctx, "alice", lifecycle.PromoteRequest{Project: project, Slug: "note-raw", Type: "decision", Status: "review"}))
+	if ch.After.RetrievalPriority != 70 || e.state(t, "note-raw").CanonicalType != "decision" {
+		t.Errorf("retype: %+v", ch)
+	}
+}
+
+func TestSupersede(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	ch := must(t)(e.svc.Supersede(ctx, "alice", project, "dec-v1", "dec-v2"))
+	if !ch.Changed || ch.Slug != "dec-v1" || ch.After.Status != "superseded" ||
+		!slices.Equal(ch.EdgesAdded, []lifecycle.Edge{{From: "dec-v2", To: "dec-v1", EdgeType: "supersedes", Weight: 1}}) {
+		t.Errorf("change: %+v", ch)
+	}
+	if got := e.edge(t, "dec-v2", "supersedes", "dec-v1"); got != "lifecycle" {
+		t.Errorf("edge provenance %q", got)
+	}
+	for range 3 {
+		again := must(t)(e.svc.Supersede(ctx, "alice", project, "dec-v1", "dec-v2"))
+		if again.Changed || len(again.EdgesAdded) != 0 {
+			t.Errorf("re-run changed something: %+v", again)
+		}
+	}
+	if n := e.count(t, "SELECT count(*) FROM kb_edges WHERE edge_type = 'supersedes'"); n != 1 || e.audits(t) != 1 {
+		t.Errorf("%d supersedes edges, %d audit rows after re-runs", n, e.audits(t))
+	}
+	// The reverse would be a cycle.
+	var se *lifecycle.StateError
+	if _, err := e.svc.Supersede(ctx, "alice", project, "dec-v2", "dec-v1"); !errors.As(err, &se) {
+		t.Errorf("reverse supersede: %v", err)
+	}
+	if e.state(t, "dec-v2").Status != "accepted" {
+		t.Error("a failed operation must change nothing")
+	}
+	// Both ends must be canonical.
+	if _, err := e.svc.Supersede(ctx, "alice", project, "note-raw", "dec-v2"); !errors.As(err, &se) {
+		t.Errorf("raw old: %v", err)
+	}
+}
+
+func TestDeprecateArchiveReject(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	for _, c := range []struct {
+		op     func(context.Context, string, string, string) (lifecycle.Change, error)
+		status string
+	}{{e.svc.Deprecate, "deprecated"}, {e.svc.Archive, "archived"}} {
+		ch := must(t)(c.op(ctx, "alice", project, "mod-x"))
+		if !ch.Changed || e.state(t, "mod-x").Status != c.status {
+			t.Errorf("%s: %+v", c.status, ch)
+		}
+		if again := must(t)(c.op(ctx, "alice", project, "mod-x")); again.Changed {
+			t.Errorf("%s re-run: %+v", c.status, again)
+		}
+	}
+	ch := must(t)(e.svc.Reject(ctx, "alice", project, "note-raw", "dec-v2"))
+	if want := (lifecycle.State{CanonicalType: "rejected-approach", Status: "accepted", RetrievalPriority: 50}); ch.After != want {
+		t.Errorf("reject: %+v", ch.After)
+	}
+	if got := e.edge(t, "note-raw", "decision_for", "dec-v2"); got != "lifecycle" {
+		t.Errorf("decision_for edge: %q", got)
+	}
+	if again := must(t)(e.svc.Reject(ctx, "alice", project, "note-raw", "dec-v2")); again.Changed {
+		t.Errorf("reject re-run: %+v", again)
+	}
+	if n := e.audits(t); n != 3 {
+		t.Errorf("%d audit rows, want 3 (re-runs write none)", n)
+	}
+	if _, err := e.svc.Reject(ctx, "alice", project, "dec-v1", "mod-x"); !domain.IsInvalid(err) {
+		t.Errorf("reject for a non-decision: %v", err)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	prio := 101
+	cases := []struct {
+		name     string
+		err      error
+		notFound bool
+	}{
+		{"unknown project", err2(e.svc.Deprecate(ctx, "a", "nope", "mod-x")), true},
+		{"unknown doc", err2(e.svc.Deprecate(ctx, "a", project, "nope")), true},
+		{"unknown new doc", err2(e.svc.Supersede(ctx, "a", project, "dec-v1", "nope")), true},
+		{"unknown decision", err2(e.svc.Reject(ctx, "a", project, "note-raw", "nope")), true},
+		{"graph of unknown doc", err3(e.svc.Graph(ctx, project, "nope")), true},
+		{"bad type", err2(e.svc.Promote(ctx, "a", lifecycle.PromoteRequest{Project: project, Slug: "mod-x", Type: "memo", Status: "accepted"})), false},
+		{"bad status", err2(e.svc.Promote(ctx, "a", lifecycle.PromoteRequest{Project: project, Slug: "mod-x", Type: "decision", Status: "done"})), false},
+		{"bad priority", err2(e.svc.Promote(ctx, "a", lifecycle.PromoteRequest{Project: project, Slug: "mod-x", Type: "decision", Status: "accepted", Priority: &prio})), false},
+		{"self supersede", err2(e.svc.Supersede(ctx, "a", project, "dec-v1", "dec-v1")), false},
+		{"no actor", err2(e.svc.Archive(ctx, "", project, "mod-x")), false},
+	}
+	for _, c := range cases {
+		var nf *domain.NotFoundError
+		if c.notFound && !errors.As(c.err, &nf) || !c.notFound && !domain.IsInvalid(c.err) {
+			t.Errorf("%s: got %T %v", c.name, c.err, c.err)
+		}
+	}
+	if e.audits(t) != 0 {
+		t.Error("failed operations wrote audit rows")
+	}
+}
+
+func err2(_ lifecycle.Change, err error) error { return err }
+func err3(_ lifecycle.Graph, err error) error  { return err }
+
+// Concurrent runs of one operation serialise on the document lock: one changes,
+// the others find it done.
+func TestConcurrentRunsAreIdempotent(t *testing.T) {
+	e := setup(t)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	changed := 0
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ch, err := e.svc.Supersede(context.Background(), fmt.Sprintf("user%d", i), project, "dec-v1", "dec-v2")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if ch.Changed {
+				changed++
+			}
+		}()
+	}
+	wg.Wait()
+	if changed != 1 || e.audits(t) != 1 || e.count(t, "SELECT count(*) FROM kb_edges WHERE edge_type = 'supersedes'") != 1 {
+		t.Errorf("changed %d times, %d audit rows", changed, e.audits(t))
+	}
+}
+
+func TestGraph(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	must(t)(e.svc.Supersede(ctx, "alice", project, "dec-v1", "dec-v2"))
+	must(t)(e.svc.Promote(ctx, "alice", lifecycle.PromoteRequest{Project: project, Slug: "note-raw", Type: "module-kb", Status: "active"}))
+	g, err := e.svc.Graph(ctx, project, "dec-v2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, n := range g.Neighbours {
+		got = append(got, fmt.Sprintf("%s %s %.1f %s %s/%s", n.Direction, n.EdgeType, n.Weight, n.Slug, n.Provenance, n.DeclaredBy))
+	}
+	want := []string{
+		"outgoing supersedes 1.0 dec-v1 lifecycle/",
+		"outgoing depends_on 0.9 note-raw frontmatter/dec-v2",
+	}
+	if !slices.Equal(got, want) || g.State.CanonicalType != "decision" {
+		t.Errorf("graph of dec-v2:\n got %v\nwant %v", got, want)
+	}
+	g, err = e.svc.Graph(ctx, project, "dec-v1")
+	if err != nil || len(g.Neighbours) != 1 || g.Neighbours[0].Direction != "incoming" || g.Neighbours[0].Slug != "dec-v2" {
+		t.Errorf("graph of dec-v1: %+v %v", g, err)
+	}
+}
+
+// Re-ingest keeps frontmatter as the source of truth and says when it overrides
+// a lifecycle change.
+func TestReingestOverridesLifecycleWithNotice(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	must(t)(e.svc.Supersede(ctx, "alice", project, "dec-v1", "dec-v2"))
+	must(t)(e.svc.Reject(ctx, "alice", project, "note-raw", "dec-v2"))
+	files := corpus()
+
+	// Unchanged files are skipped: the lifecycle changes stand, nothing to say.
+	res := e.ingest(t, files)
+	if len(overrideNotices(res)) != 0 || e.state(t, "dec-v1").Status != "superseded" {
+		t.Fatalf("unchanged re-ingest: notices %v, status %q", res.Notices, e.state(t, "dec-v1").Status)
+	}
+
+	// A changed file whose frontmatter agrees with the lifecycle change: no notice.
+	files["dec-v1.md"] = strings.Replace(files["dec-v1.md"], "status: accepted", "status: superseded", 1)
+	res = e.ingest(t, files)
+	if n := overrideNotices(res); len(n) != 0 {
+		t.Errorf("frontmatter agrees, yet: %v", n)
+	}
+	// The edge is not declared by any file and stays.
+	if e.edge(t, "dec-v2", "supersedes", "dec-v1") != "lifecycle" {
+		t.Error("lifecycle edge lost on re-ingest")
+	}
+
+	// A changed file that undoes the change: frontmatter wins, and the ingest says so.
+	must(t)(e.svc.Deprecate(ctx, "bob", project, "dec-v1"))
+	files["dec-v1.md"] += "\nMore context.\n"
+	files["note-raw.md"] += "\nMore notes.\n"
+	res = e.ingest(t, files)
+	notices := overrideNotices(res)
+	if len(notices) != 2 {
+		t.Fatalf("want 2 override notices, got %v", res.Notices)
+	}
+	for _, want := range []string{`dec-v1: frontmatter overrides the lifecycle change "deprecate" by bob`, "status deprecated -> superseded"} {
+		if !strings.Contains(notices[0]+notices[1], want) {
+			t.Errorf("notices %v should contain %q", notices, want)
+		}
+	}
+	if !strings.Contains(strings.Join(notices, "\n"), "note-raw: frontmatter overrides the lifecycle change \"reject\" by alice") ||
+		!strings.Contains(strings.Join(notices, "\n"), "type rejected-approach -> none") {
+		t.Errorf("notices %v should report the undone rejection", notices)
+	}
+	if got := e.state(t, "dec-v1").Status; got != "superseded" {
+		t.Errorf("frontmatter status should win, got %q", got)
+	}
+	// note-raw is raw again: its node, and the lifecycle edge on it, are gone.
+	if got := e.edge(t, "note-raw", "decision_for", "dec-v2"); got != "" || e.state(t, "note-raw").CanonicalType != "" {
+		t.Errorf("note-raw should be raw again without its edge (edge %q)", got)
+	}
+
+	// The override is reported once: the next ingest is newer than the audit.
+	files["dec-v1.md"] += "\nEven more.\n"
+	if n := overrideNotices(e.ingest(t, files)); len(n) != 0 {
+		t.Errorf("notice repeated: %v", n)
+	}
+}
+
+func overrideNotices(res ingest.Result) []string {
+	var out []string
+	for _, n := range res.Notices {
+		if strings.Contains(n, "overrides the lifecycle change") {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

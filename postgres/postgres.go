@@ -1,0 +1,136 @@
+// Package postgres connects canon to PostgreSQL: a pgx pool with pgvector types
+// registered, and the embedded goose migrations.
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	pgxvec "github.com/pgvector/pgvector-go/pgx"
+	"github.com/pressly/goose/v3"
+
+	"github.com/canonkb/canon/db/migrations"
+)
+
+// Connect opens a pool. Every connection registers pgvector's types, which needs
+// the extension: a database that lacks it gets a message saying what to do.
+func Connect(ctx context.Context, url string) (*pgxpool.Pool, error) {
+	if url == "" {
+		return nil, errors.New("no database: set DATABASE_URL (run `make db` for a local cluster)")
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		// pgx's message may echo the URL, password included.
+		return nil, errors.New("DATABASE_URL is not a valid PostgreSQL connection string")
+	}
+	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
+		if err := pgxvec.RegisterTypes(ctx, conn); err != nil {
+			return fmt.Errorf("pgvector types (is the vector extension installed? run `canon migrate up`): %w", err)
+		}
+		return nil
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", Redact(url), err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect to %s: %w", Redact(url), err)
+	}
+	return pool, nil
+}
+
+// Redact returns the connection string with its password removed, for messages.
+func Redact(url string) string {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return "(invalid DATABASE_URL)"
+	}
+	return fmt.Sprintf("postgres://%s@%s:%d/%s", cfg.User, cfg.Host, cfg.Port, cfg.Database)
+}
+
+// MigrateOptions configures a migration run.
+type MigrateOptions struct {
+	// Log receives goose's progress lines; nil discards them.
+	Log io.Writer
+}
+
+// Migrate runs the embedded migrations: "up", "down" (one step) or "status".
+// The vector extension is created by the first migration (and needs a role that
+// may create it).
+func Migrate(ctx context.Context, url, command string, opts MigrateOptions) error {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return errors.New("DATABASE_URL is not a valid PostgreSQL connection string")
+	}
+	db := stdlib.OpenDB(*cfg)
+	defer db.Close()
+	return migrate(ctx, db, command, opts)
+}
+
+func migrate(ctx context.Context, db *sql.DB, command string, opts MigrateOptions) error {
+	out := opts.Log
+	if out == nil {
+		out = io.Discard
+	}
+	provider, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS,
+		goose.WithLogger(goose.NopLogger()))
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	switch command {
+	case "up":
+		results, err := provider.Up(ctx)
+		for _, r := range results {
+			fmt.Fprintf(out, "applied %s (%s)\n", r.Source.Path, r.Duration.Round(1e6))
+		}
+		if err != nil {
+			return fmt.Errorf("migrate up: %w", err)
+		}
+		if len(results) == 0 {
+			fmt.Fprintln(out, "schema is up to date")
+		}
+	case "down":
+		r, err := provider.Down(ctx)
+		if err != nil {
+			return fmt.Errorf("migrate down: %w", err)
+		}
+		if r != nil {
+			fmt.Fprintf(out, "rolled back %s\n", r.Source.Path)
+		}
+	case "status":
+		statuses, err := provider.Status(ctx)
+		if err != nil {
+			return fmt.Errorf("migrate status: %w", err)
+		}
+		for _, s := range statuses {
+			applied := "pending"
+			if s.State == goose.StateApplied {
+				applied = "applied " + s.AppliedAt.Format("2006-01-02 15:04:05")
+			}
+			fmt.Fprintf(out, "%-40s %s\n", s.Source.Path, applied)
+		}
+	default:
+		return fmt.Errorf("unknown migrate command %q: use up, down or status", command)
+	}
+	return nil
+}
+
+// EmbeddingDim reads the dimension the chunks.embedding column was created with, so
+// an embedder of another dimension fails at startup rather than at first insert.
+func EmbeddingDim(ctx context.Context, pool *pgxpool.Pool) (int, error) {
+	var dim int
+	err := pool.QueryRow(ctx, `
+		SELECT atttypmod FROM pg_attribute
+		WHERE attrelid = 'chunks'::regclass AND attname = 'embedding'`).Scan(&dim)
+	if err != nil {
+		return 0, fmt.Errorf("read embedding dimension (has `canon migrate up` run?): %w", err)
+	}
+	return dim, nil
+}

@@ -1,0 +1,142 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/pgvector/pgvector-go"
+
+	"github.com/canonkb/canon/domain"
+	canonv1 "github.com/canonkb/canon/gen/canon/v1"
+	db "github.com/canonkb/canon/gen/db"
+)
+
+// GraphConfig configures the graph step that follows ranking: expansion of the
+// primary page one hop through the knowledge graph, and injection of rejected
+// approaches. A request's options.graph_expansion and options.rejected_injection
+// override the two switches.
+type GraphConfig struct {
+	// Expansion walks one hop of kb_edges, both directions, from the canonical
+	// documents on the primary page (KB_GRAPH_EXPANSION_ENABLED).
+	Expansion bool
+	// EdgeTypes is the allow-list of edge types the walk follows
+	// (KB_GRAPH_EXPANSION_EDGE_TYPES).
+	EdgeTypes []string
+	// MaxNodes caps the expanded section (KB_GRAPH_EXPANSION_MAX_NODES).
+	MaxNodes int
+	// IncludeArchived lets archived neighbours and rejected approaches in; they are
+	// skipped by default. A request whose statuses filter names "archived" gets
+	// them too.
+	IncludeArchived bool
+	// RejectedInjection adds rejected approaches close to the question or linked to
+	// a decision on the page (KB_REJECTED_INJECTION_ENABLED).
+	RejectedInjection bool
+	// RejectedMaxDocs caps the rejected approaches found by similarity; those
+	// linked to a primary decision come on top (KB_REJECTED_INJECTION_MAX_DOCS).
+	RejectedMaxDocs int
+	// RejectedMinSimilarity is the cosine a rejected approach's summary needs to be
+	// injected by similarity (KB_REJECTED_MIN_SIMILARITY; calibrated for the hash
+	// embedder, see the README).
+	RejectedMinSimilarity float64
+}
+
+// DefaultGraphConfig is the configuration canon ships (the defaults of the KB_*
+// variables above).
+func DefaultGraphConfig() GraphConfig {
+	return GraphConfig{
+		Expansion: true,
+		EdgeTypes: []string{"depends_on", "implements", "decision_for", "related_to", "supersedes",
+			"invalidated_by", "documented_by"},
+		MaxNodes:              20,
+		RejectedInjection:     true,
+		RejectedMaxDocs:       3,
+		RejectedMinSimilarity: DefaultRejectedMinSimilarity,
+	}
+}
+
+// DefaultRejectedMinSimilarity is the default of KB_REJECTED_MIN_SIMILARITY,
+// calibrated on the example handbook with the hash embedder: questions about a
+// rejected option scored 0.22–0.53 against its summary (median 0.37), unrelated
+// questions at most 0.24; 0.30 keeps 16 of 20 on-topic questions and no
+// unrelated one.
+const DefaultRejectedMinSimilarity = 0.30
+
+// graph runs the graph step on a ranked page and fills the expanded and rejected
+// sections and their meta. With both features off, or an empty page, it sends
+// nothing to the database; a project without canonical documents gets empty
+// sections, so its result is exactly the plain hybrid one.
+func (s *Searcher) graph(ctx context.Context, req *canonv1.SearchRequest, p *plan, rows []db.SearchRankRow,
+	res *canonv1.SearchResult) error {
+	cfg := s.cfg.Graph
+	opts := req.GetOptions()
+	expansion, rejected := cfg.Expansion, cfg.RejectedInjection
+	if opts != nil && opts.GraphExpansion != nil {
+		expansion = opts.GetGraphExpansion()
+	}
+	if opts != nil && opts.RejectedInjection != nil {
+		rejected = opts.GetRejectedInjection()
+	}
+	strategy := res.GetMeta().GetSearchStrategy()
+	strategy.GraphExpansionEnabled, strategy.RejectedInjectionEnabled = expansion, rejected
+	var page []int64
+	for _, r := range rows {
+		if int(r.Position) <= p.limit {
+			page = append(page, r.DocumentID)
+		}
+	}
+	if (!expansion && !rejected) || len(page) == 0 {
+		return nil
+	}
+
+	qvec := p.params.QueryEmbedding
+	if !p.params.SemanticEnabled && rejected {
+		// keyword_only ranked without a vector; similarity needs one.
+		v, err := s.embedder.EmbedQuery(ctx, p.query)
+		if err != nil {
+			return fmt.Errorf("embed query: %w", err)
+		}
+		vec := pgvector.NewVector(v)
+		qvec = &vec
+	}
+	f := p.filters
+	out, err := db.New(s.pool).GraphSearch(ctx, db.GraphSearchParams{
+		PrimaryDocumentIds: page, ProjectIds: p.projectIDs, QueryEmbedding: qvec,
+		ExpansionEnabled: expansion, EdgeTypes: nonNil(cfg.EdgeTypes), MaxNodes: int32(max(cfg.MaxNodes, 0)),
+		RejectedEnabled: rejected, RejectedMaxDocs: int32(max(cfg.RejectedMaxDocs, 0)),
+		RejectedMinSimilarity: cfg.RejectedMinSimilarity,
+		IncludeArchived:       cfg.IncludeArchived || slices.Contains(f.Statuses, "archived"),
+		Tags:                  nonNil(f.Tags), SourceTypes: nonNil(f.SourceTypes), CanonicalTypes: nonNil(f.CanonicalTypes),
+		Statuses: nonNil(f.Statuses), EvidenceTiers: nonNil(f.EvidenceTiers), DateFrom: f.DateFrom, DateTo: f.DateTo,
+		IncludeSuperseded: f.IncludeSuperseded, DocIdsFilter: f.DocIDsFilter, DocIds: nonNil(f.DocIDs),
+	})
+	if err != nil {
+		return fmt.Errorf("graph step: %w", err)
+	}
+	terms := res.GetMeta().GetQueryTerms()
+	for _, r := range out {
+		h := &canonv1.Hit{
+			DocId: r.Slug, ChunkId: r.ChunkID, Title: r.Title, HeadingPath: r.HeadingPath,
+			Snippet: domain.Snippet(r.Text, terms), Text: r.Text, Origin: r.Origin,
+			CanonicalType: deref(r.CanonicalType), Status: deref(r.Status), Tags: r.Tags,
+			EvidenceTier: deref(r.EvidenceTier), ProjectKey: r.ProjectKey, SourcePath: r.SourcePath,
+			VectorSimilarity: finite(r.Similarity),
+		}
+		if r.EdgeType != "" {
+			h.Edge = &canonv1.Edge{EdgeType: r.EdgeType, Weight: r.EdgeWeight, Direction: r.EdgeDirection, FromDocId: r.EdgeFromSlug}
+		}
+		switch r.Origin {
+		case "graph_expansion":
+			// The edge weight is what ordered the section.
+			h.Score = r.EdgeWeight
+			res.Expanded = append(res.Expanded, h)
+		case "rejected_approach":
+			h.Similarity = finite(r.Similarity)
+			h.Score = h.Similarity
+			res.Rejected = append(res.Rejected, h)
+		}
+	}
+	res.Meta.ExpandedCount = int32(len(res.Expanded))
+	res.Meta.RejectedCount = int32(len(res.Rejected))
+	return nil
+}

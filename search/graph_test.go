@@ -1,0 +1,621 @@
+package search_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/pgvector/pgvector-go"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/canonkb/canon/domain"
+	"github.com/canonkb/canon/embed"
+	canonv1 "github.com/canonkb/canon/gen/canon/v1"
+	"github.com/canonkb/canon/ingest"
+	"github.com/canonkb/canon/internal/dbtest"
+	"github.com/canonkb/canon/lifecycle"
+	"github.com/canonkb/canon/markdown"
+	"github.com/canonkb/canon/search"
+)
+
+// graphSearcher is a Searcher over pool with the given graph configuration.
+func graphSearcher(p *pgxpool.Pool, cfg search.GraphConfig) *search.Searcher {
+	s := search.New(p, embed.NewHash(dim), search.Config{
+		Ranking: domain.DefaultRanking(domain.ProfileHashKeywordLed), Profile: domain.ProfileHashKeywordLed, Graph: cfg,
+	})
+	s.Today = func() time.Time { return time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC) }
+	return s
+}
+
+// ingestFiles stores in-memory Markdown files (path -> content) in project.
+func ingestFiles(t *testing.T, p *pgxpool.Pool, project string, files map[string]string) {
+	t.Helper()
+	var fs []ingest.File
+	for path, content := range files {
+		fs = append(fs, ingest.File{Path: path, Content: []byte(content)})
+	}
+	slices.SortFunc(fs, func(a, b ingest.File) int { return strings.Compare(a.Path, b.Path) })
+	in := ingest.New(p, embed.NewHash(dim), markdown.Options{ChunkTokens: 512, OverlapTokens: 64})
+	res, err := in.Ingest(context.Background(), fs, ingest.Options{Project: project})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Errors) > 0 {
+		t.Fatalf("ingest errors: %v", res.Errors)
+	}
+}
+
+// doc renders a canonical document; extra is raw frontmatter lines.
+func doc(slug, typ, status, body string, extra ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "---\nid: %s\ntitle: %s\n", slug, strings.ReplaceAll(slug, "-", " "))
+	if typ != "" {
+		fmt.Fprintf(&b, "type: %s\nstatus: %s\n", typ, status)
+	}
+	for _, e := range extra {
+		b.WriteString(e + "\n")
+	}
+	fmt.Fprintf(&b, "---\n\n%s\n", body)
+	return b.String()
+}
+
+func edgeOf(h *canonv1.Hit) string {
+	e := h.GetEdge()
+	if e == nil {
+		return h.GetDocId()
+	}
+	return fmt.Sprintf("%s<%s %.1f %s from %s>", h.GetDocId(), e.GetEdgeType(), e.GetWeight(), e.GetDirection(), e.GetFromDocId())
+}
+
+func edgesOf(hits []*canonv1.Hit) []string {
+	out := []string{}
+	for _, h := range hits {
+		out = append(out, edgeOf(h))
+	}
+	return out
+}
+
+// The worked example of the README, end to end on the example handbook.
+func TestGraphWorkedExample(t *testing.T) {
+	handbook(t)
+	s := graphSearcher(pool, search.DefaultGraphConfig())
+	q := "what cache layer did we standardise on?"
+	res := mustSearch(t, s, req(q, func(r *canonv1.SearchRequest) { r.Options.Limit = 8 }))
+
+	primary := docIDs(res.GetPrimary())
+	if rankOf(res.GetPrimary(), "dec-cache-v2") != 0 {
+		t.Errorf("dec-cache-v2 should lead the primary hits: %v", primary)
+	}
+	for _, note := range []string{"note-cache-musings", "note-cache-benchmarks"} {
+		if r := rankOf(res.GetPrimary(), note); r >= 0 && r < rankOf(res.GetPrimary(), "dec-cache-v2") {
+			t.Errorf("%s ranked above dec-cache-v2: %v", note, primary)
+		}
+	}
+	// The superseded v1 is demoted off the page and comes back, labelled, through
+	// the supersedes edge of v2.
+	if rankOf(res.GetPrimary(), "dec-cache-v1") >= 0 {
+		t.Errorf("superseded dec-cache-v1 should be demoted off the page: %v", primary)
+	}
+	expanded := edgesOf(res.GetExpanded())
+	i := rankOf(res.GetExpanded(), "mod-session-store")
+	if i < 0 {
+		t.Fatalf("expanded must include mod-session-store: %v", expanded)
+	}
+	if got := edgeOf(res.GetExpanded()[i]); got != "mod-session-store<depends_on 0.9 outgoing from dec-cache-v2>" {
+		t.Errorf("mod-session-store came through %s", got)
+	}
+	if h := res.GetExpanded()[i]; h.GetOrigin() != "graph_expansion" || h.GetCanonicalType() != "module-kb" || h.GetText() == "" {
+		t.Errorf("expanded hit: origin %q type %q text %q", h.GetOrigin(), h.GetCanonicalType(), h.GetText())
+	}
+	if j := rankOf(res.GetExpanded(), "dec-cache-v1"); j < 0 || res.GetExpanded()[j].GetStatus() != "superseded" ||
+		res.GetExpanded()[j].GetEdge().GetEdgeType() != "supersedes" {
+		t.Errorf("dec-cache-v1 should come back through supersedes, labelled superseded: %v", expanded)
+	}
+	for _, h := range res.GetExpanded() {
+		if rankOf(res.GetPrimary(), h.GetDocId()) >= 0 {
+			t.Errorf("%s is primary and expanded", h.GetDocId())
+		}
+	}
+	for k := 1; k < len(res.GetExpanded()); k++ {
+		if res.GetExpanded()[k].GetEdge().GetWeight() > res.GetExpanded()[k-1].GetEdge().GetWeight() {
+			t.Errorf("expanded not ordered by weight: %v", expanded)
+		}
+	}
+
+	j := rankOf(res.GetRejected(), "rej-memcached-2023")
+	if j < 0 {
+		t.Fatalf("rejected must include rej-memcached-2023: %v", edgesOf(res.GetRejected()))
+	}
+	rej := res.GetRejected()[j]
+	want := summaryCosine(t, q, "rej-memcached-2023")
+	if rej.GetOrigin() != "rejected_approach" || math.Abs(rej.GetSimilarity()-want) > 1e-6 {
+		t.Errorf("rej-memcached-2023: origin %q similarity %v, want cosine %v", rej.GetOrigin(), rej.GetSimilarity(), want)
+	}
+	if e := rej.GetEdge(); e.GetEdgeType() != "decision_for" || e.GetFromDocId() != "dec-cache-v2" || e.GetDirection() != "incoming" {
+		t.Errorf("rej-memcached-2023 should be linked to dec-cache-v2 by decision_for: %v", edgeOf(rej))
+	}
+	if rankOf(res.GetExpanded(), "rej-memcached-2023") >= 0 {
+		t.Error("a rejected approach is reported once, in the rejected section")
+	}
+	m := res.GetMeta()
+	if m.GetExpandedCount() != int32(len(res.GetExpanded())) || m.GetRejectedCount() != int32(len(res.GetRejected())) ||
+		!m.GetSearchStrategy().GetGraphExpansionEnabled() || !m.GetSearchStrategy().GetRejectedInjectionEnabled() {
+		t.Errorf("meta: expanded %d rejected %d strategy %v", m.GetExpandedCount(), m.GetRejectedCount(), m.GetSearchStrategy())
+	}
+	t.Logf("primary %v\nexpanded %v\nrejected %v", primary, expanded, edgesOf(res.GetRejected()))
+
+	// Request options switch each feature off.
+	off := mustSearch(t, s, req(q, func(r *canonv1.SearchRequest) {
+		r.Options.Limit = 8
+		r.Options.GraphExpansion = proto.Bool(false)
+		r.Options.RejectedInjection = proto.Bool(false)
+	}))
+	if len(off.GetExpanded())+len(off.GetRejected()) != 0 || off.GetMeta().GetSearchStrategy().GetGraphExpansionEnabled() {
+		t.Errorf("features off: expanded %v rejected %v", docIDs(off.GetExpanded()), docIDs(off.GetRejected()))
+	}
+	if !slices.Equal(chunkIDs(off), chunkIDs(res)) {
+		t.Error("the graph step changed the ranked hits")
+	}
+}
+
+// summaryCosine is the cosine of the question and a document's summary chunk, computed in Go.
+func summaryCosine(t *testing.T, q, slug string) float64 {
+	t.Helper()
+	var v pgvector.Vector
+	err := pool.QueryRow(context.Background(), `
+		SELECT c.embedding FROM chunks c JOIN documents d ON d.id = c.document_id
+		WHERE d.slug = $1 ORDER BY c.is_summary DESC, c.ordinal LIMIT 1`, slug).Scan(&v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qv, _ := embed.NewHash(dim).EmbedQuery(context.Background(), q)
+	var dot, na, nb float64
+	for i, x := range v.Slice() {
+		dot += float64(x) * float64(qv[i])
+		na += float64(x) * float64(x)
+		nb += float64(qv[i]) * float64(qv[i])
+	}
+	return dot / math.Sqrt(na*nb)
+}
+
+// graphCorpus is a small project whose edges exercise every rule of the walk.
+// The question "zebracorn" finds dec-a only.
+func graphCorpus(project string) map[string]string {
+	pj := "project: " + project
+	return map[string]string{
+		"dec-a.md": doc("dec-a", "decision", "accepted", "We chose zebracorn quokka quokka quokka for the quokka layer.", pj,
+			"tags: [special]", "rejects: [rej-r]",
+			"related:",
+			"  - {to: mod-x, type: depends_on, weight: 0.9}",
+			"  - {to: std-z, type: related_to, weight: 0.3}",
+			"  - {to: zzz-neighbour, type: related_to, weight: 0.5}",
+			"  - {to: mod-u, type: uses, weight: 0.8}",
+			"  - {to: mod-aff, type: affects, weight: 0.8}",
+			"  - {to: inc-arch, type: depends_on, weight: 0.7}",
+			"  - {to: rb-tag, type: documented_by, weight: 0.7}"),
+		"rb-y.md":          doc("rb-y", "runbook", "active", "Steps to operate the layer.", pj, "related:", "  - {to: dec-a, type: implements, weight: 1.0}"),
+		"mod-x.md":         doc("mod-x", "module-kb", "active", "Module x.", pj, "related:", "  - {to: mod-far, type: depends_on, weight: 1.0}"),
+		"mod-far.md":       doc("mod-far", "module-kb", "active", "Two hops away.", pj),
+		"std-z.md":         doc("std-z", "standard", "accepted", "A standard.", pj),
+		"zzz-neighbour.md": doc("zzz-neighbour", "module-kb", "active", "Neighbour of dec-a.", pj),
+		"mod-u.md":         doc("mod-u", "module-kb", "active", "Used, not allowed.", pj),
+		"mod-aff.md":       doc("mod-aff", "module-kb", "active", "Affected, not allowed.", pj),
+		"inc-arch.md":      doc("inc-arch", "incident", "archived", "An archived incident.", pj),
+		"rb-tag.md":        doc("rb-tag", "runbook", "active", "Tagged runbook.", pj, "tags: [special]"),
+		"rej-r.md":         doc("rej-r", "rejected-approach", "accepted", "An aardvark approach we turned down.", pj),
+		"dec-b.md": doc("dec-b", "decision", "accepted", "A decision that mentions quokka once among many other words about lemurs.", pj,
+			"related:", "  - {to: aaa-neighbour, type: related_to, weight: 0.5}"),
+		"aaa-neighbour.md": doc("aaa-neighbour", "module-kb", "active", "Neighbour of dec-b.", pj),
+		"dec-old.md":       doc("dec-old", "decision", "superseded", "The platypus design.", pj),
+		"dec-new.md":       doc("dec-new", "decision", "accepted", "The wombat design.", pj, "supersedes: [dec-old]"),
+		"note-raw.md":      doc("note-raw", "", "", "A raw note about nothing in particular.", pj),
+	}
+}
+
+func graphPool(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	p := dbtest.FreshPool(t)
+	ingestFiles(t, p, "g", graphCorpus("g"))
+	ingestFiles(t, p, "h", graphCorpus("h"))
+	return p
+}
+
+func TestGraphExpansionRules(t *testing.T) {
+	p := graphPool(t)
+	seedA := func(r *canonv1.SearchRequest) {
+		r.Query = "zebracorn"
+		r.Filters.ProjectKeys = []string{"g"}
+		r.Options.Limit = 1
+	}
+	run := func(t *testing.T, cfg search.GraphConfig, mutate ...func(*canonv1.SearchRequest)) *canonv1.SearchResult {
+		t.Helper()
+		res := mustSearch(t, graphSearcher(p, cfg), req("", append([]func(*canonv1.SearchRequest){seedA}, mutate...)...))
+		if got := docIDs(res.GetPrimary()); len(mutate) == 0 && !slices.Equal(got, []string{"dec-a"}) {
+			t.Fatalf("test premise: the page should be dec-a alone, got %v", got)
+		}
+		return res
+	}
+	cfg := search.DefaultGraphConfig()
+	noRejected := cfg
+	noRejected.RejectedInjection = false
+
+	t.Run("one hop, both directions, allow-list, weight order, archived skipped", func(t *testing.T) {
+		res := run(t, noRejected)
+		want := []string{
+			"rb-y<implements 1.0 incoming from dec-a>",
+			"rej-r<decision_for 1.0 incoming from dec-a>",
+			"mod-x<depends_on 0.9 outgoing from dec-a>",
+			"rb-tag<documented_by 0.7 outgoing from dec-a>",
+			"zzz-neighbour<related_to 0.5 outgoing from dec-a>",
+			"std-z<related_to 0.3 outgoing from dec-a>",
+		}
+		if got := edgesOf(res.GetExpanded()); !slices.Equal(got, want) {
+			t.Errorf("expanded\n got %v\nwant %v", got, want)
+		}
+	})
+	t.Run("rejected approaches move to their own section", func(t *testing.T) {
+		res := run(t, cfg)
+		if rankOf(res.GetExpanded(), "rej-r") >= 0 || rankOf(res.GetRejected(), "rej-r") < 0 {
+			t.Errorf("rej-r: expanded %v rejected %v", docIDs(res.GetExpanded()), docIDs(res.GetRejected()))
+		}
+	})
+	t.Run("cap", func(t *testing.T) {
+		c := cfg
+		c.MaxNodes = 2
+		res := run(t, c)
+		if got := docIDs(res.GetExpanded()); !slices.Equal(got, []string{"rb-y", "mod-x"}) {
+			t.Errorf("capped at 2: %v", got)
+		}
+	})
+	t.Run("custom allow-list", func(t *testing.T) {
+		c := cfg
+		c.EdgeTypes = []string{"uses", "affects"}
+		res := run(t, c)
+		if got := edgesOf(res.GetExpanded()); !slices.Equal(got, []string{
+			"mod-aff<affects 0.8 outgoing from dec-a>", "mod-u<uses 0.8 outgoing from dec-a>"}) {
+			t.Errorf("uses/affects only: %v", got)
+		}
+	})
+	t.Run("archived on request", func(t *testing.T) {
+		c := cfg
+		c.IncludeArchived = true
+		if res := run(t, c); rankOf(res.GetExpanded(), "inc-arch") < 0 {
+			t.Errorf("IncludeArchived: %v", docIDs(res.GetExpanded()))
+		}
+	})
+	t.Run("filters", func(t *testing.T) {
+		res := run(t, cfg, func(r *canonv1.SearchRequest) { r.Filters.Tags = []string{"special"} })
+		if got := docIDs(res.GetExpanded()); !slices.Equal(got, []string{"rb-tag"}) {
+			t.Errorf("tag filter: %v", got)
+		}
+		res = run(t, cfg, func(r *canonv1.SearchRequest) { r.Filters.CanonicalTypes = []string{"decision", "runbook"} })
+		if got := docIDs(res.GetExpanded()); !slices.Equal(got, []string{"rb-y", "rb-tag"}) {
+			t.Errorf("canonical_types filter: %v", got)
+		}
+		res = run(t, cfg, func(r *canonv1.SearchRequest) {
+			r.Filters.DocIds = []string{"dec-a", "std-z"}
+			r.Filters.DocIdsMode = "filter"
+		})
+		if got := docIDs(res.GetExpanded()); !slices.Equal(got, []string{"std-z"}) {
+			t.Errorf("doc_ids filter: %v", got)
+		}
+	})
+	t.Run("seed rank breaks weight ties", func(t *testing.T) {
+		c := cfg
+		c.EdgeTypes = []string{"related_to"}
+		res := mustSearch(t, graphSearcher(p, c), req("quokka", func(r *canonv1.SearchRequest) {
+			r.Filters.ProjectKeys = []string{"g"}
+			r.Options.Limit = 2
+			r.Options.Ranking = &canonv1.Ranking{MaxChunksPerDoc: proto.Int32(1)}
+		}))
+		if got := docIDs(res.GetPrimary()); !slices.Equal(got, []string{"dec-a", "dec-b"}) {
+			t.Fatalf("test premise: page [dec-a dec-b], got %v", got)
+		}
+		want := []string{
+			"zzz-neighbour<related_to 0.5 outgoing from dec-a>",
+			"aaa-neighbour<related_to 0.5 outgoing from dec-b>",
+			"std-z<related_to 0.3 outgoing from dec-a>",
+		}
+		if got := edgesOf(res.GetExpanded()); !slices.Equal(got, want) {
+			t.Errorf("\n got %v\nwant %v", got, want)
+		}
+	})
+	t.Run("a superseded seed reaches its successor", func(t *testing.T) {
+		res := mustSearch(t, graphSearcher(p, cfg), req("platypus", func(r *canonv1.SearchRequest) {
+			r.Filters.ProjectKeys = []string{"g"}
+			r.Options.Limit = 1
+		}))
+		if got := edgesOf(res.GetExpanded()); !slices.Equal(got, []string{"dec-new<supersedes 1.0 incoming from dec-old>"}) {
+			t.Errorf("from dec-old: %v (page %v)", got, docIDs(res.GetPrimary()))
+		}
+		// ...and the successor reaches it, unless superseded documents are excluded.
+		for _, include := range []bool{true, false} {
+			res := mustSearch(t, graphSearcher(p, cfg), req("wombat", func(r *canonv1.SearchRequest) {
+				r.Filters.ProjectKeys = []string{"g"}
+				r.Filters.IncludeSuperseded = proto.Bool(include)
+				r.Options.Limit = 1
+			}))
+			if got := rankOf(res.GetExpanded(), "dec-old") >= 0; got != include {
+				t.Errorf("include_superseded %v: expanded %v", include, edgesOf(res.GetExpanded()))
+			}
+		}
+	})
+	t.Run("project scope", func(t *testing.T) {
+		for _, scope := range [][]string{{"g"}, {"h"}, {"g", "h"}} {
+			res := mustSearch(t, graphSearcher(p, cfg), req("zebracorn", func(r *canonv1.SearchRequest) {
+				r.Filters.ProjectKeys = scope
+				r.Options.Limit = 2
+				r.Options.Ranking = &canonv1.Ranking{MaxChunksPerDoc: proto.Int32(1)}
+			}))
+			projects := map[string]int{}
+			for _, h := range append(slices.Clone(res.GetExpanded()), res.GetRejected()...) {
+				if !slices.Contains(scope, h.GetProjectKey()) {
+					t.Errorf("scope %v: %s comes from project %s", scope, h.GetDocId(), h.GetProjectKey())
+				}
+				projects[h.GetProjectKey()]++
+			}
+			if len(projects) != len(scope) {
+				t.Errorf("scope %v: expanded from %v", scope, projects)
+			}
+		}
+	})
+}
+
+func TestRejectedInjectionThreshold(t *testing.T) {
+	p := dbtest.FreshPool(t)
+	files := map[string]string{
+		"dec-main.md": doc("dec-main", "decision", "accepted", "We run the ocelot scheduler.", "rejects: [rej-linked]"),
+		"rej-linked.md": doc("rej-linked", "rejected-approach", "accepted", "Aardvark sharding, turned down.",
+			"summary: 'Aardvark sharding of the queue was rejected.'"),
+		"rej-1.md": doc("rej-1", "rejected-approach", "accepted", "x", "summary: 'Memcached as the shared cache tier was rejected: no persistence.'"),
+		"rej-2.md": doc("rej-2", "rejected-approach", "accepted", "x", "summary: 'A shared Memcached pool for sessions was rejected.'"),
+		"rej-3.md": doc("rej-3", "rejected-approach", "accepted", "x", "summary: 'Self-hosted Kafka brokers were rejected in favour of MSK.'"),
+		"rej-4.md": doc("rej-4", "rejected-approach", "archived", "x", "summary: 'Memcached shared cache tier, archived.'"),
+		"note.md":  doc("note", "", "", "Notes on the memcached shared cache tier and the ocelot scheduler."),
+	}
+	ingestFiles(t, p, "r", files)
+	q := "should memcached be the shared cache tier?"
+	search1 := func(cfg search.GraphConfig, limit int32) *canonv1.SearchResult {
+		return mustSearch(t, graphSearcher(p, cfg), req(q, func(r *canonv1.SearchRequest) {
+			r.Filters.ProjectKeys = []string{"r"}
+			r.Options.Limit = limit
+			r.Options.GraphExpansion = proto.Bool(false)
+		}))
+	}
+	cfg := search.DefaultGraphConfig()
+	cfg.RejectedMinSimilarity, cfg.RejectedMaxDocs = -1, 10
+	all := search1(cfg, 1)
+	if rankOf(all.GetPrimary(), "dec-main") >= 0 {
+		t.Fatalf("test premise: dec-main is not on the page: %v", docIDs(all.GetPrimary()))
+	}
+	sims := map[string]float64{}
+	for _, h := range all.GetRejected() {
+		sims[h.GetDocId()] = h.GetSimilarity()
+		if h.GetEdge() != nil {
+			t.Errorf("%s: no decision on the page, yet linked by %v", h.GetDocId(), edgeOf(h))
+		}
+	}
+	if got := docIDs(all.GetRejected()); !slices.Equal(slices.Sorted(slices.Values(got)), []string{"rej-1", "rej-2", "rej-3", "rej-linked"}) {
+		t.Fatalf("threshold -1 should inject every non-archived rejected approach: %v", got)
+	}
+	for k := 1; k < len(all.GetRejected()); k++ {
+		if all.GetRejected()[k].GetSimilarity() > all.GetRejected()[k-1].GetSimilarity() {
+			t.Errorf("rejected not ordered by similarity: %v", sims)
+		}
+	}
+	t.Logf("cosines %v", sims)
+
+	for _, threshold := range []float64{0, 0.2, 0.3, 0.4, 0.5, 0.99} {
+		c := cfg
+		c.RejectedMinSimilarity = threshold
+		var want []string
+		for slug, sim := range sims {
+			if sim >= threshold {
+				want = append(want, slug)
+			}
+		}
+		slices.Sort(want)
+		got := docIDs(search1(c, 1).GetRejected())
+		slices.Sort(got)
+		if !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
+			t.Errorf("threshold %.2f: got %v, want %v (cosines %v)", threshold, got, want, sims)
+		}
+	}
+	// The cap keeps the closest.
+	c := cfg
+	c.RejectedMaxDocs = 1
+	if got := docIDs(search1(c, 1).GetRejected()); len(got) != 1 || got[0] != all.GetRejected()[0].GetDocId() {
+		t.Errorf("max docs 1: %v, want the closest %s", got, all.GetRejected()[0].GetDocId())
+	}
+	// A rejected approach linked to a decision on the page comes whatever its cosine
+	// and on top of the cap.
+	c.RejectedMinSimilarity = 0.99
+	res := mustSearch(t, graphSearcher(p, c), req("ocelot scheduler", func(r *canonv1.SearchRequest) {
+		r.Filters.ProjectKeys = []string{"r"}
+		r.Options.Limit = 1
+	}))
+	if got := edgesOf(res.GetRejected()); rankOf(res.GetPrimary(), "dec-main") != 0 ||
+		!slices.Equal(got, []string{"rej-linked<decision_for 1.0 incoming from dec-main>"}) {
+		t.Errorf("linked: page %v rejected %v", docIDs(res.GetPrimary()), got)
+	}
+	// keyword_only ranks without a vector; the cosine is still the real one.
+	kw := mustSearch(t, graphSearcher(p, cfg), req(q, func(r *canonv1.SearchRequest) {
+		r.Filters.ProjectKeys = []string{"r"}
+		r.Options.Limit = 1
+		r.Options.Fusion = domain.FusionKeywordOnly
+	}))
+	for _, h := range kw.GetRejected() {
+		if math.Abs(h.GetSimilarity()-sims[h.GetDocId()]) > 1e-9 {
+			t.Errorf("keyword_only: %s similarity %v, want %v", h.GetDocId(), h.GetSimilarity(), sims[h.GetDocId()])
+		}
+	}
+}
+
+// The default threshold on the handbook: questions about a rejected option
+// inject it by similarity; unrelated questions inject nothing by similarity
+// (only rejected approaches linked to a decision on the page).
+func TestRejectedThresholdCalibration(t *testing.T) {
+	handbook(t)
+	s := graphSearcher(pool, search.DefaultGraphConfig())
+	near := map[string]string{
+		"should we use memcached as the shared cache?":      "rej-memcached-2023",
+		"why not a GraphQL federation gateway?":             "rej-graphql-gateway",
+		"GraphQL gateway":                                   "rej-graphql-gateway",
+		"can we run our own Kafka brokers on EC2?":          "rej-self-hosted-kafka",
+		"kafka kraft on ec2":                                "rej-self-hosted-kafka",
+		"shared redis cache for payments reference data":    "pay-rej-shared-redis",
+		"could we adopt Apollo GraphQL for the public API?": "rej-graphql-gateway",
+	}
+	for q, want := range near {
+		project := "platform"
+		if strings.HasPrefix(want, "pay-") {
+			project = "payments"
+		}
+		res := mustSearch(t, s, req(q, func(r *canonv1.SearchRequest) { r.Filters.ProjectKeys = []string{project} }))
+		if i := rankOf(res.GetRejected(), want); i < 0 {
+			t.Errorf("%q should inject %s: %v", q, want, edgesOf(res.GetRejected()))
+		}
+	}
+	far := []string{
+		"how do deployment rollbacks work?", "what does error E5032 mean?", "who owns the ledger replicator?",
+		"postgres 16 migration cutover plan", "incident ledger replication lag", "project relay timeline",
+		"search service configuration", "redis cluster client-side caching", "what did we decide in the atlas kickoff?",
+	}
+	for _, q := range far {
+		res := mustSearch(t, s, req(q))
+		for _, h := range res.GetRejected() {
+			if h.GetEdge() == nil {
+				t.Errorf("%q injected %s by similarity %.3f (threshold %.2f)", q, h.GetDocId(), h.GetSimilarity(),
+					search.DefaultRejectedMinSimilarity)
+			}
+		}
+	}
+}
+
+// A project without canonical documents gets exactly the plain hybrid result.
+func TestGraphStepIsNoOpWithoutCanon(t *testing.T) {
+	p := dbtest.FreshPool(t)
+	strip := regexp.MustCompile(`(?m)^(type|project|status|supersedes|rejects):.*\n`)
+	files := map[string]string{}
+	root := "../examples/handbook/platform"
+	for _, dir := range []string{"decisions", "rejected", "modules", "notes", "meetings", "runbooks", "standards"} {
+		entries, err := os.ReadDir(filepath.Join(root, dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			b, err := os.ReadFile(filepath.Join(root, dir, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[dir+"/"+e.Name()] = strip.ReplaceAllString(string(b), "")
+		}
+	}
+	ingestFiles(t, p, "raw", files)
+	var canonical int
+	if err := p.QueryRow(context.Background(), "SELECT count(*) FROM documents WHERE canonical_type IS NOT NULL").Scan(&canonical); err != nil || canonical != 0 {
+		t.Fatalf("test premise: no canonical documents (%d, %v)", canonical, err)
+	}
+	on, off := search.DefaultGraphConfig(), search.GraphConfig{}
+	on.RejectedMinSimilarity = -1 // inject anything there is
+	on.IncludeArchived = true
+	for _, q := range []string{"what cache layer did we standardise on?", "why did we reject memcached?",
+		"how do deployment rollbacks work?", "kafka"} {
+		for _, fusion := range domain.Fusions {
+			r := func(r *canonv1.SearchRequest) {
+				r.Filters.ProjectKeys = []string{"raw"}
+				r.Options.Fusion = fusion
+				r.Options.Explain = true
+			}
+			a := mustSearch(t, graphSearcher(p, on), req(q, r))
+			b := mustSearch(t, graphSearcher(p, off), req(q, r))
+			if len(a.GetPrimary()) == 0 {
+				t.Fatalf("%q: no results", q)
+			}
+			if !a.GetMeta().GetSearchStrategy().GetGraphExpansionEnabled() || b.GetMeta().GetSearchStrategy().GetGraphExpansionEnabled() {
+				t.Error("strategy flags should report the features in force")
+			}
+			for _, m := range []*canonv1.SearchMeta{a.GetMeta(), b.GetMeta()} {
+				m.RetrievalMs = 0
+				m.SearchStrategy.GraphExpansionEnabled, m.SearchStrategy.RejectedInjectionEnabled = false, false
+			}
+			if !proto.Equal(a, b) {
+				t.Errorf("%q [%s]: features on and off differ:\non  %v %v %v\noff %v %v %v", q, fusion,
+					docIDs(a.GetPrimary()), docIDs(a.GetExpanded()), docIDs(a.GetRejected()),
+					docIDs(b.GetPrimary()), docIDs(b.GetExpanded()), docIDs(b.GetRejected()))
+			}
+		}
+	}
+}
+
+// BenchmarkGraphStep measures what the graph step adds to a search on the
+// handbook: compare the sub-benchmarks' ns/op.
+func BenchmarkGraphStep(b *testing.B) {
+	p := dbtest.FreshPool(b)
+	files, err := ingest.ReadDirs([]string{"../examples/handbook"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := ingest.New(p, embed.NewHash(dim), markdown.Options{ChunkTokens: 512, OverlapTokens: 64})
+	if _, err := in.Ingest(context.Background(), files, ingest.Options{Project: "platform"}); err != nil {
+		b.Fatal(err)
+	}
+	q := "what cache layer did we standardise on?"
+	for _, c := range []struct {
+		name string
+		cfg  search.GraphConfig
+	}{{"off", search.GraphConfig{}}, {"on", search.DefaultGraphConfig()}} {
+		b.Run(c.name, func(b *testing.B) {
+			s := graphSearcher(p, c.cfg)
+			r := req(q, func(r *canonv1.SearchRequest) { r.Options.Limit = 8 })
+			for b.Loop() {
+				if _, err := s.Search(context.Background(), r); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// Lifecycle changes show in the next search: an archived neighbour leaves the
+// expanded section, a rejection recorded by `canon canon reject` joins the
+// rejected one.
+func TestLifecycleChangesFeedSearch(t *testing.T) {
+	p := dbtest.FreshPool(t)
+	files, err := ingest.ReadDirs([]string{"../examples/handbook/platform"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := ingest.New(p, embed.NewHash(dim), markdown.Options{ChunkTokens: 512, OverlapTokens: 64})
+	if _, err := in.Ingest(context.Background(), files, ingest.Options{Project: "platform"}); err != nil {
+		t.Fatal(err)
+	}
+	svc := lifecycle.New(p)
+	ctx := context.Background()
+	if _, err := svc.Archive(ctx, "test", "platform", "mod-session-store"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Reject(ctx, "test", "platform", "mtg-2025-02-26-cache-review", "dec-cache-v2"); err != nil {
+		t.Fatal(err)
+	}
+	res := mustSearch(t, graphSearcher(p, search.DefaultGraphConfig()),
+		req("what cache layer did we standardise on?", func(r *canonv1.SearchRequest) { r.Options.Limit = 8 }))
+	if rankOf(res.GetPrimary(), "dec-cache-v2") < 0 {
+		t.Fatalf("test premise: dec-cache-v2 on the page: %v", docIDs(res.GetPrimary()))
+	}
+	if rankOf(res.GetExpanded(), "mod-session-store") >= 0 {
+		t.Errorf("archived mod-session-store still expanded: %v", edgesOf(res.GetExpanded()))
+	}
+	i := rankOf(res.GetRejected(), "mtg-2025-02-26-cache-review")
+	if i < 0 || edgeOf(res.GetRejected()[i]) != "mtg-2025-02-26-cache-review<decision_for 1.0 incoming from dec-cache-v2>" {
+		t.Errorf("rejected: %v", edgesOf(res.GetRejected()))
+	}
+}

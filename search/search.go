@@ -1,0 +1,514 @@
+// Package search runs canon's hybrid retrieval: it validates a request, embeds the
+// question, runs the one ranking statement (db/queries/search.sql) and shapes the
+// rows into a SearchResult.
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/pgvector/pgvector-go"
+
+	"github.com/canonkb/canon/domain"
+	"github.com/canonkb/canon/embed"
+	canonv1 "github.com/canonkb/canon/gen/canon/v1"
+	db "github.com/canonkb/canon/gen/db"
+)
+
+// Config holds the server-side defaults a request may override.
+type Config struct {
+	Ranking       domain.Ranking
+	Profile       string
+	DefaultLimit  int
+	DefaultFusion string
+	// Graph configures expansion and rejected-approach injection (graph.go).
+	Graph GraphConfig
+}
+
+// Searcher answers search requests. It is safe for concurrent use.
+type Searcher struct {
+	pool     *pgxpool.Pool
+	embedder embed.Embedder
+	cfg      Config
+	// Today anchors the recency signal; tests pin it.
+	Today func() time.Time
+}
+
+// New returns a Searcher.
+func New(pool *pgxpool.Pool, embedder embed.Embedder, cfg Config) *Searcher {
+	if cfg.DefaultLimit == 0 {
+		cfg.DefaultLimit = 8
+	}
+	if cfg.DefaultFusion == "" {
+		cfg.DefaultFusion = domain.FusionWeighted
+	}
+	return &Searcher{pool: pool, embedder: embedder, cfg: cfg, Today: time.Now}
+}
+
+// plan is a validated request, ready to bind.
+type plan struct {
+	query      string
+	fusion     string
+	limit      int
+	explain    bool
+	ranking    domain.Ranking
+	filters    domain.Filters
+	projectIDs []int64
+	mentioned  []string
+	efSearch   int
+	params     db.SearchRankParams
+}
+
+// Search runs a request. Errors a caller must fix are *domain.InvalidError or
+// *domain.NotFoundError.
+func (s *Searcher) Search(ctx context.Context, req *canonv1.SearchRequest) (*canonv1.SearchResult, error) {
+	start := time.Now()
+	p, err := s.plan(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.run(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	res := s.shape(p, rows)
+	if err := s.graph(ctx, req, p, rows, res); err != nil {
+		return nil, err
+	}
+	if p.explain && len(rows) > 0 {
+		if err := s.addTermScores(ctx, p, res); err != nil {
+			return nil, err
+		}
+	}
+	res.Meta.RetrievalMs = float64(time.Since(start).Microseconds()) / 1000
+	return res, nil
+}
+
+func (s *Searcher) plan(ctx context.Context, req *canonv1.SearchRequest) (*plan, error) {
+	if err := domain.ValidateQuery(req.GetQuery()); err != nil {
+		return nil, err
+	}
+	opts := req.GetOptions()
+	limit, err := domain.ValidateLimit(int(opts.GetLimit()), s.cfg.DefaultLimit)
+	if err != nil {
+		return nil, err
+	}
+	fusion, err := domain.ValidateFusion(opts.GetFusion(), s.cfg.DefaultFusion)
+	if err != nil {
+		return nil, err
+	}
+	rf := req.GetFilters()
+	raw := domain.RawFilters{
+		ProjectKeys: rf.GetProjectKeys(), Tags: rf.GetTags(), SourceTypes: rf.GetSourceTypes(),
+		CanonicalTypes: rf.GetCanonicalTypes(), Statuses: rf.GetStatuses(), EvidenceTiers: rf.GetEvidenceTiers(),
+		DocIDs: rf.GetDocIds(), DateFrom: rf.GetDateFrom(), DateTo: rf.GetDateTo(), DocIDsMode: rf.GetDocIdsMode(),
+		ProjectKey: rf.GetProjectKey(),
+	}
+	if req.GetProjectKey() != "" {
+		raw.ProjectKeys = append(slices.Clone(raw.ProjectKeys), req.GetProjectKey())
+	}
+	if rf != nil && rf.IncludeSuperseded != nil {
+		v := rf.GetIncludeSuperseded()
+		raw.IncludeSuperseded = &v
+	}
+	filters, err := domain.ParseFilters(raw)
+	if err != nil {
+		return nil, err
+	}
+	filters.ProjectKeys = slices.Compact(slices.Sorted(slices.Values(filters.ProjectKeys)))
+	if len(filters.ProjectKeys) == 0 {
+		return nil, &domain.InvalidError{Message: "no project: set filters.project_keys (every search is scoped to its projects)"}
+	}
+	ranking, err := applyOverrides(s.cfg.Ranking, opts.GetRanking())
+	if err != nil {
+		return nil, err
+	}
+
+	ids, err := db.New(s.pool).ProjectIDsByKeys(ctx, filters.ProjectKeys)
+	if err != nil {
+		return nil, fmt.Errorf("look up projects: %w", err)
+	}
+	if len(ids) != len(filters.ProjectKeys) {
+		found := map[string]bool{}
+		for _, r := range ids {
+			found[r.ProjectKey] = true
+		}
+		for _, k := range filters.ProjectKeys {
+			if !found[k] {
+				return nil, &domain.NotFoundError{Message: fmt.Sprintf("unknown project %q (canon projects lists them)", k)}
+			}
+		}
+	}
+	p := &plan{
+		query: req.GetQuery(), fusion: fusion, limit: limit, explain: opts.GetExplain(),
+		ranking: ranking, filters: filters,
+	}
+	for _, r := range ids {
+		p.projectIDs = append(p.projectIDs, r.ID)
+	}
+	p.mentioned = domain.Mentions(p.query)
+	if !filters.DocIDsFilter {
+		for _, d := range filters.DocIDs {
+			if !slices.Contains(p.mentioned, d) {
+				p.mentioned = append(p.mentioned, d)
+			}
+		}
+	}
+	fanout := limit * ranking.CandidateMultiplier
+	// HNSW returns at most ef_search rows per scan; iterative scans (set with it)
+	// continue past that, and a breadth of at least the fanout keeps recall up.
+	p.efSearch = min(max(ranking.EFSearch, fanout), domain.MaxEFSearch)
+
+	semantic := fusion != domain.FusionKeywordOnly
+	keyword := fusion != domain.FusionSemanticOnly
+	var qvec pgvector.Vector
+	if semantic {
+		v, err := s.embedder.EmbedQuery(ctx, p.query)
+		if err != nil {
+			return nil, fmt.Errorf("embed query: %w", err)
+		}
+		qvec = pgvector.NewVector(v)
+	} else {
+		// The statement still binds a vector; a zero vector of the right size is inert.
+		qvec = pgvector.NewVector(make([]float32, s.embedder.Dim()))
+	}
+	r := ranking
+	p.params = db.SearchRankParams{
+		Query: p.query, QueryEmbedding: &qvec, ProjectIds: p.projectIDs,
+		SemanticEnabled: semantic, FtsEnabled: keyword,
+		Tags: nonNil(filters.Tags), SourceTypes: nonNil(filters.SourceTypes),
+		CanonicalTypes: nonNil(filters.CanonicalTypes), Statuses: nonNil(filters.Statuses),
+		EvidenceTiers: nonNil(filters.EvidenceTiers), DateFrom: filters.DateFrom, DateTo: filters.DateTo,
+		IncludeSuperseded: filters.IncludeSuperseded, DocIdsFilter: filters.DocIDsFilter, DocIds: nonNil(filters.DocIDs),
+		Fanout: int32(fanout), PageLimit: int32(limit), RunnerUpLimit: int32(limit),
+		Bm25HeadingBoost: r.BM25HeadingBoost, Bm25K1: r.BM25K1, Bm25B: r.BM25B,
+		Today: dateOnly(s.Today()), RecencyHalfLifeDays: r.RecencyHalfLifeDays, Mentioned: nonNil(p.mentioned),
+		SupersededPenalty: r.SupersededPenalty, DeprecatedPenalty: r.DeprecatedPenalty,
+		ArchivedPenalty: r.ArchivedPenalty, AutoTierPenalty: r.AutoTierPenalty,
+		NormalizeScores: r.NormalizeScores, Fusion: fusion,
+		VectorWeight: r.VectorWeight, KeywordWeight: r.KeywordWeight, HeadingWeight: r.HeadingWeight,
+		TagOverlapWeight: r.TagOverlapWeight, PreambleWeight: r.PreambleWeight, RecencyWeight: r.RecencyWeight,
+		StatusWeight: r.StatusWeight, MentionWeight: r.MentionWeight, PriorityWeight: r.PriorityWeight,
+		SemanticWeight: r.SemanticWeight, FtsWeight: r.FTSWeight, RrfK: r.RRFK,
+		MaxChunksPerDoc: int32(r.MaxChunksPerDoc), MinScore: r.MinScore,
+		EvidenceWeight: r.EvidenceWeight,
+	}
+	p.params.EvidenceTierNames, p.params.EvidenceTrust = domain.EvidenceTrustParams()
+	return p, nil
+}
+
+// sessionSettings sets the HNSW search breadth and iterative scans for the one
+// statement that follows it in the same batch (set_config(..., true) lasts until
+// the batch's implicit transaction ends).
+const sessionSettings = `SELECT set_config('hnsw.ef_search', $1::text, true),
+       set_config('hnsw.iterative_scan', 'relaxed_order', true)`
+
+// run executes the settings and the ranking statement in one round trip.
+func (s *Searcher) run(ctx context.Context, p *plan) ([]db.SearchRankRow, error) {
+	rows, err := db.New(&batched{pool: s.pool, prelude: sessionSettings, preludeArgs: []any{fmt.Sprint(p.efSearch)}}).
+		SearchRank(ctx, p.params)
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	return rows, nil
+}
+
+// batched is a db.DBTX that sends a prelude statement and the query together as one
+// pgx batch: one network round trip, one implicit transaction.
+type batched struct {
+	pool        *pgxpool.Pool
+	prelude     string
+	preludeArgs []any
+}
+
+func (b *batched) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	conn, err := b.pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	batch := &pgx.Batch{}
+	batch.Queue(b.prelude, b.preludeArgs...)
+	batch.Queue(sql, args...)
+	br := conn.SendBatch(ctx, batch)
+	if _, err := br.Exec(); err != nil {
+		br.Close()
+		conn.Release()
+		return nil, err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		br.Close()
+		conn.Release()
+		return nil, err
+	}
+	return &batchRows{Rows: rows, br: br, conn: conn}, nil
+}
+
+func (b *batched) Exec(context.Context, string, ...any) (pgconn.CommandTag, error) {
+	return pgconn.CommandTag{}, errors.New("batched: Exec is not supported")
+}
+
+func (b *batched) QueryRow(context.Context, string, ...any) pgx.Row {
+	panic("batched: QueryRow is not supported")
+}
+
+func (b *batched) CopyFrom(context.Context, pgx.Identifier, []string, pgx.CopyFromSource) (int64, error) {
+	return 0, errors.New("batched: CopyFrom is not supported")
+}
+
+type batchRows struct {
+	pgx.Rows
+	br     pgx.BatchResults
+	conn   *pgxpool.Conn
+	closed bool
+	err    error
+}
+
+func (r *batchRows) Close() {
+	if r.closed {
+		return
+	}
+	r.closed = true
+	r.Rows.Close()
+	r.err = r.Rows.Err()
+	if err := r.br.Close(); err != nil && r.err == nil {
+		r.err = err
+	}
+	r.conn.Release()
+}
+
+func (r *batchRows) Err() error {
+	if r.closed {
+		return r.err
+	}
+	return r.Rows.Err()
+}
+
+func (s *Searcher) shape(p *plan, rows []db.SearchRankRow) *canonv1.SearchResult {
+	res := &canonv1.SearchResult{Meta: &canonv1.SearchMeta{
+		SearchMode: "flat",
+		SearchStrategy: &canonv1.SearchStrategy{
+			SemanticEnabled: p.params.SemanticEnabled,
+			FtsEnabled:      p.params.FtsEnabled,
+			FusionMethod:    domain.FusionMethodName(p.fusion),
+			FiltersApplied:  filtersProto(p.filters),
+			Profile:         s.cfg.Profile,
+			Embedder:        s.embedder.Name(),
+		},
+		RetrievalStats: &canonv1.RetrievalStats{MinScoreUsed: p.ranking.MinScore},
+	}}
+	if len(rows) > 0 {
+		res.Meta.QueryTerms = rows[0].QueryLexemes
+		res.Meta.RetrievalStats.CandidatesPreThreshold = rows[0].CandidatesPreThreshold
+		res.Meta.RetrievalStats.CandidatesPostThreshold = rows[0].CandidatesPostThreshold
+		res.Meta.RetrievalStats.MaxScoreUsed = rows[0].Score
+	}
+	for _, r := range rows {
+		h := &canonv1.Hit{
+			DocId: r.Slug, ChunkId: r.ChunkID, Title: r.Title, HeadingPath: r.HeadingPath,
+			Snippet: domain.Snippet(r.Text, r.QueryLexemes), Text: r.Text, Score: finite(r.Score),
+			CanonicalType: deref(r.CanonicalType), Status: deref(r.Status), Tags: r.Tags,
+			EvidenceTier: deref(r.EvidenceTier), ProjectKey: r.ProjectKey, SourcePath: r.SourcePath,
+			VectorSimilarity: r.VectorSimilarity, KeywordCoverage: r.KeywordCoverage,
+		}
+		if p.explain {
+			h.Explain = explain(p, r)
+		}
+		if int(r.Position) <= p.limit {
+			h.Origin = "primary"
+			res.Primary = append(res.Primary, h)
+		} else {
+			h.Origin = "runner_up"
+			res.RunnerUp = append(res.RunnerUp, h)
+		}
+	}
+	res.Meta.PrimaryCount = int32(len(res.Primary))
+	res.Meta.RunnerUpCount = int32(len(res.RunnerUp))
+	return res
+}
+
+// explain lists each signal and its contribution; the contributions add up to the score.
+func explain(p *plan, r db.SearchRankRow) *canonv1.Explain {
+	e := &canonv1.Explain{
+		VectorSimilarity: r.VectorSimilarity, VectorNormalized: r.VectorNormalized, VectorRank: r.VectorRank,
+		KeywordBm25: r.Bm25, KeywordNormalized: r.KeywordNormalized, KeywordRank: r.KeywordRank,
+		Heading: r.Heading, TagOverlap: r.TagOverlap, Preamble: r.Preamble, Recency: r.Recency,
+		StatusActive: r.StatusActive, Mention: r.Mention, RetrievalPriority: r.RetrievalPriority,
+		StatusPenalty: r.StatusPenalty, TierPenalty: r.TierPenalty, EvidenceDistrust: r.EvidenceDistrust,
+	}
+	w := p.ranking
+	add := func(signal string, weight, value float64) {
+		e.Contributions = append(e.Contributions, &canonv1.Contribution{
+			Signal: signal, Weight: weight, Value: value, Contribution: weight * value})
+	}
+	switch p.fusion {
+	case domain.FusionWeighted:
+		add("vector", w.VectorWeight, r.VectorNormalized)
+		add("keyword", w.KeywordWeight, r.KeywordNormalized)
+		add("heading", w.HeadingWeight, r.Heading)
+		add("tag_overlap", w.TagOverlapWeight, r.TagOverlap)
+		add("preamble", w.PreambleWeight, r.Preamble)
+		add("recency", w.RecencyWeight, r.Recency)
+		add("status_active", w.StatusWeight, r.StatusActive)
+		add("mention", w.MentionWeight, r.Mention)
+		add("retrieval_priority", w.PriorityWeight, r.Priority)
+		add("status_penalty", -1, r.StatusPenalty)
+		add("tier_penalty", -1, r.TierPenalty)
+		add("evidence", -w.EvidenceWeight, r.EvidenceDistrust)
+	case domain.FusionRRF:
+		if r.VectorRank > 0 {
+			add("semantic_rank", w.SemanticWeight, 1/(w.RRFK+float64(r.VectorRank)))
+		}
+		if r.KeywordRank > 0 {
+			add("fts_rank", w.FTSWeight, 1/(w.RRFK+float64(r.KeywordRank)))
+		}
+		// The canonical adjustment, scaled to RRF's range (see search.sql).
+		scale := (w.SemanticWeight + w.FTSWeight) / (w.RRFK + 1)
+		add("mention", scale*w.MentionWeight, r.Mention)
+		add("retrieval_priority", scale*w.PriorityWeight, r.Priority)
+		add("status_penalty", -scale, r.StatusPenalty)
+		add("tier_penalty", -scale, r.TierPenalty)
+		add("evidence", -scale*w.EvidenceWeight, r.EvidenceDistrust)
+	case domain.FusionSemanticOnly:
+		add("vector_similarity", 1, r.VectorSimilarity)
+	case domain.FusionKeywordOnly:
+		add("bm25", 1, r.Bm25)
+	}
+	return e
+}
+
+func (s *Searcher) addTermScores(ctx context.Context, p *plan, res *canonv1.SearchResult) error {
+	var ids []int64
+	hits := map[int64][]*canonv1.Hit{}
+	for _, list := range [][]*canonv1.Hit{res.Primary, res.RunnerUp} {
+		for _, h := range list {
+			ids = append(ids, h.ChunkId)
+			hits[h.ChunkId] = append(hits[h.ChunkId], h)
+		}
+	}
+	rows, err := db.New(s.pool).SearchTermScores(ctx, db.SearchTermScoresParams{
+		Query: p.query, ProjectIds: p.projectIDs, ChunkIds: ids,
+		Bm25HeadingBoost: p.ranking.BM25HeadingBoost, Bm25K1: p.ranking.BM25K1, Bm25B: p.ranking.BM25B,
+	})
+	if err != nil {
+		return fmt.Errorf("explain term scores: %w", err)
+	}
+	for _, r := range rows {
+		for _, h := range hits[r.ChunkID] {
+			h.Explain.Terms = append(h.Explain.Terms, &canonv1.TermScore{Term: r.Lexeme, Score: r.Score})
+		}
+	}
+	return nil
+}
+
+func applyOverrides(base domain.Ranking, o *canonv1.Ranking) (domain.Ranking, error) {
+	r := base
+	if o != nil {
+		f := func(dst *float64, src *float64) {
+			if src != nil {
+				*dst = *src
+			}
+		}
+		i := func(dst *int, src *int32) {
+			if src != nil {
+				*dst = int(*src)
+			}
+		}
+		f(&r.VectorWeight, o.VectorWeight)
+		f(&r.KeywordWeight, o.KeywordWeight)
+		f(&r.HeadingWeight, o.HeadingWeight)
+		f(&r.TagOverlapWeight, o.TagOverlapWeight)
+		f(&r.PreambleWeight, o.PreambleWeight)
+		f(&r.RecencyWeight, o.RecencyWeight)
+		f(&r.StatusWeight, o.StatusWeight)
+		f(&r.MentionWeight, o.MentionWeight)
+		f(&r.EvidenceWeight, o.EvidenceWeight)
+		f(&r.PriorityWeight, o.PriorityWeight)
+		f(&r.SupersededPenalty, o.SupersededPenalty)
+		f(&r.DeprecatedPenalty, o.DeprecatedPenalty)
+		f(&r.ArchivedPenalty, o.ArchivedPenalty)
+		f(&r.AutoTierPenalty, o.AutoTierPenalty)
+		f(&r.RRFK, o.RrfK)
+		f(&r.SemanticWeight, o.SemanticWeight)
+		f(&r.FTSWeight, o.FtsWeight)
+		f(&r.MinScore, o.MinScore)
+		f(&r.BM25K1, o.Bm25K1)
+		f(&r.BM25B, o.Bm25B)
+		f(&r.BM25HeadingBoost, o.Bm25HeadingBoost)
+		f(&r.RecencyHalfLifeDays, o.RecencyHalfLifeDays)
+		i(&r.CandidateMultiplier, o.CandidateMultiplier)
+		i(&r.MaxChunksPerDoc, o.MaxChunksPerDoc)
+		i(&r.EFSearch, o.EfSearch)
+		if o.NormalizeScores != nil {
+			r.NormalizeScores = *o.NormalizeScores
+		}
+	}
+	if err := r.Validate(); err != nil {
+		return r, &domain.InvalidError{Message: "ranking: " + err.Error()}
+	}
+	return r, nil
+}
+
+func filtersProto(f domain.Filters) *canonv1.Filters {
+	out := &canonv1.Filters{
+		ProjectKeys: f.ProjectKeys, Tags: f.Tags, SourceTypes: f.SourceTypes, CanonicalTypes: f.CanonicalTypes,
+		Statuses: f.Statuses, EvidenceTiers: f.EvidenceTiers, DocIds: f.DocIDs,
+		IncludeSuperseded: &f.IncludeSuperseded, DocIdsMode: "boost",
+	}
+	if f.DocIDsFilter {
+		out.DocIdsMode = "filter"
+	}
+	if f.DateFrom != nil {
+		out.DateFrom = f.DateFrom.Format(time.DateOnly)
+	}
+	if f.DateTo != nil {
+		out.DateTo = f.DateTo.Format(time.DateOnly)
+	}
+	return out
+}
+
+func dateOnly(t time.Time) time.Time {
+	y, m, d := t.Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+}
+
+func finite(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return v
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// ProjectIDs resolves project keys to ids (unknown keys are skipped).
+func (s *Searcher) ProjectIDs(ctx context.Context, keys []string) ([]int64, error) {
+	rows, err := db.New(s.pool).ProjectIDsByKeys(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int64, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	return ids, nil
+}

@@ -1,0 +1,480 @@
+package search_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/canonkb/canon/domain"
+	"github.com/canonkb/canon/embed"
+	canonv1 "github.com/canonkb/canon/gen/canon/v1"
+	"github.com/canonkb/canon/ingest"
+	"github.com/canonkb/canon/internal/dbtest"
+	"github.com/canonkb/canon/markdown"
+	"github.com/canonkb/canon/postgres"
+	"github.com/canonkb/canon/search"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+const dim = 384
+
+var (
+	setupOnce sync.Once
+	setupErr  error
+	pool      *pgxpool.Pool
+)
+
+// handbook returns a Searcher over the example handbook, ingested once per test binary.
+func handbook(t *testing.T) *search.Searcher {
+	t.Helper()
+	url := dbtest.URL(t)
+	setupOnce.Do(func() {
+		ctx := context.Background()
+		// Shared by every test of the binary; it ends with the process.
+		var err error
+		pool, err = postgres.Connect(ctx, url)
+		if err != nil {
+			setupErr = err
+			return
+		}
+		files, err := ingest.ReadDirs([]string{"../examples/handbook"})
+		if err != nil {
+			setupErr = err
+			return
+		}
+		in := ingest.New(pool, embed.NewHash(dim), markdown.Options{ChunkTokens: 512, OverlapTokens: 64})
+		res, err := in.Ingest(ctx, files, ingest.Options{Project: "platform"})
+		if err != nil {
+			setupErr = err
+			return
+		}
+		if len(res.Errors) > 0 {
+			setupErr = fmt.Errorf("handbook has invalid files: %v", res.Errors)
+		}
+	})
+	if setupErr != nil {
+		t.Fatal(setupErr)
+	}
+	return newSearcher(domain.DefaultRanking(domain.ProfileHashKeywordLed))
+}
+
+func newSearcher(r domain.Ranking) *search.Searcher {
+	s := search.New(pool, embed.NewHash(dim), search.Config{Ranking: r, Profile: domain.ProfileHashKeywordLed})
+	// Recency is relative to "today"; pin it so golden rankings do not age.
+	s.Today = func() time.Time { return time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC) }
+	return s
+}
+
+func req(q string, mutate ...func(*canonv1.SearchRequest)) *canonv1.SearchRequest {
+	r := &canonv1.SearchRequest{
+		Query:   q,
+		Filters: &canonv1.Filters{ProjectKeys: []string{"platform"}},
+		Options: &canonv1.SearchOptions{Limit: 5},
+	}
+	for _, m := range mutate {
+		m(r)
+	}
+	return r
+}
+
+func docIDs(hits []*canonv1.Hit) []string {
+	var out []string
+	for _, h := range hits {
+		out = append(out, h.GetDocId())
+	}
+	return out
+}
+
+func rankOf(hits []*canonv1.Hit, doc string) int {
+	for i, h := range hits {
+		if h.GetDocId() == doc {
+			return i
+		}
+	}
+	return -1
+}
+
+func mustSearch(t *testing.T, s *search.Searcher, r *canonv1.SearchRequest) *canonv1.SearchResult {
+	t.Helper()
+	res, err := s.Search(context.Background(), r)
+	if err != nil {
+		t.Fatalf("search %q: %v", r.GetQuery(), err)
+	}
+	return res
+}
+
+func TestWorkedExampleCacheStandard(t *testing.T) {
+	s := handbook(t)
+	res := mustSearch(t, s, req("what cache layer did we standardise on?", func(r *canonv1.SearchRequest) {
+		r.Options.Explain = true
+		r.Options.Limit = 20
+	}))
+	all := append(slices.Clone(res.GetPrimary()), res.GetRunnerUp()...)
+	v2, v1 := rankOf(all, "dec-cache-v2"), rankOf(all, "dec-cache-v1")
+	if v2 != 0 {
+		t.Errorf("dec-cache-v2 should rank first; got %v", docIDs(all))
+	}
+	if v1 < 0 {
+		t.Fatalf("superseded dec-cache-v1 must stay retrievable; got %v", docIDs(all))
+	}
+	if v1 < v2 {
+		t.Errorf("dec-cache-v1 (superseded) ranked above dec-cache-v2: %v", docIDs(all))
+	}
+	h := all[v1]
+	if h.GetStatus() != "superseded" || h.GetExplain().GetStatusPenalty() != 0.40 {
+		t.Errorf("dec-cache-v1 explain should show the 0.40 superseded penalty, got status %q penalty %v",
+			h.GetStatus(), h.GetExplain().GetStatusPenalty())
+	}
+	// Blog notes about caches must not outrank the accepted standard.
+	for _, note := range []string{"note-cache-musings", "note-cache-benchmarks"} {
+		if r := rankOf(all, note); r >= 0 && r < v2 {
+			t.Errorf("%s ranked above dec-cache-v2", note)
+		}
+	}
+}
+
+func TestExplainContributionsAddUpToScore(t *testing.T) {
+	s := handbook(t)
+	for _, fusion := range domain.Fusions {
+		t.Run(fusion, func(t *testing.T) {
+			res := mustSearch(t, s, req("how do deployment rollbacks work?", func(r *canonv1.SearchRequest) {
+				r.Options.Fusion = fusion
+				r.Options.Explain = true
+			}))
+			if len(res.GetPrimary()) == 0 {
+				t.Fatal("no results")
+			}
+			for _, h := range append(res.GetPrimary(), res.GetRunnerUp()...) {
+				sum := 0.0
+				for _, c := range h.GetExplain().GetContributions() {
+					sum += c.GetContribution()
+				}
+				if math.Abs(sum-h.GetScore()) > 1e-9 {
+					t.Errorf("%s: contributions add to %v, score is %v", h.GetDocId(), sum, h.GetScore())
+				}
+				if math.IsNaN(h.GetScore()) || math.IsInf(h.GetScore(), 0) {
+					t.Errorf("%s: score %v is not finite", h.GetDocId(), h.GetScore())
+				}
+			}
+			if got := res.GetMeta().GetSearchStrategy().GetFusionMethod(); got != domain.FusionMethodName(fusion) {
+				t.Errorf("fusion_method = %q", got)
+			}
+		})
+	}
+}
+
+func TestLexicalRescueOfExactIdentifiers(t *testing.T) {
+	s := handbook(t)
+	cases := []struct{ query, want string }{
+		{"error E5032", "rb-error-e5032"},
+		{"what does KB_RRF_K control?", "std-search-config"},
+		{"upgrade to v2.3.1", "rb-edge-proxy-upgrade"},
+		{"which driver, pgx/v5?", "std-go-database-access"},
+	}
+	for _, c := range cases {
+		t.Run(c.query, func(t *testing.T) {
+			res := mustSearch(t, s, req(c.query))
+			if r := rankOf(res.GetPrimary(), c.want); r < 0 {
+				t.Errorf("%s should reach the top 5 (the page), got %v", c.want, docIDs(res.GetPrimary()))
+			}
+		})
+	}
+}
+
+func TestPerDocumentCap(t *testing.T) {
+	s := handbook(t)
+	for _, cap := range []int32{1, 2, 3} {
+		res := mustSearch(t, s, req("postgres migration cutover plan", func(r *canonv1.SearchRequest) {
+			r.Options.Limit = 20
+			r.Options.Ranking = &canonv1.Ranking{MaxChunksPerDoc: proto.Int32(cap)}
+		}))
+		counts := map[string]int32{}
+		for _, h := range append(res.GetPrimary(), res.GetRunnerUp()...) {
+			counts[h.GetDocId()]++
+			if counts[h.GetDocId()] > cap {
+				t.Errorf("cap %d: %s has %d chunks", cap, h.GetDocId(), counts[h.GetDocId()])
+			}
+		}
+	}
+}
+
+func TestFilters(t *testing.T) {
+	s := handbook(t)
+	q := "cache layer decision"
+	cases := []struct {
+		name   string
+		filter func(*canonv1.Filters)
+		check  func(*canonv1.Hit) bool
+	}{
+		{"tags", func(f *canonv1.Filters) { f.Tags = []string{"redis"} },
+			func(h *canonv1.Hit) bool { return slices.Contains(h.GetTags(), "redis") }},
+		{"canonical_types", func(f *canonv1.Filters) { f.CanonicalTypes = []string{"decision"} },
+			func(h *canonv1.Hit) bool { return h.GetCanonicalType() == "decision" }},
+		{"statuses", func(f *canonv1.Filters) { f.Statuses = []string{"superseded"} },
+			func(h *canonv1.Hit) bool { return h.GetStatus() == "superseded" }},
+		{"evidence_tiers", func(f *canonv1.Filters) { f.EvidenceTiers = []string{"blog"} },
+			func(h *canonv1.Hit) bool { return h.GetEvidenceTier() == "blog" }},
+		{"exclude superseded", func(f *canonv1.Filters) { f.IncludeSuperseded = proto.Bool(false) },
+			func(h *canonv1.Hit) bool { return h.GetStatus() != "superseded" }},
+		{"doc_ids filter", func(f *canonv1.Filters) {
+			f.DocIds = []string{"dec-cache-v1", "mod-session-store"}
+			f.DocIdsMode = "filter"
+		}, func(h *canonv1.Hit) bool {
+			return h.GetDocId() == "dec-cache-v1" || h.GetDocId() == "mod-session-store"
+		}},
+		{"project scope", func(f *canonv1.Filters) { f.ProjectKeys = []string{"payments"} },
+			func(h *canonv1.Hit) bool { return h.GetProjectKey() == "payments" }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := mustSearch(t, s, req(q, func(r *canonv1.SearchRequest) { c.filter(r.Filters) }))
+			hits := append(res.GetPrimary(), res.GetRunnerUp()...)
+			if len(hits) == 0 {
+				t.Fatal("filter left no results; the test corpus should have matches")
+			}
+			for _, h := range hits {
+				if !c.check(h) {
+					t.Errorf("%s violates the filter (status %q, tags %v, project %s)", h.GetDocId(), h.GetStatus(), h.GetTags(), h.GetProjectKey())
+				}
+			}
+		})
+	}
+	t.Run("source_types", func(t *testing.T) {
+		res := mustSearch(t, s, req("what did we decide", func(r *canonv1.SearchRequest) { r.Filters.SourceTypes = []string{"meeting-notes"} }))
+		if len(res.GetPrimary()) == 0 {
+			t.Fatal("no meeting notes found")
+		}
+		for _, h := range res.GetPrimary() {
+			if !strings.HasPrefix(h.GetDocId(), "mtg-") {
+				t.Errorf("%s is not a meeting note", h.GetDocId())
+			}
+		}
+	})
+	t.Run("dates", func(t *testing.T) {
+		res := mustSearch(t, s, req(q, func(r *canonv1.SearchRequest) {
+			r.Filters.DateFrom, r.Filters.DateTo = "2025-01-01", "2025-12-31"
+		}))
+		if rankOf(res.GetPrimary(), "dec-cache-v2") < 0 {
+			t.Errorf("dec-cache-v2 (2025-03-14) should pass a 2025 date filter: %v", docIDs(res.GetPrimary()))
+		}
+		if rankOf(append(res.GetPrimary(), res.GetRunnerUp()...), "dec-cache-v1") >= 0 {
+			t.Error("dec-cache-v1 (2023) passed a 2025 date filter")
+		}
+	})
+	t.Run("doc_ids boost", func(t *testing.T) {
+		// Without naming it, the incident is not on the page for this question...
+		plain := mustSearch(t, s, req(q))
+		if rankOf(plain.GetPrimary(), "int-stripe-webhooks") >= 0 {
+			t.Fatalf("test premise: int-stripe-webhooks should not match %q", q)
+		}
+		// ...naming it (doc_ids or @slug) brings it in through the mention leg with the
+		// mention boost, although neither leg matched it. A boost, not a pin.
+		for _, named := range []*canonv1.SearchRequest{
+			req(q, func(r *canonv1.SearchRequest) {
+				r.Filters.DocIds = []string{"int-stripe-webhooks"}
+				r.Options.Explain = true
+			}),
+			req(q+" @int-stripe-webhooks", func(r *canonv1.SearchRequest) { r.Options.Explain = true }),
+		} {
+			res := mustSearch(t, s, named)
+			all := append(res.GetPrimary(), res.GetRunnerUp()...)
+			i := rankOf(all, "int-stripe-webhooks")
+			if i < 0 {
+				t.Fatalf("a named document should be a candidate, got %v", docIDs(all))
+			}
+			if all[i].GetExplain().GetMention() != 1 {
+				t.Errorf("mention signal = %v, want 1", all[i].GetExplain().GetMention())
+			}
+		}
+	})
+}
+
+func TestDeterministicOrder(t *testing.T) {
+	s := handbook(t)
+	for _, fusion := range domain.Fusions {
+		a := mustSearch(t, s, req("incident ledger replication lag", func(r *canonv1.SearchRequest) { r.Options.Fusion = fusion }))
+		for i := 0; i < 3; i++ {
+			b := mustSearch(t, s, req("incident ledger replication lag", func(r *canonv1.SearchRequest) { r.Options.Fusion = fusion }))
+			if !slices.Equal(chunkIDs(a), chunkIDs(b)) {
+				t.Fatalf("%s: order changed between runs: %v vs %v", fusion, chunkIDs(a), chunkIDs(b))
+			}
+		}
+	}
+}
+
+func chunkIDs(r *canonv1.SearchResult) []int64 {
+	var out []int64
+	for _, h := range append(r.GetPrimary(), r.GetRunnerUp()...) {
+		out = append(out, h.GetChunkId())
+	}
+	return out
+}
+
+func TestInvalidRequests(t *testing.T) {
+	s := handbook(t)
+	cases := []struct {
+		name     string
+		r        *canonv1.SearchRequest
+		notFound bool
+		want     string
+	}{
+		{"empty", req(""), false, "query is empty"},
+		{"whitespace", req("  \n\t "), false, "query is empty"},
+		{"too long", req(strings.Repeat("a", 4001)), false, "limit is 4000"},
+		{"invalid utf8", req("caf\xe9"), false, "UTF-8"},
+		{"limit 0 is default, 101 is not", req("x", func(r *canonv1.SearchRequest) { r.Options.Limit = 101 }), false, "limit must be between 1 and 100"},
+		{"negative limit", req("x", func(r *canonv1.SearchRequest) { r.Options.Limit = -1 }), false, "limit must be between"},
+		{"unknown fusion", req("x", func(r *canonv1.SearchRequest) { r.Options.Fusion = "magic" }), false, "unknown fusion"},
+		{"dates reversed", req("x", func(r *canonv1.SearchRequest) { r.Filters.DateFrom, r.Filters.DateTo = "2025-02-01", "2025-01-01" }), false, "is after"},
+		{"bad date", req("x", func(r *canonv1.SearchRequest) { r.Filters.DateFrom = "yesterday" }), false, "YYYY-MM-DD"},
+		{"bad status", req("x", func(r *canonv1.SearchRequest) { r.Filters.Statuses = []string{"done"} }), false, "unknown value"},
+		{"no project", req("x", func(r *canonv1.SearchRequest) { r.Filters.ProjectKeys = nil }), false, "no project"},
+		{"negative weight", req("x", func(r *canonv1.SearchRequest) {
+			r.Options.Ranking = &canonv1.Ranking{VectorWeight: proto.Float64(-1)}
+		}), false, "vector_weight must not be negative"},
+		{"unknown project", req("x", func(r *canonv1.SearchRequest) { r.Filters.ProjectKeys = []string{"nope"} }), true, "unknown project"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := s.Search(context.Background(), c.r)
+			if err == nil {
+				t.Fatal("expected an error")
+			}
+			if c.notFound {
+				if _, ok := err.(*domain.NotFoundError); !ok {
+					t.Errorf("want NotFoundError, got %T %v", err, err)
+				}
+			} else if !domain.IsInvalid(err) {
+				t.Errorf("want InvalidError, got %T %v", err, err)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("message %q should contain %q", err.Error(), c.want)
+			}
+		})
+	}
+}
+
+func TestLegacyProjectKey(t *testing.T) {
+	s := handbook(t)
+	r := req("cache layer")
+	r.Filters = &canonv1.Filters{ProjectKey: "payments"}
+	res := mustSearch(t, s, r)
+	if len(res.GetPrimary()) == 0 || res.GetPrimary()[0].GetProjectKey() != "payments" {
+		t.Fatalf("legacy project_key should scope to payments: %v", docIDs(res.GetPrimary()))
+	}
+	if got := res.GetMeta().GetSearchStrategy().GetFiltersApplied().GetProjectKeys(); !slices.Equal(got, []string{"payments"}) {
+		t.Errorf("filters_applied.project_keys = %v", got)
+	}
+}
+
+func TestStatementIsRunnable(t *testing.T) {
+	s := handbook(t)
+	stmt, err := s.Statement(context.Background(), req("what cache layer did we standardise on?"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(stmt, "$1") || !strings.Contains(stmt, "SET LOCAL hnsw.ef_search") {
+		t.Fatalf("statement not fully bound:\n%s", stmt[:min(len(stmt), 400)])
+	}
+	// Run it as psql would (simple protocol, several statements) and compare the order.
+	conn, err := pool.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	body := stmt[strings.Index(stmt, "WITH"):strings.LastIndex(stmt, ";\nCOMMIT")]
+	rows, err := conn.Query(context.Background(), "SELECT slug FROM ("+body+") s")
+	if err != nil {
+		t.Fatalf("bound statement does not run: %v", err)
+	}
+	var slugs []string
+	for rows.Next() {
+		var slug string
+		if err := rows.Scan(&slug); err != nil {
+			t.Fatal(err)
+		}
+		slugs = append(slugs, slug)
+	}
+	if rows.Err() != nil {
+		t.Fatal(rows.Err())
+	}
+	res := mustSearch(t, s, req("what cache layer did we standardise on?"))
+	want := docIDs(append(res.GetPrimary(), res.GetRunnerUp()...))
+	if !slices.Equal(slugs, want) {
+		t.Errorf("psql statement order %v differs from Search %v", slugs, want)
+	}
+}
+
+// Golden ranked lists: a ranking change shows up in review as a diff of these files.
+func TestGoldenRankings(t *testing.T) {
+	s := handbook(t)
+	queries := []string{
+		"what cache layer did we standardise on?",
+		"how do deployment rollbacks work?",
+		"error E5032",
+		"why did we reject memcached?",
+		"postgres 16 migration plan",
+		"session store dependencies",
+		"graphql gateway",
+		"kafka message queue migration",
+		"how are idempotency keys handled for stripe webhooks?",
+		"logging format standard",
+		"what is the search service rrf setting KB_RRF_K",
+		"edge proxy upgrade v2.3.1",
+	}
+	var b strings.Builder
+	for _, q := range queries {
+		for _, fusion := range []string{domain.FusionWeighted, domain.FusionRRF} {
+			res := mustSearch(t, s, req(q, func(r *canonv1.SearchRequest) { r.Options.Fusion = fusion }))
+			fmt.Fprintf(&b, "## %s [%s]\n", q, fusion)
+			for i, h := range res.GetPrimary() {
+				fmt.Fprintf(&b, "%d. %-32s %.4f  %s\n", i+1, h.GetDocId(), h.GetScore(), strings.Join(h.GetHeadingPath(), " > "))
+			}
+			b.WriteString("\n")
+		}
+	}
+	golden := filepath.Join("testdata", "rankings.golden")
+	if *update {
+		os.MkdirAll("testdata", 0o755) //nolint:errcheck
+		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./search -run Golden -update)", err)
+	}
+	if string(want) != b.String() {
+		t.Errorf("rankings changed; review and run `go test ./search -run Golden -update`\n%s", diff(string(want), b.String()))
+	}
+}
+
+func diff(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	var out strings.Builder
+	for i := 0; i < max(len(al), len(bl)); i++ {
+		var x, y string
+		if i < len(al) {
+			x = al[i]
+		}
+		if i < len(bl) {
+			y = bl[i]
+		}
+		if x != y {
+			fmt.Fprintf(&out, "-%s\n+%s\n", x, y)
+		}
+	}
+	return out.String()
+}

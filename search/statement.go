@@ -1,0 +1,143 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgvector/pgvector-go"
+
+	canonv1 "github.com/canonkb/canon/gen/canon/v1"
+	db "github.com/canonkb/canon/gen/db"
+)
+
+// Statement returns the exact SQL a request runs, every parameter bound as a
+// literal and wrapped in the transaction that sets the HNSW options, ready to paste
+// into psql (prefix the SELECT with EXPLAIN ANALYZE to see the plan).
+func (s *Searcher) Statement(ctx context.Context, req *canonv1.SearchRequest) (string, error) {
+	p, err := s.plan(ctx, req)
+	if err != nil {
+		return "", err
+	}
+	rec := &recorder{}
+	_, err = db.New(rec).SearchRank(ctx, p.params)
+	if !errors.Is(err, errRecorded) {
+		return "", fmt.Errorf("render statement: %v", err)
+	}
+	body, err := bind(rec.sql, rec.args)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.WriteString("BEGIN;\n")
+	fmt.Fprintf(&b, "SET LOCAL hnsw.ef_search = %d;\n", p.efSearch)
+	b.WriteString("SET LOCAL hnsw.iterative_scan = relaxed_order;\n")
+	b.WriteString(strings.TrimSpace(body))
+	b.WriteString(";\nCOMMIT;\n")
+	return b.String(), nil
+}
+
+var errRecorded = errors.New("recorded")
+
+// recorder is a db.DBTX that keeps the statement and arguments instead of running them.
+type recorder struct {
+	sql  string
+	args []any
+}
+
+func (r *recorder) Query(_ context.Context, sql string, args ...any) (pgx.Rows, error) {
+	r.sql, r.args = sql, args
+	return nil, errRecorded
+}
+
+func (r *recorder) Exec(context.Context, string, ...any) (pgconn.CommandTag, error) {
+	return pgconn.CommandTag{}, errRecorded
+}
+
+func (r *recorder) QueryRow(context.Context, string, ...any) pgx.Row { return nil }
+
+func (r *recorder) CopyFrom(context.Context, pgx.Identifier, []string, pgx.CopyFromSource) (int64, error) {
+	return 0, errRecorded
+}
+
+var placeholder = regexp.MustCompile(`\$(\d+)`)
+
+// bind replaces $n placeholders with SQL literals.
+func bind(sql string, args []any) (string, error) {
+	var firstErr error
+	out := placeholder.ReplaceAllStringFunc(sql, func(m string) string {
+		n, _ := strconv.Atoi(m[1:])
+		if n < 1 || n > len(args) {
+			firstErr = fmt.Errorf("statement refers to %s but has %d arguments", m, len(args))
+			return m
+		}
+		lit, err := literal(args[n-1])
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+		return lit
+	})
+	return out, firstErr
+}
+
+func literal(v any) (string, error) {
+	switch x := v.(type) {
+	case nil:
+		return "NULL", nil
+	case string:
+		return quote(x), nil
+	case bool:
+		return strconv.FormatBool(x), nil
+	case int32:
+		return strconv.FormatInt(int64(x), 10), nil
+	case int64:
+		return strconv.FormatInt(x, 10), nil
+	case int:
+		return strconv.Itoa(x), nil
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64), nil
+	case time.Time:
+		return quote(x.Format(time.DateOnly)), nil
+	case *time.Time:
+		if x == nil {
+			return "NULL", nil
+		}
+		return quote(x.Format(time.DateOnly)), nil
+	case []string:
+		parts := make([]string, len(x))
+		for i, s := range x {
+			parts[i] = `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+		}
+		return quote("{" + strings.Join(parts, ",") + "}"), nil
+	case []float64:
+		parts := make([]string, len(x))
+		for i, f := range x {
+			parts[i] = strconv.FormatFloat(f, 'g', -1, 64)
+		}
+		return quote("{" + strings.Join(parts, ",") + "}"), nil
+	case []int64:
+		parts := make([]string, len(x))
+		for i, n := range x {
+			parts[i] = strconv.FormatInt(n, 10)
+		}
+		return quote("{" + strings.Join(parts, ",") + "}"), nil
+	case *pgvector.Vector:
+		if x == nil {
+			return "NULL", nil
+		}
+		parts := make([]string, len(x.Slice()))
+		for i, f := range x.Slice() {
+			parts[i] = strconv.FormatFloat(float64(f), 'g', -1, 32)
+		}
+		return quote("[" + strings.Join(parts, ",") + "]"), nil
+	}
+	return "", fmt.Errorf("cannot render %T as a SQL literal", v)
+}
+
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

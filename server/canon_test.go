@@ -1,0 +1,134 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"testing"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/canonkb/canon/embed"
+	canonv1 "github.com/canonkb/canon/gen/canon/v1"
+	"github.com/canonkb/canon/gen/canon/v1/canonv1connect"
+	"github.com/canonkb/canon/ingest"
+	"github.com/canonkb/canon/internal/dbtest"
+	"github.com/canonkb/canon/markdown"
+	"github.com/canonkb/canon/server"
+)
+
+func canonClient(t *testing.T) canonv1connect.CanonServiceClient {
+	t.Helper()
+	pool := dbtest.FreshPool(t)
+	in := ingest.New(pool, embed.NewHash(384), markdown.Options{})
+	files, err := ingest.ReadDirs([]string{"../examples/handbook/platform"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := in.Ingest(context.Background(), files, ingest.Options{Project: "platform"}); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(server.Handler(server.Deps{Pool: pool}))
+	t.Cleanup(srv.Close)
+	return canonv1connect.NewCanonServiceClient(srv.Client(), srv.URL)
+}
+
+func TestCanonServiceErrorCodes(t *testing.T) {
+	c := canonClient(t)
+	ctx := context.Background()
+	cases := []struct {
+		name string
+		call func() error
+		want connect.Code
+	}{
+		{"unknown project", func() error {
+			_, err := c.Deprecate(ctx, connect.NewRequest(&canonv1.DeprecateRequest{ProjectKey: "nope", Slug: "dec-cache-v1"}))
+			return err
+		}, connect.CodeNotFound},
+		{"unknown document", func() error {
+			_, err := c.Archive(ctx, connect.NewRequest(&canonv1.ArchiveRequest{ProjectKey: "platform", Slug: "nope"}))
+			return err
+		}, connect.CodeNotFound},
+		{"unknown document in graph show", func() error {
+			_, err := c.ShowGraph(ctx, connect.NewRequest(&canonv1.ShowGraphRequest{ProjectKey: "platform", Slug: "nope"}))
+			return err
+		}, connect.CodeNotFound},
+		{"bad type", func() error {
+			_, err := c.Promote(ctx, connect.NewRequest(&canonv1.PromoteRequest{ProjectKey: "platform",
+				Slug: "note-cache-musings", CanonicalType: "memo", Status: "accepted"}))
+			return err
+		}, connect.CodeInvalidArgument},
+		{"bad status", func() error {
+			_, err := c.Promote(ctx, connect.NewRequest(&canonv1.PromoteRequest{ProjectKey: "platform",
+				Slug: "note-cache-musings", CanonicalType: "standard", Status: "done"}))
+			return err
+		}, connect.CodeInvalidArgument},
+		{"bad priority", func() error {
+			_, err := c.Promote(ctx, connect.NewRequest(&canonv1.PromoteRequest{ProjectKey: "platform",
+				Slug: "note-cache-musings", CanonicalType: "standard", Status: "accepted", RetrievalPriority: proto.Int32(-1)}))
+			return err
+		}, connect.CodeInvalidArgument},
+		{"reject for a non-decision", func() error {
+			_, err := c.Reject(ctx, connect.NewRequest(&canonv1.RejectRequest{ProjectKey: "platform",
+				Slug: "note-cache-musings", DecisionSlug: "mod-session-store"}))
+			return err
+		}, connect.CodeInvalidArgument},
+		{"raw document", func() error {
+			_, err := c.Deprecate(ctx, connect.NewRequest(&canonv1.DeprecateRequest{ProjectKey: "platform", Slug: "note-cache-musings"}))
+			return err
+		}, connect.CodeFailedPrecondition},
+		{"supersede cycle", func() error {
+			_, err := c.Supersede(ctx, connect.NewRequest(&canonv1.SupersedeRequest{ProjectKey: "platform",
+				OldSlug: "dec-cache-v2", NewSlug: "dec-cache-v1"}))
+			return err
+		}, connect.CodeFailedPrecondition},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.call()
+			var ce *connect.Error
+			if !errors.As(err, &ce) || ce.Code() != tc.want {
+				t.Fatalf("got %v, want code %v", err, tc.want)
+			}
+			if ce.Message() == "" {
+				t.Error("the caller's mistake should keep its message")
+			}
+		})
+	}
+}
+
+func TestCanonServiceLifecycle(t *testing.T) {
+	c := canonClient(t)
+	ctx := context.Background()
+	req := connect.NewRequest(&canonv1.RejectRequest{ProjectKey: "platform", Slug: "note-cache-benchmarks", DecisionSlug: "dec-cache-v2"})
+	req.Header().Set(server.ActorHeader, "dana")
+	res, err := c.Reject(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := res.Msg.GetChange()
+	if !ch.GetChanged() || ch.GetActor() != "dana" || ch.GetAuditId() == 0 ||
+		ch.GetAfter().GetCanonicalType() != "rejected-approach" || len(ch.GetEdgesAdded()) != 1 ||
+		ch.GetEdgesAdded()[0].GetEdgeType() != "decision_for" {
+		t.Errorf("reject: %v", ch)
+	}
+	// Idempotent over the wire too; no header records "anonymous".
+	res, err = c.Reject(ctx, connect.NewRequest(req.Msg))
+	if err != nil || res.Msg.GetChange().GetChanged() || res.Msg.GetChange().GetActor() != "anonymous" {
+		t.Errorf("re-run: %v %v", res.Msg.GetChange(), err)
+	}
+	g, err := c.ShowGraph(ctx, connect.NewRequest(&canonv1.ShowGraphRequest{ProjectKey: "platform", Slug: "dec-cache-v2"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, n := range g.Msg.GetNeighbours() {
+		if n.GetDocId() == "note-cache-benchmarks" {
+			found = n.GetEdgeType() == "decision_for" && n.GetDirection() == "incoming" && n.GetProvenance() == "lifecycle"
+		}
+	}
+	if !found || g.Msg.GetState().GetCanonicalType() != "decision" {
+		t.Errorf("graph show should list the lifecycle edge: %v", g.Msg)
+	}
+}

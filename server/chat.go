@@ -1,0 +1,141 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/canonkb/canon/chat"
+	canonv1 "github.com/canonkb/canon/gen/canon/v1"
+	db "github.com/canonkb/canon/gen/db"
+)
+
+type chatHandler struct {
+	chat *chat.Service
+	pool *pgxpool.Pool
+	log  *slog.Logger
+}
+
+func (h *chatHandler) Chat(ctx context.Context, req *connect.Request[canonv1.ChatRequest]) (*connect.Response[canonv1.ChatResponse], error) {
+	res, err := h.chat.Answer(ctx, req.Msg, req.Header().Get("Accept-Language"), chat.Events{})
+	if err != nil {
+		return nil, chatError(ctx, h.log, err)
+	}
+	return connect.NewResponse(res), nil
+}
+
+func (h *chatHandler) ChatStream(ctx context.Context, req *connect.Request[canonv1.ChatRequest], stream *connect.ServerStream[canonv1.ChatStreamResponse]) error {
+	res, err := h.chat.Answer(ctx, req.Msg, req.Header().Get("Accept-Language"), chat.Events{
+		Retrieval: func(s *canonv1.RetrievalSummary) error {
+			return stream.Send(&canonv1.ChatStreamResponse{Event: &canonv1.ChatStreamResponse_Retrieval{Retrieval: s}})
+		},
+		Delta: func(d string) error {
+			return stream.Send(&canonv1.ChatStreamResponse{Event: &canonv1.ChatStreamResponse_Delta{Delta: d}})
+		},
+	})
+	if err != nil {
+		return chatError(ctx, h.log, err)
+	}
+	return stream.Send(&canonv1.ChatStreamResponse{Event: &canonv1.ChatStreamResponse_Final{Final: res}})
+}
+
+func (h *chatHandler) ContentGaps(ctx context.Context, req *connect.Request[canonv1.ContentGapsRequest]) (*connect.Response[canonv1.ContentGapsResponse], error) {
+	res, err := ContentGaps(ctx, h.pool, req.Msg)
+	if err != nil {
+		return nil, toConnect(ctx, h.log, "content gaps", err)
+	}
+	return connect.NewResponse(res), nil
+}
+
+// ContentGaps lists a project's unanswered questions, most asked first.
+func ContentGaps(ctx context.Context, pool *pgxpool.Pool, req *canonv1.ContentGapsRequest) (*canonv1.ContentGapsResponse, error) {
+	limit := req.GetLimit()
+	if limit == 0 {
+		limit = 50
+	}
+	if limit < 1 || limit > 1000 {
+		return nil, invalidf("limit must be between 1 and 1000")
+	}
+	if req.GetProjectKey() == "" {
+		return nil, invalidf("project_key is required")
+	}
+	q := db.New(pool)
+	if _, err := q.ProjectGetByKey(ctx, req.GetProjectKey()); err != nil {
+		return nil, notFoundf("unknown project %q", req.GetProjectKey())
+	}
+	rows, err := q.ContentGapList(ctx, db.ContentGapListParams{ProjectKey: req.GetProjectKey(), RowLimit: limit})
+	if err != nil {
+		return nil, err
+	}
+	out := &canonv1.ContentGapsResponse{}
+	for _, r := range rows {
+		out.Gaps = append(out.Gaps, &canonv1.ContentGap{Question: r.ExampleQuestion, Count: r.Count,
+			FirstSeen: r.FirstSeen.UTC().Format(time.RFC3339), LastSeen: r.LastSeen.UTC().Format(time.RFC3339)})
+	}
+	return out, nil
+}
+
+func chatError(ctx context.Context, log *slog.Logger, err error) error {
+	if chat.IsUnavailable(err) {
+		log.WarnContext(ctx, "language model unavailable", "err", err)
+		return connect.NewError(connect.CodeUnavailable, errors.New("the language model is unavailable; try again shortly"))
+	}
+	return toConnect(ctx, log, "chat", err)
+}
+
+// maxJSONBody bounds POST /api/kb/chat bodies (history of 50 long turns fits).
+const maxJSONBody = 2 << 20
+
+// jsonChat serves POST /api/kb/chat: the ChatService contract as plain JSON with
+// snake_case fields. The legacy body {question, project_key} works as is.
+func (h *chatHandler) jsonChat(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBody))
+	if err != nil {
+		writeJSONError(w, connect.CodeInvalidArgument, "request body is too large or unreadable")
+		return
+	}
+	var req canonv1.ChatRequest
+	if err := (protojson.UnmarshalOptions{}).Unmarshal(body, &req); err != nil {
+		writeJSONError(w, connect.CodeInvalidArgument, "request body is not a valid chat request: "+err.Error())
+		return
+	}
+	res, err := h.chat.Answer(r.Context(), &req, r.Header.Get("Accept-Language"), chat.Events{})
+	if err != nil {
+		var ce *connect.Error
+		if errors.As(chatError(r.Context(), h.log, err), &ce) {
+			writeJSONError(w, ce.Code(), ce.Message())
+			return
+		}
+		writeJSONError(w, connect.CodeInternal, "chat failed")
+		return
+	}
+	b, err := protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}.Marshal(res)
+	if err != nil {
+		writeJSONError(w, connect.CodeInternal, "chat failed")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(b) //nolint:errcheck
+}
+
+func writeJSONError(w http.ResponseWriter, code connect.Code, msg string) {
+	status := map[connect.Code]int{
+		connect.CodeInvalidArgument: http.StatusBadRequest, connect.CodeNotFound: http.StatusNotFound,
+		connect.CodeUnavailable: http.StatusServiceUnavailable, connect.CodeCanceled: 499,
+		connect.CodeDeadlineExceeded: http.StatusGatewayTimeout,
+	}[code]
+	if status == 0 {
+		status = http.StatusInternalServerError
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]string{"code": code.String(), "message": msg}) //nolint:errcheck
+}

@@ -1,0 +1,220 @@
+// Package server exposes canon over HTTP: Connect, gRPC and gRPC-web handlers on
+// one port (h2c), plus health and reflection. Handlers only translate between the
+// wire and the packages that do the work.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"connectrpc.com/connect"
+	"connectrpc.com/grpchealth"
+	"connectrpc.com/grpcreflect"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/h2c"
+
+	"github.com/canonkb/canon/chat"
+	"github.com/canonkb/canon/domain"
+	canonv1 "github.com/canonkb/canon/gen/canon/v1"
+	"github.com/canonkb/canon/gen/canon/v1/canonv1connect"
+	db "github.com/canonkb/canon/gen/db"
+	"github.com/canonkb/canon/ingest"
+	"github.com/canonkb/canon/search"
+)
+
+// Deps are what the handlers need.
+type Deps struct {
+	Pool     *pgxpool.Pool
+	Searcher *search.Searcher
+	Ingester *ingest.Ingester
+	Chat     *chat.Service
+	Logger   *slog.Logger
+}
+
+// Handler builds the HTTP handler with every service mounted.
+func Handler(d Deps) http.Handler {
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	mux := http.NewServeMux()
+	opts := []connect.HandlerOption{connect.WithInterceptors(recoverInterceptor(d.Logger))}
+	mux.Handle(canonv1connect.NewSearchServiceHandler(&searchHandler{searcher: d.Searcher, log: d.Logger}, opts...))
+	mux.Handle(canonv1connect.NewIngestServiceHandler(&ingestHandler{ingester: d.Ingester, log: d.Logger}, opts...))
+	mux.Handle(canonv1connect.NewProjectServiceHandler(&projectHandler{pool: d.Pool, log: d.Logger}, opts...))
+	mux.Handle(canonv1connect.NewCanonServiceHandler(newCanonHandler(d.Pool, d.Logger), opts...))
+	chatH := &chatHandler{chat: d.Chat, pool: d.Pool, log: d.Logger}
+	mux.Handle(canonv1connect.NewChatServiceHandler(chatH, opts...))
+	mux.HandleFunc("POST /api/kb/chat", chatH.jsonChat)
+
+	services := []string{
+		canonv1connect.SearchServiceName, canonv1connect.IngestServiceName, canonv1connect.ProjectServiceName,
+		canonv1connect.ChatServiceName, canonv1connect.CanonServiceName,
+	}
+	checker := grpchealth.NewStaticChecker(services...)
+	mux.Handle(grpchealth.NewHandler(checker))
+	reflector := grpcreflect.NewStaticReflector(services...)
+	mux.Handle(grpcreflect.NewHandlerV1(reflector))
+	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := d.Pool.Ping(ctx); err != nil {
+			http.Error(w, "database unreachable", http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte("ok\n")) //nolint:errcheck
+	})
+	return h2c.NewHandler(mux, &http2.Server{})
+}
+
+// NewHTTPServer wraps the handler with timeouts that protect the server from slow clients.
+func NewHTTPServer(addr string, h http.Handler) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    1 << 20,
+	}
+}
+
+type searchHandler struct {
+	searcher *search.Searcher
+	log      *slog.Logger
+}
+
+func (h *searchHandler) Search(ctx context.Context, req *connect.Request[canonv1.SearchRequest]) (*connect.Response[canonv1.SearchResponse], error) {
+	res, err := h.searcher.Search(ctx, req.Msg)
+	if err != nil {
+		return nil, toConnect(ctx, h.log, "search", err)
+	}
+	return connect.NewResponse(&canonv1.SearchResponse{Result: res}), nil
+}
+
+type ingestHandler struct {
+	ingester *ingest.Ingester
+	log      *slog.Logger
+}
+
+// maxIngestFiles bounds one request; bigger corpora go through several requests or the CLI.
+const maxIngestFiles = 5000
+
+func (h *ingestHandler) Ingest(ctx context.Context, req *connect.Request[canonv1.IngestRequest]) (*connect.Response[canonv1.IngestResponse], error) {
+	m := req.Msg
+	if !ingest.ValidProjectKey(m.GetProjectKey()) {
+		return nil, connect.NewError(connect.CodeInvalidArgument,
+			errors.New("project_key is required: lowercase letters, digits, '-', '_' or '.'"))
+	}
+	if len(m.GetFiles()) > maxIngestFiles {
+		return nil, connect.NewError(connect.CodeInvalidArgument,
+			errors.New("too many files in one request (limit 5000): split the upload"))
+	}
+	files := make([]ingest.File, 0, len(m.GetFiles()))
+	for _, f := range m.GetFiles() {
+		if f.GetPath() == "" {
+			return nil, connect.NewError(connect.CodeInvalidArgument, errors.New("every file needs a path"))
+		}
+		files = append(files, ingest.File{Path: f.GetPath(), Content: f.GetContent()})
+	}
+	res, err := h.ingester.Ingest(ctx, files, ingest.Options{Project: m.GetProjectKey(), Prune: m.GetPrune()})
+	if err != nil {
+		return nil, toConnect(ctx, h.log, "ingest", err)
+	}
+	out := &canonv1.IngestResponse{
+		Files: int32(res.Files), Created: int32(res.Created), Updated: int32(res.Updated),
+		Unchanged: int32(res.Unchanged), Pruned: int32(res.Pruned), Chunks: int32(res.Chunks),
+		ElapsedMs: float64(res.Elapsed.Microseconds()) / 1000, Notices: res.Notices,
+	}
+	for _, e := range res.Errors {
+		out.Errors = append(out.Errors, &canonv1.FileError{Path: e.Path, Line: int32(e.Line), Reason: e.Reason})
+	}
+	return connect.NewResponse(out), nil
+}
+
+type projectHandler struct {
+	pool *pgxpool.Pool
+	log  *slog.Logger
+}
+
+func (h *projectHandler) ListProjects(ctx context.Context, _ *connect.Request[canonv1.ListProjectsRequest]) (*connect.Response[canonv1.ListProjectsResponse], error) {
+	rows, err := db.New(h.pool).ProjectList(ctx)
+	if err != nil {
+		return nil, toConnect(ctx, h.log, "list projects", err)
+	}
+	out := &canonv1.ListProjectsResponse{}
+	for _, r := range rows {
+		out.Projects = append(out.Projects, &canonv1.Project{
+			ProjectKey: r.ProjectKey, Documents: r.Documents, Chunks: r.Chunks,
+			CanonicalDocuments: r.CanonicalDocuments, Entities: r.Entities,
+		})
+	}
+	return connect.NewResponse(out), nil
+}
+
+func invalidf(format string, args ...any) error {
+	return &domain.InvalidError{Message: fmt.Sprintf(format, args...)}
+}
+
+func notFoundf(format string, args ...any) error {
+	return &domain.NotFoundError{Message: fmt.Sprintf(format, args...)}
+}
+
+// toConnect maps errors to Connect codes: the caller's mistakes keep their message;
+// internal failures are logged and answered without internals.
+func toConnect(ctx context.Context, log *slog.Logger, op string, err error) error {
+	var invalid *domain.InvalidError
+	var notFound *domain.NotFoundError
+	switch {
+	case errors.As(err, &invalid):
+		return connect.NewError(connect.CodeInvalidArgument, errors.New(invalid.Message))
+	case errors.As(err, &notFound):
+		return connect.NewError(connect.CodeNotFound, errors.New(notFound.Message))
+	case errors.Is(err, context.Canceled):
+		return connect.NewError(connect.CodeCanceled, errors.New("request canceled"))
+	case errors.Is(err, context.DeadlineExceeded):
+		return connect.NewError(connect.CodeDeadlineExceeded, errors.New("request timed out"))
+	}
+	log.ErrorContext(ctx, op+" failed", "err", err)
+	return connect.NewError(connect.CodeInternal, errors.New(op+" failed; the server log has details"))
+}
+
+// recoverInterceptor turns a panic into an Internal error: a bug answers one
+// request badly instead of killing the server.
+func recoverInterceptor(log *slog.Logger) connect.Interceptor {
+	return &recoverer{log: log}
+}
+
+type recoverer struct{ log *slog.Logger }
+
+func (r *recoverer) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+	return func(ctx context.Context, req connect.AnyRequest) (res connect.AnyResponse, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				r.log.ErrorContext(ctx, "panic in handler", "procedure", req.Spec().Procedure, "panic", p)
+				err = connect.NewError(connect.CodeInternal, errors.New("internal error"))
+			}
+		}()
+		return next(ctx, req)
+	}
+}
+
+func (r *recoverer) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+	return next
+}
+
+func (r *recoverer) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
+	return func(ctx context.Context, conn connect.StreamingHandlerConn) (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				r.log.ErrorContext(ctx, "panic in handler", "procedure", conn.Spec().Procedure, "panic", p)
+				err = connect.NewError(connect.CodeInternal, errors.New("internal error"))
+			}
+		}()
+		return next(ctx, conn)
+	}
+}

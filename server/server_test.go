@@ -1,0 +1,236 @@
+package server_test
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"connectrpc.com/connect"
+	"golang.org/x/net/http2"
+
+	"github.com/canonkb/canon/chat"
+	"github.com/canonkb/canon/chatlog"
+	"github.com/canonkb/canon/domain"
+	"github.com/canonkb/canon/embed"
+	canonv1 "github.com/canonkb/canon/gen/canon/v1"
+	"github.com/canonkb/canon/gen/canon/v1/canonv1connect"
+	"github.com/canonkb/canon/ingest"
+	"github.com/canonkb/canon/internal/dbtest"
+	"github.com/canonkb/canon/llm"
+	"github.com/canonkb/canon/markdown"
+	"github.com/canonkb/canon/search"
+	"github.com/canonkb/canon/server"
+)
+
+func newServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	pool := dbtest.FreshPool(t)
+	emb := embed.NewHash(384)
+	in := ingest.New(pool, emb, markdown.Options{})
+	files, err := ingest.ReadDirs([]string{"../examples/handbook"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := in.Ingest(context.Background(), files, ingest.Options{Project: "platform"}); err != nil {
+		t.Fatal(err)
+	}
+	searcher := search.New(pool, emb, search.Config{Ranking: domain.DefaultRanking(domain.ProfileHashKeywordLed), Profile: domain.ProfileHashKeywordLed})
+	prompt, _ := domain.ParsePrompt(domain.DefaultPromptTemplate())
+	logger := chatlog.New(pool, 10, nil)
+	t.Cleanup(func() { logger.Close(context.Background()) })
+	svc := chat.New(searcher, llm.NewExtractive(), prompt, logger, chat.Config{
+		Gate: domain.Gate{MinSimilarity: 0.30, MinKeywordCoverage: 0.60}, SupportThreshold: 0.5})
+	h := server.Handler(server.Deps{Pool: pool, Searcher: searcher, Ingester: in, Chat: svc})
+	srv := httptest.NewUnstartedServer(h)
+	srv.EnableHTTP2 = true
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// h2cClient speaks HTTP/2 without TLS, as gRPC clients do against `canon serve`.
+func h2cClient() *http.Client {
+	return &http.Client{Transport: &http2.Transport{
+		AllowHTTP: true,
+		DialTLSContext: func(ctx context.Context, network, addr string, _ *tls.Config) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, network, addr)
+		},
+	}}
+}
+
+func TestSearchOverConnectGRPCAndGRPCWeb(t *testing.T) {
+	srv := newServer(t)
+	clients := map[string]canonv1connect.SearchServiceClient{
+		"connect":  canonv1connect.NewSearchServiceClient(srv.Client(), srv.URL),
+		"grpc":     canonv1connect.NewSearchServiceClient(h2cClient(), srv.URL, connect.WithGRPC()),
+		"grpc-web": canonv1connect.NewSearchServiceClient(srv.Client(), srv.URL, connect.WithGRPCWeb()),
+	}
+	for name, c := range clients {
+		t.Run(name, func(t *testing.T) {
+			res, err := c.Search(context.Background(), connect.NewRequest(&canonv1.SearchRequest{
+				Query:   "what cache layer did we standardise on?",
+				Filters: &canonv1.Filters{ProjectKeys: []string{"platform"}},
+			}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p := res.Msg.GetResult().GetPrimary(); len(p) == 0 || p[0].GetDocId() != "dec-cache-v2" {
+				t.Fatalf("primary = %v", p)
+			}
+		})
+	}
+}
+
+func TestErrorsAreTypedConnectCodes(t *testing.T) {
+	srv := newServer(t)
+	c := canonv1connect.NewSearchServiceClient(srv.Client(), srv.URL)
+	cases := []struct {
+		req  *canonv1.SearchRequest
+		code connect.Code
+	}{
+		{&canonv1.SearchRequest{Query: " ", Filters: &canonv1.Filters{ProjectKeys: []string{"platform"}}}, connect.CodeInvalidArgument},
+		{&canonv1.SearchRequest{Query: "x", Filters: &canonv1.Filters{ProjectKeys: []string{"platform"}}, Options: &canonv1.SearchOptions{Limit: 500}}, connect.CodeInvalidArgument},
+		{&canonv1.SearchRequest{Query: "x", Filters: &canonv1.Filters{ProjectKeys: []string{"platform"}}, Options: &canonv1.SearchOptions{Fusion: "magic"}}, connect.CodeInvalidArgument},
+		{&canonv1.SearchRequest{Query: "x", Filters: &canonv1.Filters{ProjectKeys: []string{"nope"}}}, connect.CodeNotFound},
+	}
+	for _, tc := range cases {
+		_, err := c.Search(context.Background(), connect.NewRequest(tc.req))
+		var ce *connect.Error
+		if !errors.As(err, &ce) || ce.Code() != tc.code || ce.Message() == "" {
+			t.Errorf("%+v: got %v, want %v with a message", tc.req, err, tc.code)
+		}
+	}
+}
+
+func TestChatStreamOrder(t *testing.T) {
+	srv := newServer(t)
+	c := canonv1connect.NewChatServiceClient(srv.Client(), srv.URL)
+	stream, err := c.ChatStream(context.Background(), connect.NewRequest(&canonv1.ChatRequest{
+		Question: "how do deployment rollbacks work?", Filters: &canonv1.Filters{ProjectKeys: []string{"platform"}}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	var final *canonv1.ChatResponse
+	for stream.Receive() {
+		switch e := stream.Msg().GetEvent().(type) {
+		case *canonv1.ChatStreamResponse_Retrieval:
+			kinds = append(kinds, "retrieval")
+		case *canonv1.ChatStreamResponse_Delta:
+			if len(kinds) == 0 || kinds[len(kinds)-1] != "delta" {
+				kinds = append(kinds, "delta")
+			}
+		case *canonv1.ChatStreamResponse_Final:
+			kinds = append(kinds, "final")
+			final = e.Final
+		}
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(kinds, ",") != "retrieval,delta,final" {
+		t.Fatalf("event order = %v", kinds)
+	}
+	if len(final.GetCitations()) == 0 || final.GetMeta().GetProvider() != "extractive" {
+		t.Errorf("final = %+v", final)
+	}
+}
+
+func TestJSONChatEndpoint(t *testing.T) {
+	srv := newServer(t)
+	post := func(body string, header ...string) (int, map[string]any) {
+		req, _ := http.NewRequest("POST", srv.URL+"/api/kb/chat", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		res, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		var out map[string]any
+		if err := json.Unmarshal(b, &out); err != nil {
+			t.Fatalf("not JSON: %s", b)
+		}
+		return res.StatusCode, out
+	}
+	// The legacy body: {question, project_key}.
+	status, out := post(`{"question":"how do deployment rollbacks work?","project_key":"platform"}`)
+	if status != 200 || out["answer"] == "" || out["citations"] == nil || out["refusal_reason"] != "" {
+		t.Fatalf("legacy body: %d %v", status, out)
+	}
+	meta := out["meta"].(map[string]any)
+	if _, ok := meta["retrieval_ms"]; !ok {
+		t.Errorf("fields must be snake_case: %v", meta)
+	}
+	// A refusal is a 200 with a machine-readable reason, in the asked language.
+	status, out = post(`{"question":"how do I knit a scarf?","filters":{"project_keys":["platform"]}}`, "Accept-Language", "de")
+	if status != 200 || out["refusal_reason"] != "no_relevant_context" || len(out["citations"].([]any)) != 0 {
+		t.Fatalf("refusal: %d %v", status, out)
+	}
+	if !strings.Contains(out["answer"].(string), "Dokumenten") {
+		t.Errorf("want the German refusal text, got %q", out["answer"])
+	}
+	// Bad input: 400 with a typed code and a message.
+	for _, body := range []string{`{"question":""}`, `not json`, `{"question":"x","project_key":"platform","history":[{"role":"robot","content":"x"}]}`} {
+		status, out = post(body)
+		if status != 400 || out["code"] != "invalid_argument" || out["message"] == "" {
+			t.Errorf("%s: %d %v", body, status, out)
+		}
+	}
+	status, out = post(`{"question":"x","project_key":"nope"}`)
+	if status != 404 || out["code"] != "not_found" {
+		t.Errorf("unknown project: %d %v", status, out)
+	}
+}
+
+func TestIngestAndProjectsRPC(t *testing.T) {
+	srv := newServer(t)
+	ic := canonv1connect.NewIngestServiceClient(srv.Client(), srv.URL)
+	res, err := ic.Ingest(context.Background(), connect.NewRequest(&canonv1.IngestRequest{
+		ProjectKey: "rpc",
+		Files: []*canonv1.IngestFile{
+			{Path: "a.md", Content: []byte("# Alpha\n\nThe alpha service.\n")},
+			{Path: "b.md", Content: []byte("---\ntype: nonsense\n---\n# B\n")},
+		},
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Msg.GetCreated() != 1 || len(res.Msg.GetErrors()) != 1 || res.Msg.GetErrors()[0].GetLine() != 2 {
+		t.Fatalf("%+v", res.Msg)
+	}
+	_, err = ic.Ingest(context.Background(), connect.NewRequest(&canonv1.IngestRequest{ProjectKey: "Bad Key"}))
+	if connect.CodeOf(err) != connect.CodeInvalidArgument {
+		t.Errorf("bad project key: %v", err)
+	}
+	pc := canonv1connect.NewProjectServiceClient(srv.Client(), srv.URL)
+	list, err := pc.ListProjects(context.Background(), connect.NewRequest(&canonv1.ListProjectsRequest{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string]int64{}
+	for _, p := range list.Msg.GetProjects() {
+		keys[p.GetProjectKey()] = p.GetDocuments()
+	}
+	if keys["rpc"] != 1 || keys["platform"] < 40 || keys["payments"] < 5 {
+		t.Errorf("projects = %v", keys)
+	}
+}
+
+func TestHealth(t *testing.T) {
+	srv := newServer(t)
+	res, err := srv.Client().Get(srv.URL + "/healthz")
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("%v %v", err, res)
+	}
+}
