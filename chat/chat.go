@@ -147,7 +147,12 @@ func (s *Service) Answer(ctx context.Context, req *canonv1.ChatRequest, acceptLa
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, &UnavailableError{Err: err}
+		// Outages are Unavailable; anything else (a request the provider rejects as
+		// malformed) is our bug and surfaces as an internal error.
+		if errors.Is(err, llm.ErrUnavailable) {
+			return nil, &UnavailableError{Err: err}
+		}
+		return nil, fmt.Errorf("generate: %w", err)
 	}
 	meta.Usage = &canonv1.Usage{PromptTokens: int32(out.Usage.PromptTokens), CompletionTokens: int32(out.Usage.CompletionTokens)}
 	if out.Model != "" {

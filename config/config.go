@@ -4,8 +4,11 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"reflect"
+	"strings"
 	"time"
 
 	"github.com/caarlos0/env/v11"
@@ -106,7 +109,7 @@ func Parse(environ []string) (Config, error) {
 	vars := env.ToMap(environ)
 	var c Config
 	if err := env.ParseWithOptions(&c, env.Options{Environment: vars}); err != nil {
-		return Config{}, fmt.Errorf("configuration: %w", err)
+		return Config{}, describe(err)
 	}
 	// The conventional variables work too, but the canon-specific ones win.
 	if c.EmbeddingAPIKey == "" {
@@ -121,6 +124,41 @@ func Parse(environ []string) (Config, error) {
 		}
 	}
 	return c, c.validate()
+}
+
+// describe names the variable a parse error is about (the library names the Go field).
+func describe(err error) error {
+	var agg env.AggregateError
+	if !errors.As(err, &agg) {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	var msgs []string
+	for _, e := range agg.Errors {
+		var pe env.ParseError
+		if errors.As(e, &pe) {
+			msgs = append(msgs, fmt.Sprintf("%s must be a %s", envName(reflect.TypeOf(Config{}), pe.Name), pe.Type))
+			continue
+		}
+		msgs = append(msgs, e.Error())
+	}
+	return fmt.Errorf("configuration: %s", strings.Join(msgs, "; "))
+}
+
+func envName(t reflect.Type, field string) string {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Name == field {
+			if tag := f.Tag.Get("env"); tag != "" {
+				return tag
+			}
+		}
+		if f.Type.Kind() == reflect.Struct && f.Type.PkgPath() == t.PkgPath() {
+			if name := envName(f.Type, field); name != field {
+				return name
+			}
+		}
+	}
+	return field
 }
 
 func (c Config) validate() error {

@@ -100,11 +100,11 @@ func TestCachedQueriesKeyIncludesName(t *testing.T) {
 
 func TestCachedQueriesExpire(t *testing.T) {
 	inner := &countingEmbedder{name: "fake"}
-	c := NewCachedQueries(inner, 10, 50*time.Millisecond)
+	c := NewCachedQueries(inner, 10, 200*time.Millisecond)
 	ctx := context.Background()
 	c.EmbedQuery(ctx, "q")
 	c.EmbedQuery(ctx, "q")
-	time.Sleep(120 * time.Millisecond)
+	time.Sleep(400 * time.Millisecond)
 	c.EmbedQuery(ctx, "q")
 	if got := inner.queries.Load(); got != 2 {
 		t.Errorf("inner calls = %d, want 2 (one before and one after expiry)", got)

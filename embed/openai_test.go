@@ -385,7 +385,7 @@ func TestOpenAIAttemptTimeoutIsRetried(t *testing.T) {
 		}
 		return false
 	}}
-	o := newTestOpenAI(t, f, OpenAIConfig{Timeout: 100 * time.Millisecond})
+	o := newTestOpenAI(t, f, OpenAIConfig{Timeout: 250 * time.Millisecond})
 	// Registered after the server's Close, so it runs first and frees the handler.
 	t.Cleanup(func() { close(release) })
 	v, err := o.EmbedQuery(context.Background(), "text-7")

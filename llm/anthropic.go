@@ -117,6 +117,9 @@ func (p *Anthropic) params(req Request) anthropic.MessageNewParams {
 	}
 	var msgs []anthropic.MessageParam
 	for _, m := range requestMessages(req) {
+		if strings.TrimSpace(m.Content) == "" {
+			continue // the API rejects empty text blocks
+		}
 		switch m.Role {
 		case "assistant":
 			msgs = append(msgs, anthropic.NewAssistantMessage(anthropic.NewTextBlock(m.Content)))
@@ -154,7 +157,7 @@ func (p *Anthropic) Stream(ctx context.Context, req Request, onDelta func(string
 		var httpResp *http.Response
 		stream := p.svc.NewStreaming(ctx, params,
 			option.WithMaxRetries(max(httpRetries, 0)),
-			option.WithMiddleware(countAttempts(&res.attempts)),
+			option.WithMiddleware(sdkMiddleware(&res.attempts)),
 			option.WithResponseInto(&httpResp),
 		)
 		defer func() { _ = stream.Close() }()

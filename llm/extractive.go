@@ -22,7 +22,7 @@ const (
 	extractiveMaxPassages  = 3
 	// A sentence beyond the second is kept only if it scores at least this
 	// share of the best one.
-	extractiveRelativeCutoff = 0.5
+	extractiveRelativeCutoff = 0.6
 )
 
 // Extractive composes answers from the passages themselves: no model, no
@@ -67,6 +67,9 @@ func (e *Extractive) Stream(ctx context.Context, req Request, onDelta func(strin
 				break
 			}
 		}
+	}
+	if onDelta == nil {
+		onDelta = func(string) error { return nil }
 	}
 	answer := compose(question, req.Passages)
 	prompt := len(strings.Fields(question))
@@ -380,8 +383,9 @@ func contentTerms(s string) []string {
 	return out
 }
 
-// stem folds the common English inflections: plurals, -ing, -ed, and a final
-// silent e, so that store, stores, stored and storing meet.
+// stem folds the common English inflections: plurals, then -ing and -ed, then
+// a final silent e, so that store, stores, stored and storing meet, and so do
+// embedding and embeddings.
 func stem(w string) string {
 	n := len(w)
 	switch {
@@ -391,9 +395,12 @@ func stem(w string) string {
 		w = w[:n-2]
 	case n > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
 		w = w[:n-1]
-	case n > 5 && strings.HasSuffix(w, "ing"):
+	}
+	n = len(w)
+	switch {
+	case n > 5 && strings.HasSuffix(w, "ing") && hasVowel(w[:n-3]):
 		w = undouble(w[:n-3])
-	case n > 4 && strings.HasSuffix(w, "ed"):
+	case n > 4 && strings.HasSuffix(w, "ed") && hasVowel(w[:n-2]):
 		w = undouble(w[:n-2])
 	}
 	if len(w) > 3 && strings.HasSuffix(w, "e") {
@@ -401,6 +408,10 @@ func stem(w string) string {
 	}
 	return w
 }
+
+// hasVowel keeps "string" and "spring" whole: what is left after -ing must
+// still look like a word.
+func hasVowel(w string) bool { return strings.ContainsAny(w, "aeiouy") }
 
 // undouble turns "runn" (from running) into "run"; ll, ss and zz stay.
 func undouble(w string) string {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -82,6 +83,9 @@ type attemptFunc func(ctx context.Context, httpRetries int, emit func(string) er
 // text has reached onDelta nothing is replayed: a failure then ends the
 // generation with the text so far in the returned Response.
 func (r *remote) generate(ctx context.Context, onDelta func(string) error, attempt attemptFunc) (Response, error) {
+	if onDelta == nil {
+		onDelta = func(string) error { return nil }
+	}
 	callerCtx := ctx
 	ctx, cancel := context.WithTimeoutCause(ctx, r.timeout, errTimedOut)
 	defer cancel()
@@ -127,7 +131,7 @@ func (r *remote) generate(ctx context.Context, onDelta func(string) error, attem
 		}
 		var pe *ProviderError
 		if !errors.As(res.err, &pe) {
-			// Not expected: attempts classify their errors. Never expose raw text.
+			// Not expected: attempts classify their errors. Still redacted.
 			pe = errorFromTransport(r.provider, r.red, res.err, false, used)
 		}
 		pe.Attempts = attemptsMade
@@ -147,12 +151,52 @@ func (r *remote) generate(ctx context.Context, onDelta func(string) error, attem
 	}
 }
 
-// countAttempts returns an SDK middleware counting the HTTP requests sent.
-func countAttempts(n *int) func(*http.Request, func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+// maxRetryWait is the longest server-directed wait (Retry-After) worth sitting
+// through in a chat: past it, or past the generation's deadline, the error is
+// returned at once with its real status instead of sleeping.
+const maxRetryWait = 30 * time.Second
+
+// sdkMiddleware counts the HTTP requests the SDK sends (its own retries
+// included) into n, and tells the SDK not to retry (x-should-retry: false, which
+// both SDKs honour) a response whose Retry-After exceeds maxRetryWait or the
+// request's deadline.
+func sdkMiddleware(n *int) func(*http.Request, func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 	return func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 		*n++
-		return next(req)
+		res, err := next(req)
+		if err != nil || res == nil || res.StatusCode < 400 {
+			return res, err
+		}
+		if wait, ok := retryAfter(res.Header); ok {
+			deadline, hasDeadline := req.Context().Deadline()
+			if wait > maxRetryWait || (hasDeadline && time.Now().Add(wait).After(deadline)) {
+				res.Header.Set("X-Should-Retry", "false")
+			}
+		}
+		return res, err
 	}
+}
+
+// retryAfter reads Retry-After-Ms, or Retry-After in seconds or as an HTTP date.
+func retryAfter(h http.Header) (time.Duration, bool) {
+	// Clamped so that absurd values cannot overflow a Duration.
+	seconds := func(s float64) time.Duration { return time.Duration(min(s, 1e6) * float64(time.Second)) }
+	if v := h.Get("Retry-After-Ms"); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
+			return seconds(ms / 1000), true
+		}
+	}
+	v := h.Get("Retry-After")
+	if v == "" {
+		return 0, false
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
+		return seconds(s), true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(time.Until(t), 0), true
+	}
+	return 0, false
 }
 
 // CostUSD prices a response of this provider with its price table.

@@ -1,6 +1,16 @@
 // Package llm talks to language models: one Provider interface, implemented for
 // OpenAI-compatible chat completions, Anthropic's Messages API, and an offline
 // extractive composer that needs no model at all.
+//
+// New builds one by kind ("extractive", the default; "openai"; "anthropic").
+// The remote providers use the official SDKs (github.com/openai/openai-go/v3,
+// github.com/anthropics/anthropic-sdk-go) for the streaming wire protocols and
+// retries, configured only from OpenAIConfig/AnthropicConfig (never from the
+// SDKs' environment variables). They retry before the first token only, close
+// the upstream request when ctx is cancelled, and fail with a *ProviderError
+// whose message never contains the API key and which matches ErrUnavailable
+// unless the server rejected the request itself (400/413/422). Cost prices a
+// Usage from a configurable table of indicative list prices.
 package llm
 
 import (

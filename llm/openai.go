@@ -31,8 +31,10 @@ type OpenAIConfig struct {
 	// the answer. Default DefaultTimeout.
 	Timeout time.Duration
 	// MaxRetries is how many times a failed request is retried (connection
-	// errors, 408, 409, 429 and 5xx, honouring Retry-After; and a stream that
-	// broke before its first text). Never after text was emitted. 0 means
+	// errors, 408, 409, 429 and 5xx with exponential backoff or the server's
+	// Retry-After; and a stream that broke before its first text). Never after
+	// text was emitted, and not when Retry-After asks for more than 30 s or
+	// beyond Timeout (the error is returned at once instead). 0 means
 	// DefaultMaxRetries, negative means none.
 	MaxRetries int
 	// Temperature is sent when set; nil leaves the server's default.
@@ -160,7 +162,7 @@ func (p *OpenAI) Stream(ctx context.Context, req Request, onDelta func(string) e
 		var httpResp *http.Response
 		stream := p.svc.NewStreaming(ctx, params,
 			option.WithMaxRetries(max(httpRetries, 0)),
-			option.WithMiddleware(countAttempts(&res.attempts)),
+			option.WithMiddleware(sdkMiddleware(&res.attempts)),
 			option.WithResponseInto(&httpResp),
 		)
 		defer stream.Close()

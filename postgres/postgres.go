@@ -98,6 +98,10 @@ func migrate(ctx context.Context, db *sql.DB, command string, opts MigrateOption
 		}
 	case "down":
 		r, err := provider.Down(ctx)
+		if errors.Is(err, goose.ErrNoNextVersion) {
+			fmt.Fprintln(out, "nothing to roll back")
+			return nil
+		}
 		if err != nil {
 			return fmt.Errorf("migrate down: %w", err)
 		}

@@ -69,17 +69,88 @@ type plan struct {
 // Search runs a request. Errors a caller must fix are *domain.InvalidError or
 // *domain.NotFoundError.
 func (s *Searcher) Search(ctx context.Context, req *canonv1.SearchRequest) (*canonv1.SearchResult, error) {
+	pr, err := s.Prepare(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := pr.Rank(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	return pr.Result(ctx, rows)
+}
+
+// Prepared is a validated request, its projects resolved and its question
+// embedded, that can be ranked more than once before one result is built: the
+// two-pass entity search (package hierarchy) ranks growing sets of candidate
+// documents with it. Search is Prepare, Rank(nil), Result.
+type Prepared struct {
+	s     *Searcher
+	req   *canonv1.SearchRequest
+	p     *plan
+	start time.Time
+}
+
+// Prepare validates and plans req without ranking. Errors a caller must fix are
+// *domain.InvalidError or *domain.NotFoundError.
+func (s *Searcher) Prepare(ctx context.Context, req *canonv1.SearchRequest) (*Prepared, error) {
 	start := time.Now()
 	p, err := s.plan(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.run(ctx, p)
-	if err != nil {
-		return nil, err
+	return &Prepared{s: s, req: req, p: p, start: start}, nil
+}
+
+// Query is the request's question.
+func (pr *Prepared) Query() string { return pr.p.query }
+
+// Limit is the number of primary hits of the request.
+func (pr *Prepared) Limit() int { return pr.p.limit }
+
+// Fusion is the request's fusion (domain.Fusion*).
+func (pr *Prepared) Fusion() string { return pr.p.fusion }
+
+// ProjectIDs are the ids of the request's projects, sorted by key.
+func (pr *Prepared) ProjectIDs() []int64 { return pr.p.projectIDs }
+
+// ProjectKeys are the request's project keys, sorted.
+func (pr *Prepared) ProjectKeys() []string { return pr.p.filters.ProjectKeys }
+
+// QueryEmbedding is the question's embedding; nil under keyword_only, which ranks
+// without one.
+func (pr *Prepared) QueryEmbedding() *pgvector.Vector {
+	if !pr.p.params.SemanticEnabled {
+		return nil
 	}
+	return pr.p.params.QueryEmbedding
+}
+
+// Rank runs the ranking statement and returns its rows: the primary page, then the
+// runners-up, positions from 1. A non-nil docSlugs restricts the ranking to those
+// documents inside both legs, as a doc_ids filter does (intersected with a doc_ids
+// filter the request carries); every other filter of the request still applies.
+func (pr *Prepared) Rank(ctx context.Context, docSlugs []string) ([]db.SearchRankRow, error) {
+	p := pr.p
+	if docSlugs != nil {
+		q := *p
+		ids := docSlugs
+		if p.filters.DocIDsFilter {
+			ids = slices.DeleteFunc(slices.Clone(docSlugs), func(d string) bool { return !slices.Contains(p.filters.DocIDs, d) })
+		}
+		q.params.DocIdsFilter, q.params.DocIds = true, nonNil(ids)
+		p = &q
+	}
+	return pr.s.run(ctx, p)
+}
+
+// Result builds the SearchResult from rows as Search does (graph step, explain's
+// term scores). Rows keep the order, scores and positions they carry, so a caller
+// may re-score them first: positions up to Limit are the primary page.
+func (pr *Prepared) Result(ctx context.Context, rows []db.SearchRankRow) (*canonv1.SearchResult, error) {
+	s, p := pr.s, pr.p
 	res := s.shape(p, rows)
-	if err := s.graph(ctx, req, p, rows, res); err != nil {
+	if err := s.graph(ctx, pr.req, p, rows, res); err != nil {
 		return nil, err
 	}
 	if p.explain && len(rows) > 0 {
@@ -87,7 +158,7 @@ func (s *Searcher) Search(ctx context.Context, req *canonv1.SearchRequest) (*can
 			return nil, err
 		}
 	}
-	res.Meta.RetrievalMs = float64(time.Since(start).Microseconds()) / 1000
+	res.Meta.RetrievalMs = float64(time.Since(pr.start).Microseconds()) / 1000
 	return res, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
@@ -21,7 +22,7 @@ func newBenchCmd() *cobra.Command {
 		Long: `Benchmarks of canon's retrieval, run against the configured database and embedder.
 ` + "`make bench`" + ` runs them all and writes bench/results/.`,
 	}
-	cmd.AddCommand(newBenchQualityCmd())
+	cmd.AddCommand(newBenchQualityCmd(), newBenchScenariosCmd(), newBenchLatencyCmd())
 	return cmd
 }
 
@@ -120,7 +121,14 @@ keyword_weight and fts_weight to K.`,
 						queryBar.Set(done) //nolint:errcheck
 					}
 				} else if !asJSON {
+					// Not a terminal: a line at every tenth of the searches.
 					fmt.Fprintf(stderr, "bench: %s: %d docs, %d judged queries\n", ds.Name, len(ds.Docs), len(ds.TestQueries))
+					name, start := ds.Name, time.Now()
+					opts.Progress = func(done, total int) {
+						if done == total || done*10/total != (done-1)*10/total {
+							fmt.Fprintf(stderr, "bench: %s: %d/%d searches, %s\n", name, done, total, time.Since(start).Round(time.Second))
+						}
+					}
 				}
 				rep, err := bench.Quality(cmd.Context(), ds, project, setup, opts)
 				for _, bar := range []*progressbar.ProgressBar{ingestBar, queryBar} {

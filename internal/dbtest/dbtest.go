@@ -66,23 +66,29 @@ func Pool(t testing.TB) *pgxpool.Pool {
 // template (tens of milliseconds), for tests that count rows.
 func FreshPool(t testing.TB) *pgxpool.Pool {
 	t.Helper()
-	URL(t)
-	admin := os.Getenv("DATABASE_URL")
-	url, err := create(admin)
-	if err != nil {
-		t.Fatalf("test database: %v", err)
-	}
+	url := FreshURL(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	pool, err := postgres.Connect(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		pool.Close()
-		drop(admin, url)
-	})
+	t.Cleanup(pool.Close)
 	return pool
+}
+
+// FreshURL creates a migrated database of the test's own and returns its URL; it is
+// dropped when the test ends.
+func FreshURL(t testing.TB) string {
+	t.Helper()
+	URL(t)
+	admin := os.Getenv("DATABASE_URL")
+	url, err := create(admin)
+	if err != nil {
+		t.Fatalf("test database: %v", err)
+	}
+	t.Cleanup(func() { drop(admin, url) })
+	return url
 }
 
 func drop(admin, url string) {
@@ -192,4 +198,29 @@ func withDatabase(admin, name string) (string, error) {
 	}
 	u.Path = "/" + name
 	return u.String(), nil
+}
+
+// EmptyURL creates an empty database (no migrations) for tests of the migrations
+// themselves; it is dropped when the test ends.
+func EmptyURL(t testing.TB) string {
+	t.Helper()
+	URL(t)
+	admin := os.Getenv("DATABASE_URL")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	name := fmt.Sprintf("canon_test_empty_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatal(err)
+	}
+	url, err := withDatabase(admin, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { drop(admin, url) })
+	return url
 }

@@ -59,8 +59,9 @@ type Config struct {
 	// Seed selects another bucket and sign assignment; measurements average over
 	// seeds so that one lucky set of collisions does not decide a design.
 	Seed uint64
-	// WordLenWeight, when > 0, scales a word's features by
-	// min(len(word), 12)^WordLenWeight: long words tend to be rare ones.
+	// WordLenWeight, when > 0, scales each occurrence of a word's n-grams by
+	// min(len(word), 12)^WordLenWeight (before the tf transform), on the theory
+	// that long words tend to be rare ones. Measured worse; kept to reproduce.
 	WordLenWeight float64
 }
 
@@ -162,7 +163,7 @@ func (c *Config) Embed(text string, dst []float32, weight func(h uint64) float64
 	}
 	var norm float64
 	for _, v := range acc {
-		norm += v * v
+		norm += float64(v * v) // the conversion forbids FMA fusion, which differs by architecture
 	}
 	if norm == 0 {
 		clear(dst) // no features (empty or punctuation-only text): the zero vector

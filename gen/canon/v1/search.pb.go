@@ -1298,9 +1298,13 @@ type SearchMeta struct {
 	HierarchyReason string         `protobuf:"bytes,9,opt,name=hierarchy_reason,json=hierarchyReason,proto3" json:"hierarchy_reason,omitempty"`
 	Pass1Entities   []*EntityScore `protobuf:"bytes,10,rep,name=pass1_entities,json=pass1Entities,proto3" json:"pass1_entities,omitempty"`
 	// The query terms (lexemes) the keyword leg used.
-	QueryTerms    []string `protobuf:"bytes,11,rep,name=query_terms,json=queryTerms,proto3" json:"query_terms,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	QueryTerms []string `protobuf:"bytes,11,rep,name=query_terms,json=queryTerms,proto3" json:"query_terms,omitempty"`
+	// Two-pass search: the ranking statements pass 2 ran (each admits the next batch
+	// of candidate documents), and the candidate documents linked to the chosen entities.
+	Pass2Batches    int32 `protobuf:"varint,12,opt,name=pass2_batches,json=pass2Batches,proto3" json:"pass2_batches,omitempty"`
+	Pass2Candidates int32 `protobuf:"varint,13,opt,name=pass2_candidates,json=pass2Candidates,proto3" json:"pass2_candidates,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *SearchMeta) Reset() {
@@ -1408,6 +1412,20 @@ func (x *SearchMeta) GetQueryTerms() []string {
 		return x.QueryTerms
 	}
 	return nil
+}
+
+func (x *SearchMeta) GetPass2Batches() int32 {
+	if x != nil {
+		return x.Pass2Batches
+	}
+	return 0
+}
+
+func (x *SearchMeta) GetPass2Candidates() int32 {
+	if x != nil {
+		return x.Pass2Candidates
+	}
+	return 0
 }
 
 type SearchStrategy struct {
@@ -1581,11 +1599,18 @@ func (x *RetrievalStats) GetMaxScoreUsed() float64 {
 }
 
 type EntityScore struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	EntityId      string                 `protobuf:"bytes,1,opt,name=entity_id,json=entityId,proto3" json:"entity_id,omitempty"`
-	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	Type          string                 `protobuf:"bytes,3,opt,name=type,proto3" json:"type,omitempty"`
-	Score         float64                `protobuf:"fixed64,4,opt,name=score,proto3" json:"score,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The entity's slug.
+	EntityId string `protobuf:"bytes,1,opt,name=entity_id,json=entityId,proto3" json:"entity_id,omitempty"`
+	Name     string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// person, team or project.
+	Type string `protobuf:"bytes,3,opt,name=type,proto3" json:"type,omitempty"`
+	// Pass-1 score in [0,1].
+	Score float64 `protobuf:"fixed64,4,opt,name=score,proto3" json:"score,omitempty"`
+	// For a member added by team expansion: the team's slug.
+	Via string `protobuf:"bytes,5,opt,name=via,proto3" json:"via,omitempty"`
+	// Whether pass 2 searched this entity's documents.
+	Chosen        bool `protobuf:"varint,6,opt,name=chosen,proto3" json:"chosen,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1646,6 +1671,20 @@ func (x *EntityScore) GetScore() float64 {
 		return x.Score
 	}
 	return 0
+}
+
+func (x *EntityScore) GetVia() string {
+	if x != nil {
+		return x.Via
+	}
+	return ""
+}
+
+func (x *EntityScore) GetChosen() bool {
+	if x != nil {
+		return x.Chosen
+	}
+	return false
 }
 
 var File_canon_v1_search_proto protoreflect.FileDescriptor
@@ -1818,7 +1857,7 @@ const file_canon_v1_search_proto_rawDesc = "" +
 	"\fcontribution\x18\x04 \x01(\x01R\fcontribution\"5\n" +
 	"\tTermScore\x12\x12\n" +
 	"\x04term\x18\x01 \x01(\tR\x04term\x12\x14\n" +
-	"\x05score\x18\x02 \x01(\x01R\x05score\"\xfb\x03\n" +
+	"\x05score\x18\x02 \x01(\x01R\x05score\"\xcb\x04\n" +
 	"\n" +
 	"SearchMeta\x12#\n" +
 	"\rprimary_count\x18\x01 \x01(\x05R\fprimaryCount\x12%\n" +
@@ -1834,7 +1873,9 @@ const file_canon_v1_search_proto_rawDesc = "" +
 	"\x0epass1_entities\x18\n" +
 	" \x03(\v2\x15.canon.v1.EntityScoreR\rpass1Entities\x12\x1f\n" +
 	"\vquery_terms\x18\v \x03(\tR\n" +
-	"queryTerms\"\xe9\x02\n" +
+	"queryTerms\x12#\n" +
+	"\rpass2_batches\x18\f \x01(\x05R\fpass2Batches\x12)\n" +
+	"\x10pass2_candidates\x18\r \x01(\x05R\x0fpass2Candidates\"\xe9\x02\n" +
 	"\x0eSearchStrategy\x12)\n" +
 	"\x10semantic_enabled\x18\x01 \x01(\bR\x0fsemanticEnabled\x12\x1f\n" +
 	"\vfts_enabled\x18\x02 \x01(\bR\n" +
@@ -1849,12 +1890,14 @@ const file_canon_v1_search_proto_rawDesc = "" +
 	"\x18candidates_pre_threshold\x18\x01 \x01(\x05R\x16candidatesPreThreshold\x12:\n" +
 	"\x19candidates_post_threshold\x18\x02 \x01(\x05R\x17candidatesPostThreshold\x12$\n" +
 	"\x0emin_score_used\x18\x03 \x01(\x01R\fminScoreUsed\x12$\n" +
-	"\x0emax_score_used\x18\x04 \x01(\x01R\fmaxScoreUsed\"h\n" +
+	"\x0emax_score_used\x18\x04 \x01(\x01R\fmaxScoreUsed\"\x92\x01\n" +
 	"\vEntityScore\x12\x1b\n" +
 	"\tentity_id\x18\x01 \x01(\tR\bentityId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x03 \x01(\tR\x04type\x12\x14\n" +
-	"\x05score\x18\x04 \x01(\x01R\x05score2N\n" +
+	"\x05score\x18\x04 \x01(\x01R\x05score\x12\x10\n" +
+	"\x03via\x18\x05 \x01(\tR\x03via\x12\x16\n" +
+	"\x06chosen\x18\x06 \x01(\bR\x06chosen2N\n" +
 	"\rSearchService\x12=\n" +
 	"\x06Search\x12\x17.canon.v1.SearchRequest\x1a\x18.canon.v1.SearchResponse\"\x00B/Z-github.com/canonkb/canon/gen/canon/v1;canonv1b\x06proto3"
 

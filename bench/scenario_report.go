@@ -1,0 +1,76 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteText prints the report: metrics against the gate, then one line per
+// scenario with its failures; verbose adds each scenario's ranking.
+func (r *ScenarioReport) WriteText(w io.Writer, verbose bool) {
+	fmt.Fprintf(w, "scenarios %s: corpus %s, projects prefixed %q, embedder %s, profile %s\n",
+		r.Name, r.Corpus, r.Prefix, r.Embedder, r.Profile)
+	in := r.Ingest
+	fmt.Fprintf(w, "ingest: %d files, %d created, %d updated, %d unchanged, %d pruned\n\n",
+		in.Files, in.Created, in.Updated, in.Unchanged, in.Pruned)
+	for _, o := range r.Outcomes {
+		status := "PASS"
+		switch {
+		case o.Pending != "" && o.Passed:
+			status = "PASS*"
+		case o.Pending != "":
+			status = "PEND"
+		case !o.Passed:
+			status = "FAIL"
+		}
+		fmt.Fprintf(w, "%-5s %-34s %-13s %s\n", status, o.ID, o.Fusion, o.Question)
+		if o.Pending != "" {
+			fmt.Fprintf(w, "      pending: %s\n", o.Pending)
+		}
+		for _, f := range o.Failures {
+			fmt.Fprintf(w, "      - %s\n", f)
+		}
+		if verbose {
+			fmt.Fprintf(w, "      primary:  %s\n", list(o.Primary))
+			if len(o.RunnerUp) > 0 {
+				fmt.Fprintf(w, "      runners:  %s\n", list(o.RunnerUp))
+			}
+			if len(o.Expanded) > 0 {
+				fmt.Fprintf(w, "      expanded: %s\n", list(o.Expanded))
+			}
+			if len(o.Rejected) > 0 {
+				fmt.Fprintf(w, "      rejected: %s\n", list(o.Rejected))
+			}
+			if o.Refused != nil {
+				fmt.Fprintf(w, "      chat: refused=%v (cosine %.3f, coverage %.2f)\n", *o.Refused, o.BestSimilarity, o.BestCoverage)
+			}
+			if o.NDCG5 != nil {
+				fmt.Fprintf(w, "      nDCG@5 %.3f, RR %.3f\n", *o.NDCG5, *o.MRR)
+			}
+		}
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "%-17s %7s %9s  %s\n", "metric", "value", "threshold", "over")
+	for _, g := range r.gateRows() {
+		val, min := "-", "-"
+		if g.value != nil {
+			val = fmt.Sprintf("%.3f", *g.value)
+		}
+		if g.min != nil {
+			min = fmt.Sprintf("%.2f", *g.min)
+		}
+		fmt.Fprintf(w, "%-17s %7s %9s  %s\n", g.name, val, min, g.detail)
+	}
+	if len(r.NowPassing) > 0 {
+		fmt.Fprintf(w, "\npending scenarios that pass now (drop their pending mark): %s\n", strings.Join(r.NowPassing, ", "))
+	}
+	if len(r.GateFail) > 0 {
+		fmt.Fprintf(w, "\ngate: FAILED\n")
+		for _, f := range r.GateFail {
+			fmt.Fprintf(w, "  - %s\n", f)
+		}
+	} else {
+		fmt.Fprintf(w, "\ngate: passed (%.1f s)\n", r.ElapsedMs/1000)
+	}
+}

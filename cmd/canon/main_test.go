@@ -1,0 +1,110 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/canonkb/canon/internal/dbtest"
+)
+
+// run executes the canon command line in-process against the test's database.
+func run(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	root := newRoot()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs(args)
+	err := root.Execute()
+	return out.String(), err
+}
+
+func TestHelpDescribesEveryCommand(t *testing.T) {
+	out, err := run(t, "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"serve", "migrate", "ingest", "search", "ask", "projects", "gaps"} {
+		if !strings.Contains(out, cmd) {
+			t.Errorf("canon --help does not list %s", cmd)
+		}
+		sub, err := run(t, cmd, "--help")
+		if err != nil || !strings.Contains(sub, "Flags:") {
+			t.Errorf("canon %s --help: %v\n%s", cmd, err, sub)
+		}
+	}
+}
+
+func TestCommandLineEndToEnd(t *testing.T) {
+	t.Setenv("DATABASE_URL", dbtest.FreshURL(t))
+	if out, err := run(t, "migrate", "status"); err != nil || strings.Contains(out, "pending") {
+		t.Fatalf("migrate status: %v\n%s", err, out)
+	}
+	out, err := run(t, "ingest", "../../examples/handbook", "--project", "platform")
+	if err != nil || !strings.Contains(out, "0 errors") {
+		t.Fatalf("ingest: %v\n%s", err, out)
+	}
+
+	// A broken file: reported as path:line: reason, exit status 1, the rest stored.
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "ok.md"), []byte("# Fine\n\nfine text\n"), 0o644)             //nolint:errcheck
+	os.WriteFile(filepath.Join(dir, "bad.md"), []byte("---\ntype: decison\n---\n# Bad\n"), 0o644) //nolint:errcheck
+	out, err = run(t, "ingest", dir, "--project", "scratch")
+	var exit *exitError
+	if !errors.As(err, &exit) || exit.code != 1 || !strings.Contains(out, "bad.md:2: unknown type \"decison\"") ||
+		!strings.Contains(out, "1 created") {
+		t.Fatalf("bad file: %v\n%s", err, out)
+	}
+
+	out, err = run(t, "search", "what cache layer did we standardise on?", "--project", "platform", "--json", "--limit", "3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res map[string]any
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("search --json is not JSON: %v\n%s", err, out)
+	}
+	primary := res["primary"].([]any)
+	if first := primary[0].(map[string]any); first["doc_id"] != "dec-cache-v2" || first["heading_path"] == nil {
+		t.Errorf("search --json must use proto field names: %v", first)
+	}
+
+	out, err = run(t, "search", "error E5032", "--project", "platform", "--sql")
+	if err != nil || !strings.HasPrefix(out, "BEGIN;") || strings.Contains(out, "$1") {
+		t.Errorf("--sql: %v\n%.300s", err, out)
+	}
+	if out, err = run(t, "search", "x", "--project", "platform", "--fusion", "magic"); err == nil || !strings.Contains(err.Error(), "unknown fusion") {
+		t.Errorf("unknown fusion: %v %s", err, out)
+	}
+
+	out, err = run(t, "ask", "what is the best banana bread recipe?", "--project", "platform", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chat map[string]any
+	if err := json.Unmarshal([]byte(out), &chat); err != nil || chat["refusal_reason"] != "no_relevant_context" {
+		t.Errorf("ask --json refusal: %v\n%s", err, out)
+	}
+	out, err = run(t, "ask", "how do deployment rollbacks work?", "--project", "platform")
+	if err != nil || !strings.Contains(out, "Citations:") || !strings.Contains(out, "rb-deploy-rollback") {
+		t.Errorf("ask: %v\n%s", err, out)
+	}
+	if out, err := run(t, "projects"); err != nil || !strings.Contains(out, "platform") || !strings.Contains(out, "payments") {
+		t.Errorf("projects: %v\n%s", err, out)
+	}
+}
+
+func TestBrokenPromptTemplateFailsAtStartup(t *testing.T) {
+	t.Setenv("DATABASE_URL", dbtest.FreshURL(t))
+	path := filepath.Join(t.TempDir(), "prompt.tmpl")
+	os.WriteFile(path, []byte("{{.Nope"), 0o644) //nolint:errcheck
+	t.Setenv("KB_PROMPT_TEMPLATE", path)
+	if _, err := run(t, "ask", "anything", "--project", "platform"); err == nil || !strings.Contains(err.Error(), "prompt template") {
+		t.Errorf("want a prompt template error, got %v", err)
+	}
+}

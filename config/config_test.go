@@ -1,0 +1,56 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestDefaults(t *testing.T) {
+	c, err := Parse(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ListenAddr != "127.0.0.1:8787" {
+		t.Errorf("canon serve must listen on loopback by default, got %q", c.ListenAddr)
+	}
+	if c.Embedder != "hash" || c.EmbeddingDim != 384 || c.LLMProvider != "extractive" || c.Profile() != "hash-keyword-led" {
+		t.Errorf("%+v", c)
+	}
+	r, err := c.RankingDefaults()
+	if err != nil || r.KeywordWeight != 0.70 || r.RRFK != 60 || r.MaxChunksPerDoc != 3 {
+		t.Errorf("%+v %v", r, err)
+	}
+}
+
+func TestProfileFollowsEmbedderAndEnvWins(t *testing.T) {
+	c, err := Parse([]string{"KB_EMBEDDER=openai", "KB_RERANK_VECTOR_WEIGHT=0.9", "KB_RRF_K=10", "OPENAI_API_KEY=sk-x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := c.RankingDefaults()
+	if c.Profile() != "semantic-model" || r.VectorWeight != 0.9 || r.KeywordWeight != 0.25 || r.RRFK != 10 {
+		t.Errorf("profile %s, ranking %+v", c.Profile(), r)
+	}
+	if c.EmbeddingAPIKey != "sk-x" {
+		t.Error("OPENAI_API_KEY should be the fallback key")
+	}
+}
+
+func TestInvalidSettingsAreClear(t *testing.T) {
+	cases := map[string]string{
+		"KB_EMBEDDING_DIM=0":                  "KB_EMBEDDING_DIM",
+		"KB_EMBEDDER=bert":                    "KB_EMBEDDER",
+		"KB_RERANK_KEYWORD_WEIGHT=-1":         "keyword_weight",
+		"KB_GRAPH_EXPANSION_EDGE_TYPES=likes": "likes",
+		"KB_LLM_PROVIDER=magic":               "KB_LLM_PROVIDER",
+		"KB_REFUSAL_MIN_SIMILARITY=2":         "KB_REFUSAL_MIN_SIMILARITY",
+		"KB_CHUNK_OVERLAP=600":                "KB_CHUNK_OVERLAP",
+		"KB_RRF_K=abc":                        "KB_RRF_K",
+	}
+	for env, want := range cases {
+		_, err := Parse([]string{env})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v should mention %s", env, err, want)
+		}
+	}
+}

@@ -1,0 +1,158 @@
+package search_test
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/pgvector/pgvector-go"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/canonkb/canon/domain"
+	"github.com/canonkb/canon/embed"
+	canonv1 "github.com/canonkb/canon/gen/canon/v1"
+	"github.com/canonkb/canon/internal/dbtest"
+	"github.com/canonkb/canon/postgres"
+	"github.com/canonkb/canon/search"
+)
+
+// syntheticProject loads n one-chunk documents with random unit vectors straight
+// through SQL (the triggers derive full text and postings); every hundredth
+// document is tagged "rare".
+func syntheticProject(t *testing.T, n int) *pgxpool.Pool {
+	t.Helper()
+	p, err := postgres.Connect(context.Background(), dbtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	_, err = p.Exec(ctx, `
+		WITH project AS (INSERT INTO projects (project_key) VALUES ('synthetic') RETURNING id),
+		docs AS (
+			INSERT INTO documents (project_id, slug, title, content_hash, tags)
+			SELECT project.id, 'doc-' || i, 'Document ' || i, 'h' || i,
+			       CASE WHEN i % 100 = 0 THEN '{rare}'::text[] ELSE '{common}'::text[] END
+			FROM project, generate_series(1, $1::int) AS i
+			RETURNING project_id, id
+		)
+		INSERT INTO chunks (project_id, document_id, ordinal, text, token_count, embedding)
+		SELECT d.project_id, d.id, 0, 'synthetic passage number ' || d.id, 4,
+		       (SELECT array_agg(random()::real - 0.5) FROM generate_series(1, 384) WHERE d.id > 0)::vector
+		FROM docs d`, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Exec(ctx, "ANALYZE"); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func randomQuery(t *testing.T, p *pgxpool.Pool) pgvector.Vector {
+	var v pgvector.Vector
+	if err := p.QueryRow(context.Background(), `SELECT embedding FROM chunks ORDER BY id LIMIT 1`).Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// fixedEmbedder returns one vector for every query, so the test controls the leg.
+type fixedEmbedder struct {
+	embed.Embedder
+	v []float32
+}
+
+func (f fixedEmbedder) EmbedQuery(context.Context, string) ([]float32, error) { return f.v, nil }
+
+// countIndexScan runs the bare ORDER BY ... LIMIT on the HNSW index without canon's
+// settings (index scan forced, iterative scans off).
+func countIndexScan(t *testing.T, p *pgxpool.Pool, q pgvector.Vector, ef, limit int, tag string) int {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := p.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck
+	for _, s := range []string{"SET LOCAL enable_seqscan = off", "SET LOCAL enable_bitmapscan = off", "SET LOCAL enable_indexscan = on",
+		"SET LOCAL hnsw.iterative_scan = off", "SET LOCAL hnsw.ef_search = " + strconv.Itoa(ef)} {
+		if _, err := tx.Exec(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var n int
+	err = tx.QueryRow(ctx, `SELECT count(*) FROM (
+		SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id
+		WHERE $3 = '' OR $3 = ANY (d.tags)
+		ORDER BY c.embedding <=> $1 LIMIT $2) s`, q, limit, tag).Scan(&n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+var (
+	syntheticOnce sync.Once
+	syntheticPool *pgxpool.Pool
+)
+
+// synthetic shares one 2,000-document corpus between the tests of this file.
+func synthetic(t *testing.T) *pgxpool.Pool {
+	syntheticOnce.Do(func() { syntheticPool = syntheticProject(t, 2000) })
+	if syntheticPool == nil {
+		t.Fatal("synthetic corpus failed to load")
+	}
+	return syntheticPool
+}
+
+func TestVectorLegReturnsTheFullFanout(t *testing.T) {
+	p := synthetic(t)
+	q := randomQuery(t, p)
+	// The pitfall: a bare HNSW scan returns at most ef_search rows.
+	if n := countIndexScan(t, p, q, 10, 60, ""); n >= 60 {
+		t.Fatalf("premise: a bare HNSW scan with ef_search 10 should truncate, got %d rows", n)
+	}
+	r := domain.DefaultRanking(domain.ProfileHashKeywordLed)
+	s := search.New(p, fixedEmbedder{embed.NewHash(384), q.Slice()}, search.Config{Ranking: r})
+	res, err := s.Search(context.Background(), &canonv1.SearchRequest{
+		Query:   "synthetic",
+		Filters: &canonv1.Filters{ProjectKeys: []string{"synthetic"}},
+		Options: &canonv1.SearchOptions{Fusion: domain.FusionSemanticOnly, Limit: 20, Ranking: &canonv1.Ranking{
+			EfSearch: proto.Int32(10), CandidateMultiplier: proto.Int32(3)}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.GetMeta().GetRetrievalStats().GetCandidatesPreThreshold(); got != 60 {
+		t.Errorf("vector leg returned %d candidates, want the full fanout of 60", got)
+	}
+	if len(res.GetPrimary()) != 20 || len(res.GetRunnerUp()) != 20 {
+		t.Errorf("page: %d primary, %d runner-up", len(res.GetPrimary()), len(res.GetRunnerUp()))
+	}
+}
+
+func TestSelectiveFilterStillFillsThePage(t *testing.T) {
+	p := synthetic(t) // 20 of 2000 documents are "rare": the filter keeps 1%
+	q := randomQuery(t, p)
+	s := search.New(p, fixedEmbedder{embed.NewHash(384), q.Slice()}, search.Config{Ranking: domain.DefaultRanking(domain.ProfileHashKeywordLed)})
+	for _, fusion := range []string{domain.FusionSemanticOnly, domain.FusionWeighted} {
+		res, err := s.Search(context.Background(), &canonv1.SearchRequest{
+			Query:   "synthetic passage",
+			Filters: &canonv1.Filters{ProjectKeys: []string{"synthetic"}, Tags: []string{"rare"}},
+			Options: &canonv1.SearchOptions{Fusion: fusion, Limit: 10},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.GetPrimary()) != 10 {
+			t.Errorf("%s: the page has %d hits, want 10", fusion, len(res.GetPrimary()))
+		}
+		for _, h := range append(res.GetPrimary(), res.GetRunnerUp()...) {
+			if h.GetTags()[0] != "rare" {
+				t.Errorf("%s: %s is not tagged rare", fusion, h.GetDocId())
+			}
+		}
+	}
+}
