@@ -56,7 +56,8 @@ check-generated: generate ## fail when regenerating changes a committed file
 .PHONY: vet
 vet:
 	$(GO) vet ./...
-	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+	@files=$$(find . -name '*.go' -not -path './.data/*' -not -path './bin/*'); \
+		test -z "$$(gofmt -l $$files)" || { echo "gofmt needed:"; gofmt -l $$files; exit 1; }
 
 .PHONY: test
 test: go db vet check-generated ## everything CI runs: database, vet, codegen drift, go test -race

@@ -126,6 +126,27 @@ func (pr *Prepared) QueryEmbedding() *pgvector.Vector {
 	return pr.p.params.QueryEmbedding
 }
 
+// Requery returns a copy of pr that ranks query instead of the request's question,
+// embedded anew; filters, options and the question's @slug mentions stay. The
+// two-pass search ranks its candidates by the question without the entity names
+// that chose them.
+func (pr *Prepared) Requery(ctx context.Context, query string) (*Prepared, error) {
+	if err := domain.ValidateQuery(query); err != nil {
+		return nil, err
+	}
+	q := *pr.p
+	q.query, q.params.Query = query, query
+	if q.params.SemanticEnabled {
+		v, err := pr.s.embedder.EmbedQuery(ctx, query)
+		if err != nil {
+			return nil, fmt.Errorf("embed query: %w", err)
+		}
+		vec := pgvector.NewVector(v)
+		q.params.QueryEmbedding = &vec
+	}
+	return &Prepared{s: pr.s, req: pr.req, p: &q, start: pr.start}, nil
+}
+
 // Rank runs the ranking statement and returns its rows: the primary page, then the
 // runners-up, positions from 1. A non-nil docSlugs restricts the ranking to those
 // documents inside both legs, as a doc_ids filter does (intersected with a doc_ids
@@ -246,6 +267,11 @@ func (s *Searcher) plan(ctx context.Context, req *canonv1.SearchRequest) (*plan,
 			return nil, fmt.Errorf("embed query: %w", err)
 		}
 		qvec = pgvector.NewVector(v)
+		// A question of stop words only has no features: its zero vector has no
+		// direction (cosine NaN), so the vector leg sits this one out.
+		if isZero(v) {
+			semantic = false
+		}
 	} else {
 		// The statement still binds a vector; a zero vector of the right size is inert.
 		qvec = pgvector.NewVector(make([]float32, s.embedder.Dim()))
@@ -279,11 +305,19 @@ func (s *Searcher) plan(ctx context.Context, req *canonv1.SearchRequest) (*plan,
 // statement that follows it in the same batch (set_config(..., true) lasts until
 // the batch's implicit transaction ends).
 const sessionSettings = `SELECT set_config('hnsw.ef_search', $1::text, true),
-       set_config('hnsw.iterative_scan', 'relaxed_order', true)`
+       set_config('hnsw.iterative_scan', 'relaxed_order', true),
+       set_config('plan_cache_mode', $2::text, true)`
+
+// planCacheMode: the ranking statement is large (tens of parameters, a dozen
+// CTEs) and planning it costs more than running it on small corpora, while its
+// plan does not depend on the parameter values in ways that matter (the legs are
+// ORDER BY ... LIMIT on their indexes). A generic plan, prepared once per pooled
+// connection, removes the planning from every search.
+var planCacheMode = "force_generic_plan"
 
 // run executes the settings and the ranking statement in one round trip.
 func (s *Searcher) run(ctx context.Context, p *plan) ([]db.SearchRankRow, error) {
-	rows, err := db.New(&batched{pool: s.pool, prelude: sessionSettings, preludeArgs: []any{fmt.Sprint(p.efSearch)}}).
+	rows, err := db.New(&batched{pool: s.pool, prelude: sessionSettings, preludeArgs: []any{fmt.Sprint(p.efSearch), planCacheMode}}).
 		SearchRank(ctx, p.params)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
@@ -543,6 +577,15 @@ func filtersProto(f domain.Filters) *canonv1.Filters {
 		out.DateTo = f.DateTo.Format(time.DateOnly)
 	}
 	return out
+}
+
+func isZero(v []float32) bool {
+	for _, x := range v {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func dateOnly(t time.Time) time.Time {

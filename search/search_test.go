@@ -37,7 +37,9 @@ var (
 )
 
 // handbook returns a Searcher over the example handbook, ingested once per test binary.
-func handbook(t *testing.T) *search.Searcher {
+func handbook(t *testing.T) *search.Searcher { return handbookB(t) }
+
+func handbookB(t testing.TB) *search.Searcher {
 	t.Helper()
 	url := dbtest.URL(t)
 	setupOnce.Do(func() {
@@ -363,6 +365,27 @@ func TestInvalidRequests(t *testing.T) {
 				t.Errorf("message %q should contain %q", err.Error(), c.want)
 			}
 		})
+	}
+}
+
+func TestStopWordsOnlyQuestionIsFinite(t *testing.T) {
+	s := handbook(t)
+	for _, fusion := range domain.Fusions {
+		res := mustSearch(t, s, req("what is this and why?", func(r *canonv1.SearchRequest) {
+			r.Options.Fusion = fusion
+			r.Options.Explain = true
+		}))
+		for _, h := range append(res.GetPrimary(), res.GetRunnerUp()...) {
+			if math.IsNaN(h.GetScore()) || math.IsNaN(h.GetVectorSimilarity()) {
+				t.Errorf("%s: %s has a NaN score", fusion, h.GetDocId())
+			}
+		}
+	}
+	res := mustSearch(t, s, req("error E5032", func(r *canonv1.SearchRequest) { r.Options.Fusion = domain.FusionKeywordOnly }))
+	for _, h := range res.GetPrimary() {
+		if h.GetVectorSimilarity() != 0 {
+			t.Errorf("keyword_only must not report a cosine, got %v", h.GetVectorSimilarity())
+		}
 	}
 }
 

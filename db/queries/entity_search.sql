@@ -49,7 +49,8 @@ surface AS (
 name_match AS (
     SELECT s.id,
            max(CASE WHEN q.tsv @@ phraseto_tsquery('english', s.form) THEN 1 ELSE 0 END)::float8 AS name_exact,
-           max(strict_word_similarity(s.form, q.text))::float8 AS name_fuzzy
+           max(strict_word_similarity(s.form, q.text))::float8 AS name_fuzzy,
+           array_agg(s.form) FILTER (WHERE q.tsv @@ phraseto_tsquery('english', s.form)) AS named_forms
     FROM surface s
     CROSS JOIN question q
     GROUP BY s.id
@@ -58,6 +59,7 @@ signals AS (
     SELECT e.id, e.project_id, e.slug, e.name, e.entity_type, e.document_id,
            coalesce(nm.name_exact, 0) AS name_exact,
            coalesce(nm.name_fuzzy, 0) AS name_fuzzy,
+           coalesce(nm.named_forms, '{}') AS named_forms,
            CASE WHEN cardinality(q.lexemes) = 0 THEN 0
                 ELSE cardinality(ARRAY(SELECT unnest(tsvector_to_array(canon_tsvector(concat_ws(' ', e.role, teams.names))))
                                        INTERSECT SELECT unnest(q.lexemes)))::float8 / cardinality(q.lexemes)
@@ -121,6 +123,22 @@ expanded AS (
     JOIN project_entities m ON m.project_id = tm.project_id AND m.slug = tm.member_slug
     WHERE t.entity_type = 'team'
     GROUP BY m.id
+),
+-- The question without the words that named a chosen entity, for pass 2 with
+-- strip_names: the documents are already the entity's, and their link to it is
+-- scored apart (parent_entity_score), so the name would only favour documents
+-- that repeat it over those the entity owns or attended.
+named AS (
+    SELECT coalesce(array_agg(DISTINCT l.lexeme), '{}') AS lexemes
+    FROM chosen c, unnest(c.named_forms) AS f (form),
+         unnest(tsvector_to_array(to_tsvector('english', f.form))) AS l (lexeme)
+),
+residual AS (
+    SELECT coalesce(string_agg(w.word, ' ' ORDER BY w.n), '') AS query
+    FROM regexp_split_to_table(sqlc.arg(query)::text, '\s+') WITH ORDINALITY AS w (word, n)
+    CROSS JOIN named
+    WHERE cardinality(tsvector_to_array(to_tsvector('english', w.word))) = 0
+       OR NOT tsvector_to_array(to_tsvector('english', w.word)) <@ named.lexemes
 )
 SELECT r.id AS entity_id, r.project_id, p.project_key, r.slug, r.name, r.entity_type, r.document_id,
        greatest(r.score, coalesce(x.score, 0))::float8 AS score,
@@ -129,10 +147,12 @@ SELECT r.id AS entity_id, r.project_id, p.project_key, r.slug, r.name, r.entity_
        r.rank::integer AS rank,
        (c.id IS NOT NULL OR x.id IS NOT NULL)::boolean AS chosen,
        d.reason::text AS reason,
+       rq.query::text AS residual_query,
        r.name_exact::float8 AS name_exact, r.name_fuzzy::float8 AS name_fuzzy, r.role::float8 AS role,
        r.facts::float8 AS facts, r.vector::float8 AS vector
 FROM ranked r
 CROSS JOIN decision d
+CROSS JOIN residual rq
 JOIN projects p ON p.id = r.project_id
 LEFT JOIN chosen c ON c.id = r.id
 LEFT JOIN expanded x ON x.id = r.id

@@ -102,7 +102,8 @@ surface AS (
 name_match AS (
     SELECT s.id,
            max(CASE WHEN q.tsv @@ phraseto_tsquery('english', s.form) THEN 1 ELSE 0 END)::float8 AS name_exact,
-           max(strict_word_similarity(s.form, q.text))::float8 AS name_fuzzy
+           max(strict_word_similarity(s.form, q.text))::float8 AS name_fuzzy,
+           array_agg(s.form) FILTER (WHERE q.tsv @@ phraseto_tsquery('english', s.form)) AS named_forms
     FROM surface s
     CROSS JOIN question q
     GROUP BY s.id
@@ -111,6 +112,7 @@ signals AS (
     SELECT e.id, e.project_id, e.slug, e.name, e.entity_type, e.document_id,
            coalesce(nm.name_exact, 0) AS name_exact,
            coalesce(nm.name_fuzzy, 0) AS name_fuzzy,
+           coalesce(nm.named_forms, '{}') AS named_forms,
            CASE WHEN cardinality(q.lexemes) = 0 THEN 0
                 ELSE cardinality(ARRAY(SELECT unnest(tsvector_to_array(canon_tsvector(concat_ws(' ', e.role, teams.names))))
                                        INTERSECT SELECT unnest(q.lexemes)))::float8 / cardinality(q.lexemes)
@@ -133,7 +135,7 @@ signals AS (
     CROSS JOIN LATERAL (SELECT 1 - (e.embedding <=> $4::vector) AS v) AS cos
 ),
 scored AS (
-    SELECT s.id, s.project_id, s.slug, s.name, s.entity_type, s.document_id, s.name_exact, s.name_fuzzy, s.role, s.facts, s.vector,
+    SELECT s.id, s.project_id, s.slug, s.name, s.entity_type, s.document_id, s.name_exact, s.name_fuzzy, s.named_forms, s.role, s.facts, s.vector,
            ($5::float8 * s.name_exact
             + $6::float8 * s.name_fuzzy
             + $7::float8 * s.role
@@ -145,7 +147,7 @@ scored AS (
     FROM signals s
 ),
 ranked AS (
-    SELECT s.id, s.project_id, s.slug, s.name, s.entity_type, s.document_id, s.name_exact, s.name_fuzzy, s.role, s.facts, s.vector, s.score, row_number() OVER (ORDER BY s.score DESC, s.id) AS rank FROM scored s
+    SELECT s.id, s.project_id, s.slug, s.name, s.entity_type, s.document_id, s.name_exact, s.name_fuzzy, s.named_forms, s.role, s.facts, s.vector, s.score, row_number() OVER (ORDER BY s.score DESC, s.id) AS rank FROM scored s
 ),
 decision AS (
     SELECT CASE WHEN coalesce(max(r.score) FILTER (WHERE r.rank = 1), 0) < $10::float8
@@ -159,7 +161,7 @@ decision AS (
     FROM ranked r
 ),
 chosen AS (
-    SELECT r.id, r.project_id, r.slug, r.name, r.entity_type, r.document_id, r.name_exact, r.name_fuzzy, r.role, r.facts, r.vector, r.score, r.rank FROM ranked r CROSS JOIN decision d
+    SELECT r.id, r.project_id, r.slug, r.name, r.entity_type, r.document_id, r.name_exact, r.name_fuzzy, r.named_forms, r.role, r.facts, r.vector, r.score, r.rank FROM ranked r CROSS JOIN decision d
     WHERE d.reason = 'confident_entities'
       AND r.rank <= $1::integer AND r.score >= $10::float8
 ),
@@ -172,6 +174,18 @@ expanded AS (
     JOIN project_entities m ON m.project_id = tm.project_id AND m.slug = tm.member_slug
     WHERE t.entity_type = 'team'
     GROUP BY m.id
+),
+named AS (
+    SELECT coalesce(array_agg(DISTINCT l.lexeme), '{}') AS lexemes
+    FROM chosen c, unnest(c.named_forms) AS f (form),
+         unnest(tsvector_to_array(to_tsvector('english', f.form))) AS l (lexeme)
+),
+residual AS (
+    SELECT coalesce(string_agg(w.word, ' ' ORDER BY w.n), '') AS query
+    FROM regexp_split_to_table($2::text, '\s+') WITH ORDINALITY AS w (word, n)
+    CROSS JOIN named
+    WHERE cardinality(tsvector_to_array(to_tsvector('english', w.word))) = 0
+       OR NOT tsvector_to_array(to_tsvector('english', w.word)) <@ named.lexemes
 )
 SELECT r.id AS entity_id, r.project_id, p.project_key, r.slug, r.name, r.entity_type, r.document_id,
        greatest(r.score, coalesce(x.score, 0))::float8 AS score,
@@ -180,10 +194,12 @@ SELECT r.id AS entity_id, r.project_id, p.project_key, r.slug, r.name, r.entity_
        r.rank::integer AS rank,
        (c.id IS NOT NULL OR x.id IS NOT NULL)::boolean AS chosen,
        d.reason::text AS reason,
+       rq.query::text AS residual_query,
        r.name_exact::float8 AS name_exact, r.name_fuzzy::float8 AS name_fuzzy, r.role::float8 AS role,
        r.facts::float8 AS facts, r.vector::float8 AS vector
 FROM ranked r
 CROSS JOIN decision d
+CROSS JOIN residual rq
 JOIN projects p ON p.id = r.project_id
 LEFT JOIN chosen c ON c.id = r.id
 LEFT JOIN expanded x ON x.id = r.id
@@ -207,24 +223,25 @@ type EntityRankParams struct {
 }
 
 type EntityRankRow struct {
-	EntityID    int64
-	ProjectID   int64
-	ProjectKey  string
-	Slug        string
-	Name        string
-	EntityType  string
-	DocumentID  int64
-	Score       float64
-	DirectScore float64
-	Via         string
-	Rank        int32
-	Chosen      bool
-	Reason      string
-	NameExact   float64
-	NameFuzzy   float64
-	Role        float64
-	Facts       float64
-	Vector      float64
+	EntityID      int64
+	ProjectID     int64
+	ProjectKey    string
+	Slug          string
+	Name          string
+	EntityType    string
+	DocumentID    int64
+	Score         float64
+	DirectScore   float64
+	Via           string
+	Rank          int32
+	Chosen        bool
+	Reason        string
+	ResidualQuery string
+	NameExact     float64
+	NameFuzzy     float64
+	Role          float64
+	Facts         float64
+	Vector        float64
 }
 
 // Two-pass entity-guided search (package hierarchy): pass 1 ranks the entities a
@@ -258,6 +275,10 @@ type EntityRankRow struct {
 // and the closest run of whole words of the question.
 // The decision. A tiny tolerance keeps 0.6 − 0.5 from failing a 0.1 gap on rounding.
 // One level of team expansion: the members of a chosen team, at a discount.
+// The question without the words that named a chosen entity, for pass 2 with
+// strip_names: the documents are already the entity's, and their link to it is
+// scored apart (parent_entity_score), so the name would only favour documents
+// that repeat it over those the entity owns or attended.
 func (q *Queries) EntityRank(ctx context.Context, arg EntityRankParams) ([]EntityRankRow, error) {
 	rows, err := q.db.Query(ctx, entityRank,
 		arg.MaxEntities,
@@ -294,6 +315,7 @@ func (q *Queries) EntityRank(ctx context.Context, arg EntityRankParams) ([]Entit
 			&i.Rank,
 			&i.Chosen,
 			&i.Reason,
+			&i.ResidualQuery,
 			&i.NameExact,
 			&i.NameFuzzy,
 			&i.Role,

@@ -122,7 +122,12 @@ signals AS (
            d.slug, d.title, d.source_path, d.canonical_type, d.status, d.tags, d.evidence_tier,
            d.retrieval_priority, d.tier, p.project_key,
            cand.vector_rank, cand.keyword_rank,
-           greatest(1 - (c.embedding <=> $6::vector), 0)::float8 AS vector_similarity,
+           -- Without the semantic leg (keyword_only, or a question that embeds to the
+           -- zero vector, whose cosine is NaN) the similarity is 0.
+           CASE WHEN $7::boolean
+                THEN greatest(1 - (c.embedding <=> $6::vector), 0)
+                ELSE 0
+           END::float8 AS vector_similarity,
            coalesce(ks.bm25, 0)::float8 AS bm25,
            CASE WHEN q.n = 0 THEN 0
                 ELSE cardinality(ARRAY(SELECT unnest(c.heading_lexemes) INTERSECT SELECT unnest(q.lexemes)))::float8 / q.n
