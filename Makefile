@@ -67,7 +67,7 @@ test: go db vet check-generated ## everything CI runs: database, vet, codegen dr
 .PHONY: scenarios
 scenarios: build
 	@if [ -f bench/scenarios/handbook.yaml ] && $(CANON) bench scenarios --help >/dev/null 2>&1; then \
-		$(CANON) bench scenarios bench/scenarios/handbook.yaml --gate; fi
+		$(CANON) migrate up >/dev/null && $(CANON) bench scenarios bench/scenarios/handbook.yaml --gate; fi
 
 .PHONY: migrate
 migrate: build db
