@@ -129,35 +129,31 @@ seeds AS (
     WHERE d.project_id = ANY ($2::bigint[])
     ORDER BY n.id, s.seed_rank
 ),
-hops AS (
-    SELECT s.seed_rank, s.slug AS seed_slug, e.edge_type, e.weight::float8 AS weight,
-           'outgoing'::text AS direction, e.to_node_id AS node_id
-    FROM seeds s
-    JOIN kb_edges e ON e.project_id = s.project_id AND e.from_node_id = s.node_id
-    WHERE $3::boolean AND e.edge_type = ANY ($4::text[])
-    UNION ALL
-    SELECT s.seed_rank, s.slug, e.edge_type, e.weight::float8, 'incoming'::text, e.from_node_id
-    FROM seeds s
-    JOIN kb_edges e ON e.project_id = s.project_id AND e.to_node_id = s.node_id
-    WHERE $3::boolean AND e.edge_type = ANY ($4::text[])
+links AS (
+    SELECT l.seed_rank, l.seed_slug, l.seed_type, l.edge_type, l.weight, l.direction, l.node_id, n.document_id
+    FROM (
+        SELECT s.seed_rank, s.slug AS seed_slug, s.canonical_type AS seed_type, e.edge_type,
+               e.weight::float8 AS weight, 'outgoing'::text AS direction, e.to_node_id AS node_id
+        FROM seeds s
+        JOIN kb_edges e ON e.project_id = s.project_id AND e.from_node_id = s.node_id
+        UNION ALL
+        SELECT s.seed_rank, s.slug, s.canonical_type, e.edge_type, e.weight::float8, 'incoming'::text, e.from_node_id
+        FROM seeds s
+        JOIN kb_edges e ON e.project_id = s.project_id AND e.to_node_id = s.node_id
+    ) AS l
+    JOIN kb_nodes n ON n.id = l.node_id
 ),
-rejected_docs AS (
-    SELECT d.id AS document_id
-    FROM documents d
-    WHERE $5::boolean
-      AND d.project_id = ANY ($2::bigint[])
-      AND d.canonical_type = 'rejected-approach'
+hops AS (
+    SELECT l.seed_rank, l.seed_slug, l.seed_type, l.edge_type, l.weight, l.direction, l.node_id, l.document_id FROM links l
+    WHERE $3::boolean AND l.edge_type = ANY ($4::text[])
 ),
 visible AS (
-    SELECT d.id AS document_id, d.project_id, d.slug, n.id AS node_id
-    FROM (
-        SELECT n.document_id FROM hops h JOIN kb_nodes n ON n.id = h.node_id
-        UNION
-        SELECT r.document_id FROM rejected_docs r
-    ) AS r
-    JOIN documents d ON d.id = r.document_id
-    JOIN kb_nodes n ON n.project_id = d.project_id AND n.document_id = d.id
+    SELECT d.id AS document_id, d.project_id, d.slug,
+           $5::boolean AND d.canonical_type = 'rejected-approach' AS rejected
+    FROM documents d
     WHERE d.project_id = ANY ($2::bigint[])
+      AND (d.id = ANY (ARRAY(SELECT h.document_id FROM hops h))
+           OR ($5::boolean AND d.canonical_type = 'rejected-approach'))
       AND (cardinality($6::text[]) = 0 OR d.tags && $6::text[])
       AND (cardinality($7::text[]) = 0 OR d.source_type = ANY ($7::text[]))
       AND (cardinality($8::text[]) = 0 OR d.canonical_type = ANY ($8::text[]))
@@ -170,38 +166,29 @@ visible AS (
       AND ($16::boolean OR d.status IS DISTINCT FROM 'archived')
 ),
 representative AS (
-    SELECT v.document_id, v.project_id, v.slug, v.node_id, c.id AS chunk_id,
+    SELECT v.document_id, v.project_id, v.slug, v.rejected, c.id AS chunk_id,
            coalesce(1 - nullif(c.embedding <=> $17::vector, 'NaN'::float8), 0)::float8
                AS similarity
     FROM visible v
     CROSS JOIN LATERAL (
         SELECT c.id, c.embedding FROM chunks c
         WHERE c.project_id = v.project_id AND c.document_id = v.document_id
-        ORDER BY c.is_summary DESC, c.ordinal
+        ORDER BY c.ordinal
         LIMIT 1
     ) AS c
 ),
 rejected_similar AS (
     SELECT r.document_id
     FROM representative r
-    JOIN rejected_docs USING (document_id)
-    WHERE r.similarity >= $18::float8
+    WHERE r.rejected AND r.similarity >= $18::float8
     ORDER BY r.similarity DESC, r.document_id
     LIMIT $19::integer
 ),
 rejected_linked AS (
-    SELECT r.document_id, s.seed_rank, s.slug AS seed_slug, e.edge_type, e.weight::float8 AS weight,
-           'incoming'::text AS direction
-    FROM representative r
-    JOIN rejected_docs USING (document_id)
-    JOIN kb_edges e ON e.project_id = r.project_id AND e.from_node_id = r.node_id
-    JOIN seeds s ON s.node_id = e.to_node_id AND s.canonical_type = 'decision'
-    UNION ALL
-    SELECT r.document_id, s.seed_rank, s.slug, e.edge_type, e.weight::float8, 'outgoing'::text
-    FROM representative r
-    JOIN rejected_docs USING (document_id)
-    JOIN kb_edges e ON e.project_id = r.project_id AND e.to_node_id = r.node_id
-    JOIN seeds s ON s.node_id = e.from_node_id AND s.canonical_type = 'decision'
+    SELECT r.document_id, l.seed_rank, l.seed_slug, l.edge_type, l.weight, l.direction
+    FROM links l
+    JOIN representative r ON r.document_id = l.document_id
+    WHERE r.rejected AND l.seed_type = 'decision'
 ),
 rejected AS (
     SELECT DISTINCT ON (x.document_id) x.document_id, x.seed_rank, x.seed_slug, x.edge_type, x.weight, x.direction
@@ -217,7 +204,7 @@ rejected AS (
 expanded AS (
     SELECT DISTINCT ON (r.document_id) r.document_id, h.seed_rank, h.seed_slug, h.edge_type, h.weight, h.direction
     FROM hops h
-    JOIN representative r ON r.node_id = h.node_id
+    JOIN representative r ON r.document_id = h.document_id
     WHERE r.document_id <> ALL ($1::bigint[])
       AND r.document_id NOT IN (SELECT document_id FROM rejected)
     ORDER BY r.document_id, h.weight DESC, h.seed_rank, h.direction DESC, h.edge_type
@@ -308,9 +295,12 @@ type GraphSearchRow struct {
 // primary page, which exists only once SearchRank has fused, capped and cut it,
 // so folding this into SearchRank would mean re-deriving the page inside that
 // statement (and editing the ranking pipeline for something that does not rank).
-// It costs one extra round trip on the same pool: ~0.5 ms on the example handbook
-// and ~1.3 ms with 20k canonical documents and 80k edges (see graph_test.go,
-// BenchmarkGraphStep, and the measurements in the issue report); it is skipped
+// Measured cost (PostgreSQL 15, 2 vCPU, 8 seeds): on the example handbook ~1.6 ms
+// per call, of which ~1.5 ms is planning and 0.5-1 ms execution; with 20k
+// canonical documents and 80k edges, 1.3-1.7 ms for expansion alone, and 5-6 ms
+// with 500 rejected approaches (the cosine scan is exact and linear in them,
+// ~6 us each). A whole search on the handbook takes ~9-10 ms. BenchmarkGraphStep
+// (graph_test.go) compares a search with and without this step. It is not sent
 // when both features are off or the page is empty.
 //
 // Output: the expanded section (origin graph_expansion) then the rejected section
@@ -319,14 +309,19 @@ type GraphSearchRow struct {
 // approach goes to the rejected section, not the expanded one.
 // Seeds: the canonical documents among the primary hits, ranked by their first
 // hit (primary_document_ids is the page in order, one entry per hit).
-// Exactly one hop, in both directions (a superseded seed reaches the decision
-// that superseded it), over the allowed edge types. Outgoing edges use the
-// unique (project_id, from_node_id, ...) index, incoming ones kb_edges_to.
-// The rejected approaches of the projects searched (documents_project_canonical).
-// Everything the step may return passes the request's filters (the same
-// predicate as SearchRank's legs) and, unless asked for, is not archived.
-// The chunk that stands for a document: its summary chunk, else its first chunk,
-// with its cosine to the question (0, not NaN, for a zero query vector).
+// Exactly one hop from the seeds, in both directions (a superseded seed reaches
+// the decision that superseded it), every edge type; direction is the seed's
+// view. The seeds drive nested loops over the unique (project_id, from_node_id,
+// ...) index and kb_edges_to, so the cost follows the seeds' degree, not the graph.
+// Expansion follows the allowed edge types only.
+// Everything the step may return, read from documents once: the neighbours
+// (primary key) and the projects' rejected approaches (documents_project_canonical).
+// It passes the request's filters (the same predicate as SearchRank's legs) and,
+// unless asked for, is not archived.
+// The chunk that stands for a document: its summary chunk, else its first chunk
+// (ingest puts a canonical document's summary chunk at ordinal 0, so the first
+// row of the chunks_document index is the one, read without a sort), with its
+// cosine to the question (0, not NaN, for a zero query vector).
 // Rejected approaches close to the question: the best `rejected_max_docs` at or
 // above the calibrated cosine threshold.
 // Rejected approaches linked, by an edge of any type in either direction, to a
