@@ -28,7 +28,7 @@ import (
 )
 
 // defaultGate is the calibrated default (see README, "Refusal calibration").
-var defaultGate = domain.Gate{MinSimilarity: 0.30, MinKeywordCoverage: 0.60}
+var defaultGate = domain.Gate{MinSimilarity: 0.26, MinKeywordCoverage: 0.70}
 
 var (
 	once    sync.Once

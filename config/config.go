@@ -62,8 +62,8 @@ type Config struct {
 	LLMPrices      string `env:"KB_LLM_PRICES"`
 	PromptTemplate string `env:"KB_PROMPT_TEMPLATE"`
 	// Absolute evidence a question needs before the model is called (see README).
-	RefusalMinSimilarity      float64 `env:"KB_REFUSAL_MIN_SIMILARITY" envDefault:"0.30"`
-	RefusalMinKeywordCoverage float64 `env:"KB_REFUSAL_MIN_KEYWORD_COVERAGE" envDefault:"0.60"`
+	RefusalMinSimilarity      float64 `env:"KB_REFUSAL_MIN_SIMILARITY" envDefault:"0.26"`
+	RefusalMinKeywordCoverage float64 `env:"KB_REFUSAL_MIN_KEYWORD_COVERAGE" envDefault:"0.70"`
 	CitationSupportThreshold  float64 `env:"KB_CITATION_SUPPORT_THRESHOLD" envDefault:"0.5"`
 	ChatLogQueue              int     `env:"KB_CHAT_LOG_QUEUE" envDefault:"1000"`
 

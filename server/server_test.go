@@ -46,7 +46,7 @@ func newServer(t *testing.T) *httptest.Server {
 	logger := chatlog.New(pool, 10, nil)
 	t.Cleanup(func() { logger.Close(context.Background()) })
 	svc := chat.New(searcher, llm.NewExtractive(), prompt, logger, chat.Config{
-		Gate: domain.Gate{MinSimilarity: 0.30, MinKeywordCoverage: 0.60}, SupportThreshold: 0.5})
+		Gate: domain.Gate{MinSimilarity: 0.26, MinKeywordCoverage: 0.70}, SupportThreshold: 0.5})
 	h := server.Handler(server.Deps{Pool: pool, Searcher: searcher, Ingester: in, Chat: svc})
 	srv := httptest.NewUnstartedServer(h)
 	srv.EnableHTTP2 = true
