@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
 	"golang.org/x/net/http2"
@@ -41,7 +42,8 @@ func newServer(t *testing.T) *httptest.Server {
 	if _, err := in.Ingest(context.Background(), files, ingest.Options{Project: "platform"}); err != nil {
 		t.Fatal(err)
 	}
-	searcher := search.New(pool, emb, search.Config{Ranking: domain.DefaultRanking(domain.ProfileHashKeywordLed), Profile: domain.ProfileHashKeywordLed})
+	searcher := search.New(pool, emb, search.Config{Ranking: domain.DefaultRanking(domain.ProfileHashKeywordLed),
+		Profile: domain.ProfileHashKeywordLed, Graph: search.DefaultGraphConfig()})
 	prompt, _ := domain.ParsePrompt(domain.DefaultPromptTemplate())
 	logger := chatlog.New(pool, 10, nil)
 	t.Cleanup(func() { logger.Close(context.Background()) })
@@ -81,8 +83,26 @@ func TestSearchOverConnectGRPCAndGRPCWeb(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if p := res.Msg.GetResult().GetPrimary(); len(p) == 0 || p[0].GetDocId() != "dec-cache-v2" {
+			r := res.Msg.GetResult()
+			if p := r.GetPrimary(); len(p) == 0 || p[0].GetDocId() != "dec-cache-v2" {
 				t.Fatalf("primary = %v", p)
+			}
+			// The worked example end to end: the session store comes in through
+			// depends_on, the rejected Memcached approach with its cosine.
+			var expanded, rejected bool
+			for _, h := range r.GetExpanded() {
+				if h.GetDocId() == "mod-session-store" && h.GetEdge().GetEdgeType() == "depends_on" && h.GetOrigin() == "graph_expansion" {
+					expanded = true
+				}
+			}
+			for _, h := range r.GetRejected() {
+				if h.GetDocId() == "rej-memcached-2023" && h.GetOrigin() == "rejected_approach" && h.GetSimilarity() > 0 {
+					rejected = true
+				}
+			}
+			if !expanded || !rejected {
+				t.Errorf("expanded %v / rejected %v: want mod-session-store via depends_on and rej-memcached-2023 with its cosine",
+					r.GetExpanded(), r.GetRejected())
 			}
 		})
 	}
@@ -224,6 +244,35 @@ func TestIngestAndProjectsRPC(t *testing.T) {
 	}
 	if keys["rpc"] != 1 || keys["platform"] < 40 || keys["payments"] < 5 {
 		t.Errorf("projects = %v", keys)
+	}
+}
+
+func TestContentGapsRPC(t *testing.T) {
+	srv := newServer(t)
+	chatc := canonv1connect.NewChatServiceClient(srv.Client(), srv.URL)
+	for _, q := range []string{"How do I knit a scarf?", "how do i knit a scarf", "best banana bread recipe"} {
+		res, err := chatc.Chat(context.Background(), connect.NewRequest(&canonv1.ChatRequest{Question: q, ProjectKey: "platform"}))
+		if err != nil || res.Msg.GetRefusalReason() == "" {
+			t.Fatalf("%q should be refused: %v", q, err)
+		}
+	}
+	var gaps []*canonv1.ContentGap
+	for i := 0; i < 50; i++ { // the log is written off the request path
+		res, err := chatc.ContentGaps(context.Background(), connect.NewRequest(&canonv1.ContentGapsRequest{ProjectKey: "platform"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if gaps = res.Msg.GetGaps(); len(gaps) == 2 && gaps[0].GetCount() == 2 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(gaps) != 2 || gaps[0].GetCount() != 2 || gaps[1].GetCount() != 1 {
+		t.Fatalf("gaps = %v; want the scarf question twice, most asked first", gaps)
+	}
+	_, err := chatc.ContentGaps(context.Background(), connect.NewRequest(&canonv1.ContentGapsRequest{ProjectKey: "nope"}))
+	if connect.CodeOf(err) != connect.CodeNotFound {
+		t.Errorf("unknown project: %v", err)
 	}
 }
 

@@ -73,6 +73,11 @@ func TestCommandLineEndToEnd(t *testing.T) {
 	if first := primary[0].(map[string]any); first["doc_id"] != "dec-cache-v2" || first["heading_path"] == nil {
 		t.Errorf("search --json must use proto field names: %v", first)
 	}
+	// The worked example through the CLI: expanded and rejected come along.
+	if !strings.Contains(out, `"doc_id": "mod-session-store"`) || !strings.Contains(out, `"edge_type": "depends_on"`) ||
+		!strings.Contains(out, `"doc_id": "rej-memcached-2023"`) || !strings.Contains(out, `"origin": "rejected_approach"`) {
+		t.Errorf("search --json should carry the expanded session store and the rejected Memcached approach")
+	}
 
 	out, err = run(t, "search", "error E5032", "--project", "platform", "--sql")
 	if err != nil || !strings.HasPrefix(out, "BEGIN;") || strings.Contains(out, "$1") {
