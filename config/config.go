@@ -50,6 +50,9 @@ type Config struct {
 	// calibrated for the hash embedder (README). Linked ones need none.
 	RejectedMinSimilarity float64 `env:"KB_REJECTED_MIN_SIMILARITY" envDefault:"0.30"`
 
+	// Two-pass entity-guided search (package hierarchy; checked by hierarchy.Config.Validate).
+	Hierarchy HierarchyEnv
+
 	// Chat: the language model and the grounding rules.
 	LLMProvider   string        `env:"KB_LLM_PROVIDER" envDefault:"extractive"`
 	LLMBaseURL    string        `env:"KB_LLM_BASE_URL"`
@@ -69,6 +72,28 @@ type Config struct {
 
 	// Ranking overrides: unset keeps the embedder's profile default.
 	Ranking RankingEnv
+}
+
+// HierarchyEnv holds the KB_HIERARCHY_* variables (defaults: hierarchy.DefaultConfig).
+type HierarchyEnv struct {
+	Enabled         bool          `env:"KB_HIERARCHY_ENABLED" envDefault:"true"`
+	MaxEntities     int           `env:"KB_HIERARCHY_MAX_ENTITIES" envDefault:"5"`
+	EntityThreshold float64       `env:"KB_HIERARCHY_ENTITY_THRESHOLD" envDefault:"0.5"`
+	MinGap          float64       `env:"KB_HIERARCHY_MIN_GAP" envDefault:"0.1"`
+	TeamDiscount    float64       `env:"KB_HIERARCHY_TEAM_DISCOUNT" envDefault:"0.8"`
+	Alpha           float64       `env:"KB_HIERARCHY_ALPHA" envDefault:"0.5"`
+	LinkStrength    bool          `env:"KB_HIERARCHY_LINK_STRENGTH" envDefault:"true"`
+	StripNames      bool          `env:"KB_HIERARCHY_STRIP_NAMES" envDefault:"true"`
+	BatchSize       int           `env:"KB_HIERARCHY_BATCH_SIZE" envDefault:"50"`
+	StableRounds    int           `env:"KB_HIERARCHY_STABLE_ROUNDS" envDefault:"3"`
+	MaxBatches      int           `env:"KB_HIERARCHY_MAX_BATCHES" envDefault:"20"`
+	NameExactWeight float64       `env:"KB_HIERARCHY_NAME_WEIGHT" envDefault:"0.50"`
+	NameFuzzyWeight float64       `env:"KB_HIERARCHY_FUZZY_NAME_WEIGHT" envDefault:"0.15"`
+	RoleWeight      float64       `env:"KB_HIERARCHY_ROLE_WEIGHT" envDefault:"0.10"`
+	FactsWeight     float64       `env:"KB_HIERARCHY_FACTS_WEIGHT" envDefault:"0.15"`
+	VectorWeight    float64       `env:"KB_HIERARCHY_VECTOR_WEIGHT" envDefault:"0.10"`
+	CacheSize       int           `env:"KB_HIERARCHY_CACHE_SIZE" envDefault:"256"`
+	CacheTTL        time.Duration `env:"KB_HIERARCHY_CACHE_TTL" envDefault:"60s"`
 }
 
 // RankingEnv holds the ranking variables; nil means "not set".

@@ -11,6 +11,9 @@
 #   DATASETS            where the collections are (default ../shared/datasets)
 #   BENCH_OUT           output directory (default bench/results)
 #   BENCH_QUALITY_ARGS  extra flags for `canon bench quality`, e.g. "--limit-queries 50"
+#   BENCH_LATENCY_ARGS  extra flags for `canon bench latency` (when the binary has it)
+#   BENCH_SKIP          benchmarks to leave out, e.g. "latency" (names: quality, latency)
+#   BENCH_NOTE          a line recorded in machine.md (e.g. how the binary was built)
 #   BENCH_COMMIT        the revision to record (default: read from .git)
 #   CANON               the canon binary (default bin/canon)
 set -euo pipefail
@@ -57,6 +60,7 @@ if [[ -z "${BENCH_DATABASE_URL:-}" ]]; then
     BENCH_DATABASE_URL="$DATABASE_URL"
   fi
 fi
+SERVER_URL="$DATABASE_URL"
 export DATABASE_URL="$BENCH_DATABASE_URL"
 "$CANON" migrate up >/dev/null
 
@@ -81,6 +85,7 @@ mkdir -p "$OUT"
     echo "| shared_buffers | $(psql "$BENCH_DATABASE_URL" -tAc 'SHOW shared_buffers') |"
   fi
   echo "| embedder | ${KB_EMBEDDER:-hash} (${KB_EMBEDDING_DIM:-384} dims) |"
+  if [[ -n "${BENCH_NOTE:-}" ]]; then echo "| note | $BENCH_NOTE |"; fi
 } >"$OUT/machine.md"
 log "machine: $OUT/machine.md"
 
@@ -93,17 +98,22 @@ for name in scifact arguana; do
     log "skipping $name: no $DATASETS/$name/corpus.jsonl"
   fi
 done
-if ((${#datasets[@]} > 0)); then
+skipped() { [[ " ${BENCH_SKIP:-} " == *" $1 "* ]]; }
+
+if ((${#datasets[@]} > 0)) && ! skipped quality; then
   # shellcheck disable=SC2086 # BENCH_QUALITY_ARGS is a list of flags
   "$CANON" bench quality "${datasets[@]}" --out "$OUT" --commit "$COMMIT" ${BENCH_QUALITY_ARGS:-} | tee "$OUT/quality.txt"
 fi
 
 # Further benchmarks: each `canon bench <name>` listed here runs when the binary has it,
-# against the same database, writing its own files into $OUT.
+# given the server's URL (it picks its own database there) and $OUT for its files, plus
+# BENCH_<NAME>_ARGS (e.g. BENCH_LATENCY_ARGS="--chunks 20000").
 for extra in latency; do
-  if "$CANON" bench "$extra" --help >/dev/null 2>&1; then
+  if ! skipped "$extra" && "$CANON" bench "$extra" --help >/dev/null 2>&1; then
     log "canon bench $extra"
-    "$CANON" bench "$extra" --out "$OUT"
+    args_var="BENCH_${extra^^}_ARGS"
+    # shellcheck disable=SC2086 # a list of flags
+    DATABASE_URL="$SERVER_URL" "$CANON" bench "$extra" --out "$OUT" ${!args_var:-}
   fi
 done
 

@@ -31,9 +31,12 @@ import (
 type Deps struct {
 	Pool     *pgxpool.Pool
 	Searcher *search.Searcher
-	Ingester *ingest.Ingester
-	Chat     *chat.Service
-	Logger   *slog.Logger
+	// SearchService answers SearchService.Search (the two-pass entity search,
+	// package hierarchy); nil means Searcher.
+	SearchService Searcher
+	Ingester      *ingest.Ingester
+	Chat          *chat.Service
+	Logger        *slog.Logger
 }
 
 // Handler builds the HTTP handler with every service mounted.
@@ -43,7 +46,11 @@ func Handler(d Deps) http.Handler {
 	}
 	mux := http.NewServeMux()
 	opts := []connect.HandlerOption{connect.WithInterceptors(recoverInterceptor(d.Logger))}
-	mux.Handle(canonv1connect.NewSearchServiceHandler(&searchHandler{searcher: d.Searcher, log: d.Logger}, opts...))
+	var searcher Searcher = d.Searcher
+	if d.SearchService != nil {
+		searcher = d.SearchService
+	}
+	mux.Handle(canonv1connect.NewSearchServiceHandler(&searchHandler{searcher: searcher, log: d.Logger}, opts...))
 	mux.Handle(canonv1connect.NewIngestServiceHandler(&ingestHandler{ingester: d.Ingester, log: d.Logger}, opts...))
 	mux.Handle(canonv1connect.NewProjectServiceHandler(&projectHandler{pool: d.Pool, log: d.Logger}, opts...))
 	mux.Handle(canonv1connect.NewCanonServiceHandler(newCanonHandler(d.Pool, d.Logger), opts...))
@@ -83,8 +90,13 @@ func NewHTTPServer(addr string, h http.Handler) *http.Server {
 	}
 }
 
+// Searcher runs a search request.
+type Searcher interface {
+	Search(ctx context.Context, req *canonv1.SearchRequest) (*canonv1.SearchResult, error)
+}
+
 type searchHandler struct {
-	searcher *search.Searcher
+	searcher Searcher
 	log      *slog.Logger
 }
 

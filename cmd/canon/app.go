@@ -15,6 +15,7 @@ import (
 	"github.com/canonkb/canon/config"
 	"github.com/canonkb/canon/domain"
 	"github.com/canonkb/canon/embed"
+	"github.com/canonkb/canon/hierarchy"
 	"github.com/canonkb/canon/ingest"
 	"github.com/canonkb/canon/llm"
 	"github.com/canonkb/canon/markdown"
@@ -28,9 +29,12 @@ type app struct {
 	pool     *pgxpool.Pool
 	embedder embed.Embedder
 	searcher *search.Searcher
-	ingester *ingest.Ingester
-	chat     *chat.Service
-	chatLog  *chatlog.Logger
+	// hierarchy answers SearchService.Search and `canon search`: the two-pass
+	// entity-guided search over searcher.
+	hierarchy *hierarchy.Searcher
+	ingester  *ingest.Ingester
+	chat      *chat.Service
+	chatLog   *chatlog.Logger
 }
 
 func loadConfig(databaseURL string) (config.Config, error) {
@@ -91,7 +95,21 @@ func openApp(ctx context.Context, cfg config.Config) (*app, error) {
 		Ranking: ranking, Profile: cfg.Profile(), DefaultLimit: cfg.DefaultLimit, DefaultFusion: cfg.Fusion,
 		Graph: search.GraphConfig{Expansion: cfg.GraphExpansionEnabled, EdgeTypes: cfg.GraphExpansionEdgeTypes, MaxNodes: cfg.GraphExpansionMaxNodes, RejectedInjection: cfg.RejectedInjectionEnabled, RejectedMaxDocs: cfg.RejectedInjectionMaxDocs, RejectedMinSimilarity: cfg.RejectedMinSimilarity},
 	})
+	hcfg := hierarchyConfig(cfg)
+	if err := hcfg.Validate(); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	a.hierarchy = hierarchy.New(pool, a.searcher, hcfg)
 	a.ingester = ingest.New(pool, embedder, markdown.Options{ChunkTokens: cfg.ChunkTokens, OverlapTokens: cfg.ChunkOverlap})
+	// An ingest that changed a project drops the two-pass caches' entries for it.
+	afterChange := a.ingester.AfterChange
+	a.ingester.AfterChange = func(projectKeys []string) {
+		if afterChange != nil {
+			afterChange(projectKeys)
+		}
+		a.hierarchy.Invalidate(projectKeys)
+	}
 	if err := a.openChat(); err != nil {
 		pool.Close()
 		return nil, err

@@ -1,7 +1,199 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/spf13/cobra"
+
+	"github.com/canonkb/canon/bench"
+	canonv1 "github.com/canonkb/canon/gen/canon/v1"
+	"github.com/canonkb/canon/gen/canon/v1/canonv1connect"
+	"github.com/canonkb/canon/markdown"
+	"github.com/canonkb/canon/server"
+)
 
 func newBenchLatencyCmd() *cobra.Command {
-	return &cobra.Command{Use: "latency", Short: "(in progress)", Hidden: true}
+	var (
+		databaseURL, database, concurrency, outDir, vocabDir, commit string
+		methods                                                      []string
+		chunks, maxRequests, queries, limit                          int
+		seed                                                         uint64
+		duration                                                     time.Duration
+		fresh, skipIndex, noHTTP, asJSON                             bool
+	)
+	cmd := &cobra.Command{
+		Use:   "latency [--chunks 100000] [--concurrency 1,4,16] [--duration 10s] [--json] [--out DIR]",
+		Short: "Latency and throughput at scale, next to bare HNSW/BM25 and published SQL hybrids",
+		Long: `Generates a deterministic synthetic corpus of --chunks chunks (Zipf-distributed words over
+the example handbook's vocabulary plus generated terms; canonical documents of every type
+and status, edges, people, meetings) and loads it through canon's ingest path into a
+database of its own (--database, created and migrated on the server of DATABASE_URL;
+reused while it holds the same corpus, --fresh reloads), reporting the ingest rate, the
+time to rebuild the HNSW index on the loaded table and the database size.
+
+Then, for each concurrency, runs bounded request loops (--duration or --max-requests per
+cell) of canon's search per fusion method, the default search with its graph step
+in-process and through canon's server on 127.0.0.1, the bare HNSW top-k and bare BM25
+queries, Supabase's published hybrid_search function and the pgvector examples' RRF
+statement (both created in the same database over canon's tables), and reports p50, p95,
+p99, QPS and each p50 relative to canon. EXPLAIN (ANALYZE, SUMMARY) shows which indexes
+canon's statement uses and its planning versus execution time. --out writes
+latency.json and latency.md.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			levels, err := parseLevels(concurrency)
+			if err != nil {
+				return err
+			}
+			cfg, err := loadConfig(databaseURL)
+			if err != nil {
+				return err
+			}
+			stderr := cmd.ErrOrStderr()
+			logf := func(format string, args ...any) { fmt.Fprintf(stderr, format+"\n", args...) }
+			if vocabDir == "" {
+				vocabDir = filepath.Join(repoRoot(), "examples", "handbook")
+			}
+			vocab, err := bench.HandbookVocabulary(vocabDir)
+			if err != nil {
+				return fmt.Errorf("vocabulary from %s: %w", vocabDir, err)
+			}
+			url, err := bench.EnsureLatencyDatabase(ctx, cfg.DatabaseURL, database, fresh, slices.Max(levels)+4)
+			if err != nil {
+				return err
+			}
+			cfg.DatabaseURL = url
+			a, err := openApp(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			ranking, err := cfg.RankingDefaults()
+			if err != nil {
+				return err
+			}
+			if commit == "" {
+				commit = os.Getenv("BENCH_COMMIT")
+			}
+			setup := bench.LatencySetup{
+				Pool: a.pool, Ingester: a.ingester, Searcher: a.searcher, Embedder: a.embedder,
+				Chunking: markdown.Options{ChunkTokens: cfg.ChunkTokens, OverlapTokens: cfg.ChunkOverlap},
+				Ranking:  ranking, Profile: cfg.Profile(), Commit: commit,
+			}
+			if !noHTTP {
+				client, stop, err := loopbackSearch(a, levels)
+				if err != nil {
+					return err
+				}
+				defer stop()
+				setup.HTTP = client
+			}
+			rep, err := bench.Latency(ctx, setup, bench.LatencyOptions{
+				Chunks: chunks, Seed: seed, Vocabulary: vocab, Concurrency: levels, Duration: duration,
+				MaxRequests: maxRequests, Queries: queries, Limit: limit, Fresh: fresh, SkipIndexBuild: skipIndex,
+				Methods: methods, Log: logf,
+			})
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(rep); err != nil {
+					return err
+				}
+			} else {
+				rep.WriteMarkdown(out)
+			}
+			if outDir != "" {
+				paths, err := rep.WriteFiles(outDir)
+				if err != nil {
+					return err
+				}
+				logf("wrote %s", strings.Join(paths, ", "))
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&databaseURL, "database-url", "", "PostgreSQL URL of the server (default $DATABASE_URL); the bench uses its own database there")
+	fl.StringVar(&database, "database", "canon_latency", "database the corpus lives in (created and migrated when missing; nothing else may be in it)")
+	fl.IntVar(&chunks, "chunks", 100000, "chunks in the synthetic corpus")
+	fl.Uint64Var(&seed, "seed", 1, "generator seed")
+	fl.StringVar(&concurrency, "concurrency", "1,4,16", "comma-separated concurrency levels")
+	fl.DurationVar(&duration, "duration", 10*time.Second, "time per (method, concurrency) cell")
+	fl.IntVar(&maxRequests, "max-requests", 20000, "requests per cell at most")
+	fl.IntVar(&queries, "queries", 1000, "distinct generated questions, cycled through")
+	fl.IntVar(&limit, "limit", 8, "primary hits per search (top-k of the references)")
+	fl.StringSliceVar(&methods, "method", nil, "measure only these methods (repeatable; names as in the report)")
+	fl.BoolVar(&fresh, "fresh", false, "drop the database and reload the corpus (times the ingest)")
+	fl.BoolVar(&skipIndex, "skip-index-build", false, "do not time an HNSW rebuild on the loaded table")
+	fl.BoolVar(&noHTTP, "no-http", false, "skip the measurements through canon's server on loopback")
+	fl.StringVar(&vocabDir, "vocabulary", "", "Markdown directory whose words seed the vocabulary (default examples/handbook)")
+	fl.StringVar(&outDir, "out", "", "write latency.json and latency.md into this directory")
+	fl.StringVar(&commit, "commit", "", "source revision to record (default $BENCH_COMMIT)")
+	fl.BoolVar(&asJSON, "json", false, "print the report as JSON")
+	return cmd
+}
+
+func parseLevels(s string) ([]int, error) {
+	var out []int
+	for _, p := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || n < 1 || n > 256 {
+			return nil, fmt.Errorf("--concurrency: %q is not a number from 1 to 256", p)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// loopbackSearch serves canon's handler on 127.0.0.1 (an ephemeral port) and
+// returns a Connect client of its SearchService.
+func loopbackSearch(a *app, levels []int) (bench.Searcher, func(), error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, nil, err
+	}
+	srv := server.NewHTTPServer(ln.Addr().String(), server.Handler(server.Deps{
+		Pool: a.pool, Searcher: a.searcher, Ingester: a.ingester, Chat: a.chat,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}))
+	go srv.Serve(ln) //nolint:errcheck // ends with Shutdown
+	transport := &http.Transport{MaxIdleConnsPerHost: slices.Max(levels) + 4, MaxConnsPerHost: slices.Max(levels) + 4}
+	client := canonv1connect.NewSearchServiceClient(&http.Client{Transport: transport}, "http://"+ln.Addr().String())
+	stop := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx) //nolint:errcheck
+		transport.CloseIdleConnections()
+	}
+	return connectSearch{client}, stop, nil
+}
+
+type connectSearch struct {
+	client canonv1connect.SearchServiceClient
+}
+
+func (c connectSearch) Search(ctx context.Context, req *canonv1.SearchRequest) (*canonv1.SearchResult, error) {
+	res, err := c.client.Search(ctx, connect.NewRequest(req))
+	if err != nil {
+		return nil, err
+	}
+	return res.Msg.GetResult(), nil
 }

@@ -53,14 +53,18 @@ func newSearchCmd() *cobra.Command {
 	var (
 		databaseURL           string
 		flags                 searchFlags
+		hflags                hierarchyFlags
 		explain, asJSON, sqlF bool
 	)
 	cmd := &cobra.Command{
 		Use:   `search "question" --project KEY`,
 		Short: "Rank a project's chunks for a question (hybrid retrieval, in SQL)",
 		Long: `Runs the hybrid retrieval pipeline: vector and BM25 keyword legs, fusion, trust
-gradient, per-document cap. --explain shows every signal and its contribution;
---sql prints the exact statement with its parameters bound, ready for psql.`,
+gradient, per-document cap. A question about a person, team or project that
+names it confidently runs in two passes: its entities first, then their documents
+(--no-hierarchy ranks flat). --explain shows every signal and its contribution
+and the entities; --sql prints the exact (flat) statement with its parameters
+bound, ready for psql.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := loadConfig(databaseURL)
@@ -77,6 +81,7 @@ gradient, per-document cap. --explain shows every signal and its contribution;
 				Filters: flags.filters(),
 				Options: &canonv1.SearchOptions{Fusion: flags.fusion, Limit: int32(flags.limit), Explain: explain},
 			}
+			hflags.apply(cmd, req.Options)
 			out := cmd.OutOrStdout()
 			if sqlF {
 				stmt, err := a.searcher.Statement(cmd.Context(), req)
@@ -86,7 +91,7 @@ gradient, per-document cap. --explain shows every signal and its contribution;
 				_, err = io.WriteString(out, stmt)
 				return err
 			}
-			res, err := a.searcher.Search(cmd.Context(), req)
+			res, err := a.hierarchy.Search(cmd.Context(), req)
 			if err != nil {
 				return err
 			}
@@ -99,6 +104,7 @@ gradient, per-document cap. --explain shows every signal and its contribution;
 	}
 	cmd.Flags().StringVar(&databaseURL, "database-url", "", "PostgreSQL URL (default $DATABASE_URL)")
 	flags.register(cmd)
+	hflags.register(cmd)
 	cmd.Flags().BoolVar(&explain, "explain", false, "show every signal and its contribution to the score")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as protobuf JSON (snake_case field names)")
 	cmd.Flags().BoolVar(&sqlF, "sql", false, "print the exact SQL with parameters bound instead of running it")
@@ -119,6 +125,9 @@ func printSearch(w io.Writer, res *canonv1.SearchResult, explain bool) {
 	fmt.Fprintf(w, "%d primary, %d runner-up · fusion %s · profile %s · %.1f ms · terms %s\n\n",
 		m.GetPrimaryCount(), m.GetRunnerUpCount(), m.GetSearchStrategy().GetFusionMethod(),
 		m.GetSearchStrategy().GetProfile(), m.GetRetrievalMs(), strings.Join(m.GetQueryTerms(), " "))
+	if explain {
+		printHierarchy(w, m)
+	}
 	if len(res.GetPrimary()) == 0 {
 		fmt.Fprintln(w, "no results")
 		return
@@ -139,6 +148,9 @@ func printSearch(w io.Writer, res *canonv1.SearchResult, explain bool) {
 			}
 			if h.GetOrigin() == "rejected_approach" {
 				extra = fmt.Sprintf("  (cosine %.3f)", h.GetSimilarity())
+			}
+			if explain {
+				extra += hitEntity(h)
 			}
 			fmt.Fprintf(w, "%3d  %.4f  %s  %s%s\n", i+1, h.GetScore(), h.GetDocId(), kind, extra)
 			fmt.Fprintf(w, "             %s\n", strings.Join(h.GetHeadingPath(), " › "))

@@ -43,7 +43,7 @@ gRPC-web on one port, plus gRPC health, reflection and GET /healthz. It listens 
 				return err
 			}
 			srv := server.NewHTTPServer(cfg.ListenAddr, server.Handler(server.Deps{
-				Pool: a.pool, Searcher: a.searcher, Ingester: a.ingester, Chat: a.chat, Logger: log,
+				Pool: a.pool, Searcher: a.searcher, SearchService: a.hierarchy, Ingester: a.ingester, Chat: a.chat, Logger: log,
 			}))
 			log.Info("canon listening", "addr", "http://"+ln.Addr().String(), "embedder", a.embedder.Name(),
 				"profile", cfg.Profile())

@@ -20,69 +20,103 @@
 -- reaching the threshold; a chosen team adds its members (one level) at
 -- team_discount × the team's score, or their own score when higher.
 -- Rows: the top max_entities by direct score, plus the members a chosen team adds.
+-- Every entity is scored, so the cost grows with the entities (not the chunks);
+-- the text signals are computed only for entities a cheap test pre-selects.
 WITH question AS (
     SELECT to_tsvector('english', sqlc.arg(query)::text) AS tsv,
            lower(sqlc.arg(query)::text) AS text,
-           ARRAY(SELECT t.lexeme FROM canon_query_terms(sqlc.arg(query)::text) AS t) AS lexemes
+           ARRAY(SELECT t.lexeme FROM canon_query_terms(sqlc.arg(query)::text) AS t) AS lexemes,
+           -- LIKE patterns of the terms' first four letters: a role or facts text
+           -- matching none cannot share a term (stems end differently: migrat, studi).
+           ARRAY(SELECT '%' || left(t.lexeme, 4) || '%' FROM canon_query_terms(sqlc.arg(query)::text) AS t) AS patterns
 ),
 project_entities AS (
-    SELECT e.* FROM entities e WHERE e.project_id = ANY (sqlc.arg(project_ids)::bigint[])
+    SELECT e.project_id, e.id, e.slug, e.entity_type, e.name, e.aliases, e.role, e.facts,
+           1 - (e.embedding <=> sqlc.narg(query_embedding)::vector) AS cosine
+    FROM entities e
+    WHERE e.project_id = ANY (sqlc.arg(project_ids)::bigint[])
 ),
--- Every name an entity goes by: its name, its aliases and, for people, a first or
--- last name no other person of the project has ("Dana", "Okafor").
-surface AS (
-    SELECT e.id, lower(n) AS form
-    FROM project_entities e, unnest(array_append(e.aliases, e.name)) AS n
-    WHERE n <> ''
-    UNION
-    SELECT e.id, lower(p.part)
+-- Entities whose name holds a run close to a word of the question, found with the
+-- trigram index on lower(name) (word_similarity above pg_trgm's
+-- word_similarity_threshold, 0.6 by default); the others get no fuzzy signal.
+fuzzy_candidates AS (
+    SELECT DISTINCT e.id
+    FROM question q
+    CROSS JOIN LATERAL regexp_split_to_table(q.text, '[[:space:][:punct:]]+') AS w (word)
+    JOIN entities e ON e.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND w.word <% lower(e.name)
+    WHERE length(w.word) >= 3
+),
+-- People's first and last names.
+name_parts AS (
+    SELECT e.project_id, e.id, lower(p.part) AS part
     FROM project_entities e
     CROSS JOIN LATERAL (VALUES (split_part(e.name, ' ', 1)), (split_part(e.name, ' ', -1))) AS p (part)
     WHERE e.entity_type = 'person' AND length(p.part) >= 3
-      AND NOT EXISTS (SELECT 1 FROM project_entities o
-                      WHERE o.project_id = e.project_id AND o.id <> e.id AND o.entity_type = 'person'
-                        AND lower(p.part) IN (lower(split_part(o.name, ' ', 1)), lower(split_part(o.name, ' ', -1))))
 ),
--- Exact: the form's lexemes as a phrase in the question (the english config, so
--- "platform teams" names "Platform team"). Fuzzy: trigram similarity of the form
--- and the closest run of whole words of the question.
+-- The names worth testing. Every name an entity goes by is its name, its aliases
+-- and, for people, a first or last name no other person of the project has
+-- ("Dana", "Okafor"); only those found in the question as written (strpos) can
+-- match exactly, and only fuzzy candidates' names and aliases are compared fuzzily.
+surface AS (
+    SELECT e.id, lower(n.form) AS form, fc.id IS NOT NULL AS fuzzy
+    FROM project_entities e
+    CROSS JOIN question q
+    CROSS JOIN LATERAL unnest(array_append(e.aliases, e.name)) AS n (form)
+    LEFT JOIN fuzzy_candidates fc ON fc.id = e.id
+    WHERE n.form <> '' AND (fc.id IS NOT NULL OR strpos(q.text, lower(n.form)) > 0)
+    UNION ALL
+    SELECT h.id, h.part, false
+    FROM (SELECT np.* FROM name_parts np CROSS JOIN question q WHERE strpos(q.text, np.part) > 0) AS h
+    WHERE (SELECT count(DISTINCT o.id) FROM name_parts o WHERE o.project_id = h.project_id AND o.part = h.part) = 1
+),
+-- Exact: the form in the question, confirmed as a phrase of lexemes (word
+-- boundaries; "platform teams" names "Platform team"). Fuzzy: trigram similarity
+-- of the form and the closest run of whole words of the question; an exact match
+-- counts as a perfect one.
 name_match AS (
     SELECT s.id,
-           max(CASE WHEN q.tsv @@ phraseto_tsquery('english', s.form) THEN 1 ELSE 0 END)::float8 AS name_exact,
-           max(strict_word_similarity(s.form, q.text))::float8 AS name_fuzzy,
-           array_agg(s.form) FILTER (WHERE q.tsv @@ phraseto_tsquery('english', s.form)) AS named_forms
+           max(x.exact)::float8 AS name_exact,
+           max(greatest(x.exact, CASE WHEN s.fuzzy THEN strict_word_similarity(s.form, q.text) ELSE 0 END))::float8 AS name_fuzzy,
+           array_agg(s.form) FILTER (WHERE x.exact = 1) AS named_forms
     FROM surface s
     CROSS JOIN question q
+    CROSS JOIN LATERAL (
+        SELECT CASE WHEN strpos(q.text, s.form) > 0 AND q.tsv @@ phraseto_tsquery('english', s.form) THEN 1 ELSE 0 END AS exact
+    ) AS x
     GROUP BY s.id
 ),
+-- The names of the teams a person belongs to join their role text, for the teams
+-- whose name shares a term prefix with the question (others cannot add a term).
+team_names AS (
+    SELECT m.project_id, m.member_slug, string_agg(t.name, ' ' ORDER BY t.id) AS names
+    FROM entities t
+    CROSS JOIN question q
+    JOIN team_members m ON m.project_id = t.project_id AND m.team_id = t.id
+    WHERE t.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND t.entity_type = 'team'
+      AND lower(t.name) LIKE ANY (q.patterns)
+    GROUP BY m.project_id, m.member_slug
+),
 signals AS (
-    SELECT e.id, e.project_id, e.slug, e.name, e.entity_type, e.document_id,
+    SELECT e.id, e.project_id, e.entity_type,
            coalesce(nm.name_exact, 0) AS name_exact,
            coalesce(nm.name_fuzzy, 0) AS name_fuzzy,
-           coalesce(nm.named_forms, '{}') AS named_forms,
-           CASE WHEN cardinality(q.lexemes) = 0 THEN 0
-                ELSE cardinality(ARRAY(SELECT unnest(tsvector_to_array(canon_tsvector(concat_ws(' ', e.role, teams.names))))
+           CASE WHEN cardinality(q.lexemes) = 0 OR NOT lower(concat_ws(' ', e.role, tn.names)) LIKE ANY (q.patterns) THEN 0
+                ELSE cardinality(ARRAY(SELECT unnest(tsvector_to_array(to_tsvector('english', concat_ws(' ', e.role, tn.names))))
                                        INTERSECT SELECT unnest(q.lexemes)))::float8 / cardinality(q.lexemes)
            END AS role,
-           CASE WHEN cardinality(q.lexemes) = 0 THEN 0
-                ELSE cardinality(ARRAY(SELECT unnest(tsvector_to_array(canon_tsvector(array_to_string(e.facts, ' '))))
+           CASE WHEN cardinality(q.lexemes) = 0 OR NOT lower(array_to_string(e.facts, ' ')) LIKE ANY (q.patterns) THEN 0
+                ELSE cardinality(ARRAY(SELECT unnest(tsvector_to_array(to_tsvector('english', array_to_string(e.facts, ' '))))
                                        INTERSECT SELECT unnest(q.lexemes)))::float8 / cardinality(q.lexemes)
            END AS facts,
            -- No embedding (or a zero query vector, whose cosine is NaN) means no signal.
-           coalesce(CASE WHEN cos.v = 'NaN'::float8 THEN 0 ELSE greatest(cos.v, 0) END, 0)::float8 AS vector
+           coalesce(CASE WHEN e.cosine = 'NaN'::float8 THEN 0 ELSE greatest(e.cosine, 0) END, 0)::float8 AS vector
     FROM project_entities e
     CROSS JOIN question q
+    LEFT JOIN team_names tn ON tn.project_id = e.project_id AND tn.member_slug = e.slug
     LEFT JOIN name_match nm ON nm.id = e.id
-    LEFT JOIN LATERAL (
-        SELECT string_agg(t.name, ' ' ORDER BY t.id) AS names
-        FROM team_members m
-        JOIN entities t ON t.project_id = m.project_id AND t.id = m.team_id
-        WHERE m.project_id = e.project_id AND m.member_slug = e.slug
-    ) AS teams ON true
-    CROSS JOIN LATERAL (SELECT 1 - (e.embedding <=> sqlc.narg(query_embedding)::vector) AS v) AS cos
 ),
 scored AS (
-    SELECT s.*,
+    SELECT s.id, s.project_id, s.entity_type,
            (sqlc.arg(name_exact_weight)::float8 * s.name_exact
             + sqlc.arg(name_fuzzy_weight)::float8 * s.name_fuzzy
             + sqlc.arg(role_weight)::float8 * s.role
@@ -93,34 +127,36 @@ scored AS (
                     + sqlc.arg(vector_weight)::float8, 0) AS score
     FROM signals s
 ),
-ranked AS (
-    SELECT s.*, row_number() OVER (ORDER BY s.score DESC, s.id) AS rank FROM scored s
+-- The best max_entities by direct score (ties: the lower id).
+top AS (
+    SELECT t.*, row_number() OVER (ORDER BY t.score DESC, t.id) AS rank
+    FROM (SELECT s.* FROM scored s ORDER BY s.score DESC, s.id LIMIT sqlc.arg(max_entities)::integer) AS t
 ),
 -- The decision. A tiny tolerance keeps 0.6 − 0.5 from failing a 0.1 gap on rounding.
 decision AS (
-    SELECT CASE WHEN coalesce(max(r.score) FILTER (WHERE r.rank = 1), 0) < sqlc.arg(entity_threshold)::float8
+    SELECT CASE WHEN coalesce(max(t.score) FILTER (WHERE t.rank = 1), 0) < sqlc.arg(entity_threshold)::float8
                     THEN 'no_confident_entity'
-                WHEN coalesce(max(r.score) FILTER (WHERE r.rank = 1), 0)
-                     - coalesce(max(r.score) FILTER (WHERE r.rank = sqlc.arg(max_entities)::integer), 0)
+                WHEN coalesce(max(t.score) FILTER (WHERE t.rank = 1), 0)
+                     - coalesce(max(t.score) FILTER (WHERE t.rank = sqlc.arg(max_entities)::integer), 0)
                      < sqlc.arg(min_gap)::float8 - 1e-9
                     THEN 'entities_too_similar'
                 ELSE 'confident_entities'
            END AS reason
-    FROM ranked r
+    FROM top t
 ),
 chosen AS (
-    SELECT r.* FROM ranked r CROSS JOIN decision d
-    WHERE d.reason = 'confident_entities'
-      AND r.rank <= sqlc.arg(max_entities)::integer AND r.score >= sqlc.arg(entity_threshold)::float8
+    SELECT t.* FROM top t CROSS JOIN decision d
+    WHERE d.reason = 'confident_entities' AND t.score >= sqlc.arg(entity_threshold)::float8
 ),
 -- One level of team expansion: the members of a chosen team, at a discount.
 expanded AS (
     SELECT m.id,
            max(t.score * sqlc.arg(team_discount)::float8) AS score,
-           (array_agg(t.slug ORDER BY t.score DESC, t.id))[1] AS via
+           (array_agg(ct.slug ORDER BY t.score DESC, t.id))[1] AS via
     FROM chosen t
+    JOIN entities ct ON ct.id = t.id
     JOIN team_members tm ON tm.project_id = t.project_id AND tm.team_id = t.id
-    JOIN project_entities m ON m.project_id = tm.project_id AND m.slug = tm.member_slug
+    JOIN entities m ON m.project_id = tm.project_id AND m.slug = tm.member_slug
     WHERE t.entity_type = 'team'
     GROUP BY m.id
 ),
@@ -130,34 +166,53 @@ expanded AS (
 -- that repeat it over those the entity owns or attended.
 named AS (
     SELECT coalesce(array_agg(DISTINCT l.lexeme), '{}') AS lexemes
-    FROM chosen c, unnest(c.named_forms) AS f (form),
-         unnest(tsvector_to_array(to_tsvector('english', f.form))) AS l (lexeme)
+    FROM chosen c
+    JOIN name_match nm ON nm.id = c.id
+    CROSS JOIN LATERAL unnest(nm.named_forms) AS f (form)
+    CROSS JOIN LATERAL unnest(tsvector_to_array(to_tsvector('english', f.form))) AS l (lexeme)
 ),
-residual AS (
+stripped AS (
     SELECT coalesce(string_agg(w.word, ' ' ORDER BY w.n), '') AS query
     FROM regexp_split_to_table(sqlc.arg(query)::text, '\s+') WITH ORDINALITY AS w (word, n)
     CROSS JOIN named
     WHERE cardinality(tsvector_to_array(to_tsvector('english', w.word))) = 0
        OR NOT tsvector_to_array(to_tsvector('english', w.word)) <@ named.lexemes
+),
+-- A question left without a term ("What does Lee own?": own is a stop word)
+-- keeps its words: the name is then all the keyword leg has.
+residual AS (
+    SELECT CASE WHEN EXISTS (SELECT 1 FROM canon_query_terms(s.query)) THEN s.query
+                ELSE sqlc.arg(query)::text
+           END AS query
+    FROM stripped s
+),
+-- The rows: the top entities and the members a chosen team added (rank 0 when
+-- they are not among the top).
+listed AS (
+    SELECT coalesce(t.id, x.id) AS id, coalesce(t.rank, 0) AS rank, t.id IS NOT NULL AND c.id IS NOT NULL AS top_chosen,
+           x.score AS expanded_score, x.via
+    FROM top t
+    LEFT JOIN chosen c ON c.id = t.id
+    FULL JOIN expanded x ON x.id = t.id
 )
-SELECT r.id AS entity_id, r.project_id, p.project_key, r.slug, r.name, r.entity_type, r.document_id,
-       greatest(r.score, coalesce(x.score, 0))::float8 AS score,
-       r.score::float8 AS direct_score,
-       CASE WHEN x.score > r.score THEN x.via ELSE '' END::text AS via,
-       r.rank::integer AS rank,
-       (c.id IS NOT NULL OR x.id IS NOT NULL)::boolean AS chosen,
+SELECT e.id AS entity_id, e.project_id, p.project_key, e.slug, e.name, e.entity_type, e.document_id,
+       greatest(s.score, coalesce(l.expanded_score, 0))::float8 AS score,
+       s.score::float8 AS direct_score,
+       CASE WHEN l.expanded_score > s.score THEN l.via ELSE '' END::text AS via,
+       l.rank::integer AS rank,
+       (l.top_chosen OR l.expanded_score IS NOT NULL)::boolean AS chosen,
        d.reason::text AS reason,
        rq.query::text AS residual_query,
-       r.name_exact::float8 AS name_exact, r.name_fuzzy::float8 AS name_fuzzy, r.role::float8 AS role,
-       r.facts::float8 AS facts, r.vector::float8 AS vector
-FROM ranked r
+       g.name_exact::float8 AS name_exact, g.name_fuzzy::float8 AS name_fuzzy, g.role::float8 AS role,
+       g.facts::float8 AS facts, g.vector::float8 AS vector
+FROM listed l
+JOIN entities e ON e.id = l.id
+JOIN projects p ON p.id = e.project_id
+JOIN scored s ON s.id = l.id
+JOIN signals g ON g.id = l.id
 CROSS JOIN decision d
 CROSS JOIN residual rq
-JOIN projects p ON p.id = r.project_id
-LEFT JOIN chosen c ON c.id = r.id
-LEFT JOIN expanded x ON x.id = r.id
-WHERE r.rank <= sqlc.arg(max_entities)::integer OR x.id IS NOT NULL
-ORDER BY greatest(r.score, coalesce(x.score, 0)) DESC, r.id;
+ORDER BY greatest(s.score, coalesce(l.expanded_score, 0)) DESC, e.id;
 
 -- name: EntityLinks :many
 -- Pass 2's entity-to-documents map: every document linked to one of the entities,

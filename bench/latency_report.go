@@ -1,0 +1,137 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// WriteFiles writes latency.json and latency.md into dir.
+func (r *LatencyReport) WriteFiles(dir string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	js, md := filepath.Join(dir, "latency.json"), filepath.Join(dir, "latency.md")
+	if err := os.WriteFile(js, append(b, '\n'), 0o644); err != nil {
+		return nil, err
+	}
+	var sb strings.Builder
+	r.WriteMarkdown(&sb)
+	if err := os.WriteFile(md, []byte(sb.String()), 0o644); err != nil {
+		return nil, err
+	}
+	return []string{js, md}, nil
+}
+
+func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/(1<<20)) }
+
+// WriteMarkdown prints the report as Markdown.
+func (r *LatencyReport) WriteMarkdown(w io.Writer) {
+	m, l := r.Machine, r.Load
+	fmt.Fprintf(w, "# canon latency: %d chunks\n\n", l.Chunks)
+	fmt.Fprintf(w, "Run %s", r.Started.Format("2006-01-02 15:04 UTC"))
+	if r.Commit != "" {
+		fmt.Fprintf(w, " at %s", r.Commit)
+	}
+	fmt.Fprintf(w, "; embedder %s, profile %s; PostgreSQL %s, pgvector %s; %s/%s, %d CPUs (load average %s at the start, %s at the end); "+
+		"shared_buffers %s, work_mem %s; pool of %d connections; query embedding %.0f µs.\n\n",
+		r.Embedder, r.Profile, m.Postgres, m.PGVector, m.GOOS, m.GOARCH, m.CPUs, m.LoadAvgStart, m.LoadAvgEnd,
+		m.SharedBuffers, m.WorkMem, m.PoolMaxConns, m.EmbedQueryMicro)
+
+	fmt.Fprintf(w, "## Corpus and load\n\n")
+	fmt.Fprintf(w, "Synthetic corpus `%s` (`bench/synth.go`: Zipf-distributed words over the handbook's vocabulary plus generated terms, %d words; "+
+		"canonical documents of every type and status, edges, people, meetings): %d chunks in %d documents, %d postings, %d distinct lexemes.\n\n",
+		r.Project, l.Vocabulary, l.Chunks, l.Documents, l.Postings, l.Lexemes)
+	fmt.Fprintln(w, "| step | value |")
+	fmt.Fprintln(w, "|---|---|")
+	if l.Loaded {
+		fmt.Fprintf(w, "| ingest through `ingest.Ingester` (HNSW maintained during the load) | %.1f s, **%.0f chunks/s** |\n", l.IngestS, l.IngestChunksPerS)
+		fmt.Fprintf(w, "| generating the Markdown (not in the ingest time) | %.1f s |\n", l.GenerateS)
+	} else {
+		fmt.Fprintln(w, "| ingest | corpus already loaded; run with --fresh to time it |")
+	}
+	fmt.Fprintf(w, "| VACUUM ANALYZE | %.1f s |\n", l.AnalyzeS)
+	if l.HNSWBuildS > 0 {
+		fmt.Fprintf(w, "| HNSW rebuild on the loaded table (maintenance_work_mem %s, %s parallel workers) | **%.1f s** |\n", m.MaintenanceMem, m.ParallelMaint, l.HNSWBuildS)
+	}
+	for _, k := range []string{"database", "chunks_table", "chunks_embedding_hnsw", "chunks_tsv_gin", "postings_table", "postings_lexeme", "postings_chunk"} {
+		fmt.Fprintf(w, "| size of %s | %s |\n", k, mb(l.Sizes[k]))
+	}
+	fmt.Fprintf(w, "| peak RSS of this process: load / queries | %.0f MB / %.0f MB |\n\n", r.Memory.PeakRSSLoadMB, r.Memory.PeakRSSQueriesMB)
+	fmt.Fprintf(w, "Index: `%s`\n\n", l.HNSWIndex)
+
+	fmt.Fprintf(w, "## Latency\n\n")
+	fmt.Fprintf(w, "Each cell runs for %.0f s or %d requests, whichever comes first, after an unmeasured warm-up; "+
+		"%d distinct generated questions, limit %d, ef_search %d. Every method embeds the question (the same embedder). "+
+		"Loopback only; the database runs on the same machine.\n\n", r.DurationS, r.MaxRequests, r.Queries, r.Limit, r.EFSearch)
+	fmt.Fprintln(w, "| method | conc. | requests | p50 ms | p95 ms | p99 ms | mean ms | QPS | p50 / canon/weighted | rows | errors |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, c := range r.Cells {
+		ratio := "-"
+		if c.VsCanon > 0 {
+			ratio = fmt.Sprintf("%.2f", c.VsCanon)
+		}
+		fmt.Fprintf(w, "| %s | %d | %d | %.2f | %.2f | %.2f | %.2f | %.0f | %s | %.1f | %d |\n",
+			c.Method, c.Concurrency, c.Requests, c.P50Ms, c.P95Ms, c.P99Ms, c.MeanMs, c.QPS, ratio, c.AvgRows, c.Errors)
+	}
+	fmt.Fprintln(w)
+	for _, c := range r.Cells {
+		if c.FirstError != "" {
+			fmt.Fprintf(w, "- %s at concurrency %d: first error: %s\n", c.Method, c.Concurrency, c.FirstError)
+		}
+	}
+	fmt.Fprintln(w, "\nMethods:")
+	for _, mi := range r.Methods {
+		fmt.Fprintf(w, "- `%s`: %s\n", mi.Name, mi.What)
+	}
+
+	fmt.Fprintf(w, "\n## Targets\n\n")
+	for _, t := range r.Targets {
+		mark := "PASS"
+		if !t.Passed {
+			mark = "MISS"
+		}
+		if t.Limit > 0 {
+			fmt.Fprintf(w, "- %s %s: %.2f (limit %.2f; %s)\n", mark, t.Name, t.Value, t.Limit, t.Detail)
+		} else {
+			fmt.Fprintf(w, "- %s %s (%s)\n", mark, t.Name, t.Detail)
+		}
+	}
+
+	fmt.Fprintf(w, "\n## EXPLAIN (ANALYZE, BUFFERS, SUMMARY)\n\n")
+	fmt.Fprintln(w, "Medians over the first questions. canon's statement twice: as `canon search --sql` prints it (parameters bound as "+
+		"literals, so PostgreSQL plans it for those values), and as EXECUTE of the statement pgx prepared on a pool connection "+
+		"(the plan the plan cache really runs: generic plans are not re-planned). JIT time is part of the execution time.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| statement | runs | planning ms | execution ms | of which JIT ms | indexes in the plan | sequential scans |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---|---|")
+	for _, e := range r.Explain {
+		idx := strings.Join(e.Indexes, ", ")
+		if e.Error != "" {
+			idx = "error: " + e.Error
+		}
+		fmt.Fprintf(w, "| %s | %d | %.2f | %.2f | %.2f | %s | %s |\n", e.Statement, e.Runs, e.PlanningMs, e.ExecMs, e.JITMs, idx, strings.Join(e.SeqScans, ", "))
+	}
+	if len(r.Prepared) > 0 {
+		var g, c int64
+		for _, p := range r.Prepared {
+			g += p.GenericPlans
+			c += p.CustomPlans
+		}
+		fmt.Fprintf(w, "\npgx prepared canon's ranking statement on %d pool connections; PostgreSQL's plan cache used a generic plan %d times and planned a custom plan %d times.\n",
+			len(r.Prepared), g, c)
+	}
+	if len(r.Notes) > 0 {
+		fmt.Fprintln(w, "\nNotes:")
+		for _, n := range r.Notes {
+			fmt.Fprintf(w, "- %s\n", n)
+		}
+	}
+}

@@ -1,0 +1,104 @@
+package bench_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/canonkb/canon/bench"
+	"github.com/canonkb/canon/domain"
+	"github.com/canonkb/canon/embed"
+	"github.com/canonkb/canon/ingest"
+	"github.com/canonkb/canon/internal/dbtest"
+	"github.com/canonkb/canon/markdown"
+	"github.com/canonkb/canon/search"
+)
+
+// TestLatencySmall runs the whole latency bench on a tiny corpus: every method
+// answers without errors, EXPLAIN works on every statement, the report is written,
+// and a second run reuses the loaded corpus.
+func TestLatencySmall(t *testing.T) {
+	pool := dbtest.FreshPool(t)
+	ctx := context.Background()
+	emb := embed.NewHash(384)
+	chunking := markdown.Options{ChunkTokens: 512, OverlapTokens: 64}
+	ranking := domain.DefaultRanking(domain.ProfileHashKeywordLed)
+	words, err := bench.HandbookVocabulary("../examples/handbook")
+	if err != nil {
+		t.Fatal(err)
+	}
+	setup := bench.LatencySetup{
+		Pool: pool, Ingester: ingest.New(pool, emb, chunking), Embedder: emb, Chunking: chunking, Ranking: ranking,
+		Searcher: search.New(pool, emb, search.Config{Ranking: ranking, Profile: domain.ProfileHashKeywordLed, Graph: search.DefaultGraphConfig()}),
+	}
+	opts := bench.LatencyOptions{
+		Chunks: 150, Seed: 3, Vocabulary: words, Concurrency: []int{1, 2}, Duration: 100 * time.Millisecond,
+		MaxRequests: 15, Queries: 20,
+	}
+	rep, err := bench.Latency(ctx, setup, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Load.Chunks != 150 || !rep.Load.Loaded || rep.Load.IngestChunksPerS <= 0 || rep.Load.HNSWBuildS <= 0 {
+		t.Errorf("load: %+v", rep.Load)
+	}
+	if want := len(rep.Methods) * 2; len(rep.Cells) != want || len(rep.Methods) != 9 {
+		t.Errorf("%d methods, %d cells", len(rep.Methods), len(rep.Cells))
+	}
+	for _, c := range rep.Cells {
+		if c.Requests == 0 || c.Errors > 0 || c.P50Ms <= 0 || c.AvgRows == 0 {
+			t.Errorf("%s at %d: %+v", c.Method, c.Concurrency, c)
+		}
+	}
+	for _, e := range rep.Explain {
+		if e.Error != "" || e.Runs == 0 || e.ExecMs <= 0 {
+			t.Errorf("explain %s: %+v", e.Statement, e)
+		}
+		if strings.HasPrefix(e.Statement, "peer/pgvector") && !strings.Contains(strings.Join(e.Indexes, ","), "chunks_tsv_gin") {
+			t.Errorf("the pgvector example's keyword leg should use the GIN index: %v", e.Indexes)
+		}
+	}
+	dir := t.TempDir()
+	paths, err := rep.WriteFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "latency.md"))
+	if err != nil || len(paths) != 2 {
+		t.Fatalf("%v %v", paths, err)
+	}
+	for _, want := range []string{"| canon/weighted | 1 |", "| peer/supabase | 2 |", "chunks/s", "## Targets"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("latency.md lacks %q", want)
+		}
+	}
+
+	opts.SkipIndexBuild, opts.Methods = true, []string{"ref/hnsw"}
+	again, err := bench.Latency(ctx, setup, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Load.Loaded || again.Load.HNSWBuildS != 0 || len(again.Cells) != 2 {
+		t.Errorf("second run: loaded %v, build %v, %d cells", again.Load.Loaded, again.Load.HNSWBuildS, len(again.Cells))
+	}
+}
+
+func TestLatencyRefusesSharedDatabase(t *testing.T) {
+	pool := dbtest.FreshPool(t)
+	ctx := context.Background()
+	emb := embed.NewHash(384)
+	in := ingest.New(pool, emb, markdown.Options{})
+	if _, err := in.Ingest(ctx, []ingest.File{{Path: "a.md", Content: []byte("# A\n\ntext\n")}}, ingest.Options{Project: "platform"}); err != nil {
+		t.Fatal(err)
+	}
+	ranking := domain.DefaultRanking(domain.ProfileHashKeywordLed)
+	_, err := bench.Latency(ctx, bench.LatencySetup{Pool: pool, Ingester: in, Embedder: emb, Ranking: ranking,
+		Searcher: search.New(pool, emb, search.Config{Ranking: ranking})},
+		bench.LatencyOptions{Chunks: 10, Vocabulary: []string{"a"}, Duration: time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "database of its own") {
+		t.Fatalf("error %v, want a refusal to run in a database with other projects", err)
+	}
+}

@@ -1,0 +1,454 @@
+package hierarchy
+
+import (
+	"context"
+	"errors"
+	"math"
+	"slices"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/canonkb/canon/domain"
+	canonv1 "github.com/canonkb/canon/gen/canon/v1"
+	"github.com/canonkb/canon/ingest"
+)
+
+// Dana's documents in the handbook: the meetings she attended and what she owns.
+var (
+	danaMeetings = []string{"mtg-2024-08-12-atlas-kickoff", "mtg-2024-10-21-atlas-cutover-planning", "mtg-2025-02-26-cache-review"}
+	danaOwns     = []string{"dec-postgres-16-migration", "rb-postgres-failover", "std-go-database-access", "dec-cache-v2"}
+)
+
+func TestDanaWorkingOnRanksHerDocumentsAboveWorkingOnNotes(t *testing.T) {
+	h := newSearcher(t)
+	q := "What has Dana been working on?"
+	res := mustSearch(t, h, req(q))
+	m := res.GetMeta()
+	if m.GetSearchMode() != ModeTwoPass || m.GetHierarchyReason() != ReasonConfident {
+		t.Fatalf("mode %s (%s), want two_pass (confident_entities)", m.GetSearchMode(), m.GetHierarchyReason())
+	}
+	if top := m.GetPass1Entities()[0]; top.GetEntityId() != "dana" || top.GetName() != "Dana Okafor" || top.GetType() != "person" || !top.GetChosen() {
+		t.Errorf("pass 1 top entity = %v, want dana", top)
+	}
+	// Every document on the page is Dana's: her page, her meetings, what she owns,
+	// the project she leads; the office note that only says "working on" is not.
+	theirs := append(append([]string{"dana", "project-atlas"}, danaMeetings...), danaOwns...)
+	all := append(slices.Clone(res.GetPrimary()), res.GetRunnerUp()...)
+	for _, hit := range res.GetPrimary() {
+		if !slices.Contains(theirs, hit.GetDocId()) {
+			t.Errorf("primary hit %s is not one of Dana's documents", hit.GetDocId())
+		}
+		if hit.GetLinkingEntity() != "dana" || hit.GetParentEntityScore() <= 0.5 {
+			t.Errorf("hit %s: linking entity %q score %.3f, want dana > 0.5", hit.GetDocId(), hit.GetLinkingEntity(), hit.GetParentEntityScore())
+		}
+	}
+	if slices.Contains(docIDs(all), "note-working-on-this-quarter") {
+		t.Errorf("two-pass result contains the \"working on\" office note: %v", docIDs(all))
+	}
+	found := 0
+	for _, d := range append(slices.Clone(danaMeetings), danaOwns...) {
+		if slices.Contains(docIDs(all), d) {
+			found++
+		}
+	}
+	if found < 5 {
+		t.Errorf("two-pass page has %d of Dana's meetings and owned documents, want >= 5: %v", found, distinctDocs(all))
+	}
+
+	// The flat ranking is what the two passes fix: the office note makes its page.
+	flat := mustSearch(t, h, req(q, func(r *canonv1.SearchRequest) { r.Options.Hierarchy = proto.Bool(false) }))
+	if !slices.Contains(docIDs(append(flat.GetPrimary(), flat.GetRunnerUp()...)), "note-working-on-this-quarter") {
+		t.Logf("flat no longer ranks the office note (%v); the two-pass assertion above still holds", distinctDocs(flat.GetPrimary()))
+	}
+}
+
+func TestPlatformTeamQuestionReachesMembersDecisions(t *testing.T) {
+	h := newSearcher(t)
+	res := mustSearch(t, h, req("what did the platform team decide about migration?", func(r *canonv1.SearchRequest) { r.Options.Limit = 8 }))
+	m := res.GetMeta()
+	if m.GetSearchMode() != ModeTwoPass {
+		t.Fatalf("mode %s (%s), want two_pass", m.GetSearchMode(), m.GetHierarchyReason())
+	}
+	// The team is named; its members come in through expansion, at the discount.
+	team := 0.0
+	members := map[string]float64{}
+	for _, e := range m.GetPass1Entities() {
+		if e.GetEntityId() == "platform-team" {
+			team = e.GetScore()
+		}
+		if e.GetVia() == "platform-team" && e.GetChosen() {
+			members[e.GetEntityId()] = e.GetScore()
+		}
+	}
+	if team < 0.5 || len(members) != 3 {
+		t.Fatalf("pass 1: platform-team %.3f, expanded members %v; want a confident team and dana, lee, priya", team, members)
+	}
+	for slug, s := range members {
+		if math.Abs(s-0.8*team) > 1e-9 {
+			t.Errorf("member %s scores %.4f, want team %.4f × discount 0.8", slug, s, team)
+		}
+	}
+	all := append(slices.Clone(res.GetPrimary()), res.GetRunnerUp()...)
+	for _, d := range []string{"dec-postgres-16-migration", "dec-queue-migration"} {
+		i := slices.Index(docIDs(all), d)
+		if i < 0 {
+			t.Errorf("%s not reached: %v", d, distinctDocs(all))
+			continue
+		}
+		if e := all[i].GetLinkingEntity(); e != "dana" && e != "lee" {
+			t.Errorf("%s linked through %q, want a member (dana or lee)", d, e)
+		}
+	}
+	if !slices.Contains(docIDs(res.GetPrimary()), "dec-queue-migration") {
+		t.Errorf("dec-queue-migration not on the primary page: %v", distinctDocs(res.GetPrimary()))
+	}
+	// Flat ranking stays with the pages that say "platform team".
+	flat := mustSearch(t, h, req("what did the platform team decide about migration?", func(r *canonv1.SearchRequest) {
+		r.Options.Limit = 8
+		r.Options.Hierarchy = proto.Bool(false)
+	}))
+	flatAll := docIDs(append(flat.GetPrimary(), flat.GetRunnerUp()...))
+	if slices.Contains(flatAll, "dec-postgres-16-migration") && slices.Contains(flatAll, "dec-queue-migration") {
+		t.Logf("flat reaches both decisions too: %v", flatAll)
+	}
+}
+
+func TestFallsBackToFlat(t *testing.T) {
+	h := newSearcher(t)
+	off := newSearcher(t, func(c *Config) { c.Enabled = false })
+	tests := []struct {
+		name   string
+		s      *Searcher
+		r      *canonv1.SearchRequest
+		reason string
+	}{
+		{"no entity in the question", h, req("how do deployment rollbacks work?"), ReasonNoConfidentEntity},
+		{"an error code", h, req("error E5032"), ReasonNoConfidentEntity},
+		{"request turns it off", h, req("What has Dana been working on?", func(r *canonv1.SearchRequest) {
+			r.Options.Hierarchy = proto.Bool(false)
+		}), ReasonDisabled},
+		{"configuration turns it off", off, req("What has Dana been working on?"), ReasonDisabled},
+		{"request turns it back on", off, req("What has Dana been working on?", func(r *canonv1.SearchRequest) {
+			r.Options.Hierarchy = proto.Bool(true)
+		}), ReasonConfident},
+		{"keyword_only fusion", h, req("What has Dana been working on?", func(r *canonv1.SearchRequest) {
+			r.Options.Fusion = domain.FusionKeywordOnly
+		}), ReasonKeywordOnly},
+		{"five people named alike", h, req("What did Dana, Lee, Priya, Marco and Sam decide?"), ReasonTooSimilar},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := mustSearch(t, tt.s, tt.r)
+			m := res.GetMeta()
+			if m.GetHierarchyReason() != tt.reason {
+				t.Fatalf("reason %q, want %q (entities %v)", m.GetHierarchyReason(), tt.reason, m.GetPass1Entities())
+			}
+			if tt.reason == ReasonConfident {
+				if m.GetSearchMode() != ModeTwoPass {
+					t.Errorf("mode %q, want two_pass", m.GetSearchMode())
+				}
+				return
+			}
+			if m.GetSearchMode() != ModeFlat {
+				t.Errorf("mode %q, want flat", m.GetSearchMode())
+			}
+			// Flat means exactly the plain search.
+			flat := mustSearch(t, tt.s.flat, tt.r)
+			if !slices.Equal(chunkIDs(res.GetPrimary()), chunkIDs(flat.GetPrimary())) {
+				t.Errorf("flat fallback %v differs from plain search %v", docIDs(res.GetPrimary()), docIDs(flat.GetPrimary()))
+			}
+			for _, hit := range res.GetPrimary() {
+				if hit.GetLinkingEntity() != "" || hit.GetParentEntityScore() != 0 {
+					t.Errorf("flat hit %s carries entity %q %.3f", hit.GetDocId(), hit.GetLinkingEntity(), hit.GetParentEntityScore())
+				}
+			}
+			// Pass 1 ran (and is reported) unless the search never got there.
+			if ran := len(m.GetPass1Entities()) > 0; ran != (tt.reason == ReasonNoConfidentEntity || tt.reason == ReasonTooSimilar) {
+				t.Errorf("pass1_entities %v for reason %s", m.GetPass1Entities(), tt.reason)
+			}
+		})
+	}
+}
+
+func TestFilterRestrictsPass2(t *testing.T) {
+	h := newSearcher(t)
+	q := "What has Dana been working on?"
+	tests := []struct {
+		name   string
+		mutate func(*canonv1.SearchRequest)
+		allow  func(*canonv1.Hit) bool
+		want   string
+	}{
+		{"canonical type", func(r *canonv1.SearchRequest) { r.Filters.CanonicalTypes = []string{"runbook"} },
+			func(h *canonv1.Hit) bool { return h.GetCanonicalType() == "runbook" }, "rb-postgres-failover"},
+		{"tag", func(r *canonv1.SearchRequest) { r.Filters.Tags = []string{"meeting"} },
+			func(h *canonv1.Hit) bool { return slices.Contains(h.GetTags(), "meeting") }, "mtg-2024-10-21-atlas-cutover-planning"},
+		{"date", func(r *canonv1.SearchRequest) { r.Filters.DateFrom = "2025-01-01" },
+			func(h *canonv1.Hit) bool { return h.GetDocId() != "mtg-2024-08-12-atlas-kickoff" }, "mtg-2025-02-26-cache-review"},
+		{"doc_ids filter", func(r *canonv1.SearchRequest) {
+			r.Filters.DocIds = []string{"rb-postgres-failover", "rb-deploy-rollback", "note-working-on-this-quarter"}
+			r.Filters.DocIdsMode = "filter"
+		}, func(h *canonv1.Hit) bool { return h.GetDocId() == "rb-postgres-failover" }, "rb-postgres-failover"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := mustSearch(t, h, req(q, tt.mutate))
+			if res.GetMeta().GetSearchMode() != ModeTwoPass {
+				t.Fatalf("mode %s (%s)", res.GetMeta().GetSearchMode(), res.GetMeta().GetHierarchyReason())
+			}
+			all := append(slices.Clone(res.GetPrimary()), res.GetRunnerUp()...)
+			for _, hit := range all {
+				if !tt.allow(hit) {
+					t.Errorf("hit %s (%s, %v) passes the filter", hit.GetDocId(), hit.GetCanonicalType(), hit.GetTags())
+				}
+			}
+			if !slices.Contains(docIDs(all), tt.want) {
+				t.Errorf("want %s among %v", tt.want, distinctDocs(all))
+			}
+		})
+	}
+}
+
+// With alpha 1 the entity score only selects the candidates: the order is the
+// flat ranking restricted to them (of the question pass 2 ranks).
+func TestAlphaOneEqualsFlatOrderingOnCandidates(t *testing.T) {
+	for _, strip := range []bool{true, false} {
+		h := newSearcher(t, func(c *Config) { c.StripNames = strip })
+		for _, q := range []string{"What has Dana been working on?", "what did the platform team decide about migration?"} {
+			ctx := context.Background()
+			r := req(q, func(r *canonv1.SearchRequest) { r.Options.HierarchyAlpha = proto.Float64(1) })
+			res := mustSearch(t, h, r)
+			if res.GetMeta().GetSearchMode() != ModeTwoPass {
+				t.Fatalf("%q: mode %s", q, res.GetMeta().GetSearchMode())
+			}
+			pr, err := h.flat.Prepare(ctx, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p1, err := h.Pass1(ctx, pr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cands, err := h.candidates(ctx, p1.Chosen())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if int(res.GetMeta().GetPass2Candidates()) != len(cands) {
+				t.Errorf("pass2_candidates %d, want %d", res.GetMeta().GetPass2Candidates(), len(cands))
+			}
+			flatQ := q
+			if strip {
+				flatQ = p1.Residual
+			}
+			fr := req(flatQ, func(fr *canonv1.SearchRequest) {
+				fr.Options.Hierarchy = proto.Bool(false)
+				fr.Filters.DocIdsMode = "filter"
+				for _, c := range cands {
+					fr.Filters.DocIds = append(fr.Filters.DocIds, c.slug)
+				}
+			})
+			flat := mustSearch(t, h, fr)
+			two := append(slices.Clone(res.GetPrimary()), res.GetRunnerUp()...)
+			want := append(slices.Clone(flat.GetPrimary()), flat.GetRunnerUp()...)
+			if !slices.Equal(chunkIDs(two), chunkIDs(want)) {
+				t.Errorf("strip=%v %q alpha 1:\n two-pass %v\n flat     %v", strip, q, docIDs(two), docIDs(want))
+				continue
+			}
+			// Same order, scores divided by the best.
+			for i := range two {
+				if got, w := two[i].GetScore(), want[i].GetScore()/want[0].GetScore(); math.Abs(got-w) > 1e-9 {
+					t.Errorf("hit %d score %.6f, want %.6f", i, got, w)
+				}
+			}
+		}
+	}
+}
+
+func TestExplainAddsUpAndNamesEntities(t *testing.T) {
+	h := newSearcher(t)
+	res := mustSearch(t, h, req("What has Dana been working on?", func(r *canonv1.SearchRequest) { r.Options.Explain = true }))
+	if len(res.GetMeta().GetPass1Entities()) == 0 {
+		t.Fatal("no pass1_entities")
+	}
+	for _, hit := range append(slices.Clone(res.GetPrimary()), res.GetRunnerUp()...) {
+		sum, parent := 0.0, false
+		for _, c := range hit.GetExplain().GetContributions() {
+			sum += c.GetContribution()
+			if c.GetSignal() == "parent_entity" {
+				parent = true
+				if c.GetValue() != hit.GetParentEntityScore() || math.Abs(c.GetWeight()-0.5) > 1e-12 {
+					t.Errorf("%s: parent_entity contribution %v, parent score %.4f", hit.GetDocId(), c, hit.GetParentEntityScore())
+				}
+			}
+		}
+		if !parent {
+			t.Errorf("%s: no parent_entity contribution", hit.GetDocId())
+		}
+		if math.Abs(sum-hit.GetScore()) > 1e-9 {
+			t.Errorf("%s: contributions add up to %.6f, score %.6f", hit.GetDocId(), sum, hit.GetScore())
+		}
+	}
+}
+
+// A document linked to several chosen entities takes the best link, not the sum.
+func TestParentScoreIsTheMaxOverEntities(t *testing.T) {
+	h := newSearcher(t)
+	res := mustSearch(t, h, req("What did Dana and Lee decide about the cache layer?", func(r *canonv1.SearchRequest) { r.Options.Limit = 10 }))
+	m := res.GetMeta()
+	if m.GetSearchMode() != ModeTwoPass {
+		t.Fatalf("mode %s (%s): %v", m.GetSearchMode(), m.GetHierarchyReason(), m.GetPass1Entities())
+	}
+	scores := map[string]float64{}
+	for _, e := range m.GetPass1Entities() {
+		if e.GetChosen() {
+			scores[e.GetEntityId()] = e.GetScore()
+		}
+	}
+	if _, ok := scores["dana"]; !ok {
+		t.Fatalf("dana not chosen: %v", m.GetPass1Entities())
+	}
+	if _, ok := scores["lee"]; !ok {
+		t.Fatalf("lee not chosen: %v", m.GetPass1Entities())
+	}
+	// dec-cache-v2 is owned by both (weight 1 each).
+	all := append(slices.Clone(res.GetPrimary()), res.GetRunnerUp()...)
+	i := slices.Index(docIDs(all), "dec-cache-v2")
+	if i < 0 {
+		t.Fatalf("dec-cache-v2 not found: %v", distinctDocs(all))
+	}
+	if got, want := all[i].GetParentEntityScore(), max(scores["dana"], scores["lee"]); got != want {
+		t.Errorf("dec-cache-v2 parent score %.4f, want max(dana, lee) = %.4f", got, want)
+	}
+}
+
+func TestPass2Batches(t *testing.T) {
+	q := "what did the platform team decide about migration?"
+	one := mustSearch(t, newSearcher(t), req(q))
+	if n := one.GetMeta().GetPass2Candidates(); n <= 20 || n > 50 {
+		t.Fatalf("candidates %d: the test needs between 21 and 50", n)
+	}
+	if b := one.GetMeta().GetPass2Batches(); b != 1 {
+		t.Errorf("%d candidates in batches of 50: %d batches, want 1", one.GetMeta().GetPass2Candidates(), b)
+	}
+	// Batches of 2 stop once the top 5 stayed the same for 3 rounds.
+	small := newSearcher(t, func(c *Config) { c.BatchSize = 2 })
+	res := mustSearch(t, small, req(q))
+	cands := int(res.GetMeta().GetPass2Candidates())
+	b := int(res.GetMeta().GetPass2Batches())
+	if b < 4 || b >= (cands+1)/2 {
+		t.Errorf("batches of 2 over %d candidates: %d rounds, want an early stop after at least 4", cands, b)
+	}
+	// MaxBatches bounds the rounds when the top-k never settles.
+	capped := newSearcher(t, func(c *Config) { c.BatchSize = 1; c.StableRounds = 100; c.MaxBatches = 3 })
+	if b := mustSearch(t, capped, req(q)).GetMeta().GetPass2Batches(); b != 3 {
+		t.Errorf("MaxBatches 3: %d rounds", b)
+	}
+}
+
+func TestProjectWithOneEntity(t *testing.T) {
+	// payments has a single entity: the missing 2nd..5th score 0, so a named
+	// entity clears the gap on its own.
+	h := newSearcher(t)
+	res := mustSearch(t, h, req("What has Inês Moreau decided about caching?", func(r *canonv1.SearchRequest) {
+		r.Filters.ProjectKeys = []string{"payments"}
+	}))
+	m := res.GetMeta()
+	if m.GetSearchMode() != ModeTwoPass || len(m.GetPass1Entities()) != 1 || m.GetPass1Entities()[0].GetEntityId() != "ines" {
+		t.Fatalf("mode %s (%s), entities %v", m.GetSearchMode(), m.GetHierarchyReason(), m.GetPass1Entities())
+	}
+	// No entities at all: no confident entity.
+	p1, err := Pass1(context.Background(), handbookPool(t), "What has Dana been working on?", nil, []int64{-1}, DefaultConfig().Pass1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p1.Reason != ReasonNoConfidentEntity || len(p1.Entities) != 0 {
+		t.Errorf("no entities: %+v", p1)
+	}
+}
+
+func TestInvalidAlpha(t *testing.T) {
+	h := newSearcher(t)
+	for _, a := range []float64{-0.1, 1.5, math.NaN()} {
+		_, err := h.Search(context.Background(), req("What has Dana been working on?", func(r *canonv1.SearchRequest) {
+			r.Options.HierarchyAlpha = proto.Float64(a)
+		}))
+		var invalid *domain.InvalidError
+		if !errors.As(err, &invalid) {
+			t.Errorf("alpha %g: error %v, want InvalidError", a, err)
+		}
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	if err := DefaultConfig().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for name, mutate := range map[string]func(*Config){
+		"alpha":     func(c *Config) { c.Alpha = 2 },
+		"threshold": func(c *Config) { c.Pass1.Threshold = -1 },
+		"entities":  func(c *Config) { c.Pass1.MaxEntities = 0 },
+		"discount":  func(c *Config) { c.Pass1.TeamDiscount = 1.2 },
+		"weights":   func(c *Config) { c.Pass1.Weights = Weights{} },
+		"batch":     func(c *Config) { c.BatchSize = 0 },
+	} {
+		c := DefaultConfig()
+		mutate(&c)
+		if c.Validate() == nil {
+			t.Errorf("%s: invalid configuration accepted", name)
+		}
+	}
+}
+
+// The caches serve repeated questions and an ingest that changes a project drops
+// its entries: a meeting Dana attends, added after a search, is a candidate of
+// the next one.
+func TestCachesInvalidatedByIngest(t *testing.T) {
+	ctx := context.Background()
+	p := freshHandbook(t)
+	var h *Searcher
+	h = New(p, flatSearcher(p), DefaultConfig())
+	q := "What has Dana been working on?"
+	first := mustSearch(t, h, req(q))
+	if h.pass1.Len() != 1 || h.links.Len() == 0 {
+		t.Fatalf("caches hold %d pass-1 results and %d link lists after a search", h.pass1.Len(), h.links.Len())
+	}
+	// Another project's change keeps them.
+	h.Invalidate([]string{"payments"})
+	if h.pass1.Len() != 1 || h.links.Len() == 0 {
+		t.Fatal("payments ingest dropped platform entries")
+	}
+	in := newIngester(p)
+	in.AfterChange = h.Invalidate
+	meeting := ingest.File{Path: "platform/meetings/2025-06-02-atlas-retro.md", Content: []byte(`---
+id: mtg-2025-06-02-atlas-retro
+title: Atlas retrospective — 2025-06-02
+attendees: [dana, priya]
+project: platform
+date: 2025-06-02
+source_type: meeting-notes
+---
+
+# Atlas retrospective — 2025-06-02
+
+What went well in the Postgres 16 programme and what we would change next time.
+`)}
+	if _, err := in.Ingest(ctx, []ingest.File{meeting}, ingest.Options{Project: "platform"}); err != nil {
+		t.Fatal(err)
+	}
+	if h.pass1.Len() != 0 || h.links.Len() != 0 {
+		t.Fatalf("ingest left %d pass-1 results and %d link lists", h.pass1.Len(), h.links.Len())
+	}
+	second := mustSearch(t, h, req(q))
+	if got, want := second.GetMeta().GetPass2Candidates(), first.GetMeta().GetPass2Candidates()+1; got != want {
+		t.Errorf("candidates after the new meeting: %d, want %d", got, want)
+	}
+}
+
+func chunkIDs(hits []*canonv1.Hit) []int64 {
+	out := make([]int64, len(hits))
+	for i, h := range hits {
+		out[i] = h.GetChunkId()
+	}
+	return out
+}
