@@ -775,7 +775,7 @@ func explainAll(ctx context.Context, s LatencySetup, o LatencyOptions, rep *Late
 	var out []ExplainInfo
 	for _, fusion := range []string{domain.FusionWeighted, domain.FusionRRF} {
 		literal := newExplain("canon/" + fusion + " (search.sql, parameters bound as literals: a custom plan)")
-		prepared := newExplain("canon/" + fusion + " (EXECUTE of pgx's prepared statement: the plan cache's choice)")
+		prepared := newExplain("canon/" + fusion + " (EXECUTE of pgx's prepared statement, as the searcher plans it)")
 		for _, q := range qs {
 			script, err := s.Searcher.Statement(ctx, &canonv1.SearchRequest{Query: q,
 				Filters: &canonv1.Filters{ProjectKeys: []string{rep.Project}},
@@ -944,10 +944,12 @@ func explainPrepared(ctx context.Context, pool *pgxpool.Pool, script string, idx
 			return planTimes{}, err
 		}
 		defer tx.Rollback(ctx) //nolint:errcheck
-		// A searcher that never got a custom plan forces generic ones
-		// (plan_cache_mode, set per request): do the same here.
-		if generic > 0 && custom == 0 {
+		// Plan the way the searcher's requests mostly were (it may set
+		// plan_cache_mode per request), not the way this session would by default.
+		if generic > custom {
 			sets = append(sets, "SET LOCAL plan_cache_mode = force_generic_plan")
+		} else {
+			sets = append(sets, "SET LOCAL plan_cache_mode = force_custom_plan")
 		}
 		for _, s := range sets {
 			if _, err := tx.Exec(ctx, s); err != nil {

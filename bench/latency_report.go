@@ -108,7 +108,7 @@ func (r *LatencyReport) WriteMarkdown(w io.Writer) {
 	fmt.Fprintf(w, "\n## EXPLAIN (ANALYZE, BUFFERS, SUMMARY)\n\n")
 	fmt.Fprintln(w, "Medians over the first questions. canon's statement twice: as `canon search --sql` prints it (parameters bound as "+
 		"literals, so PostgreSQL plans it for those values), and as EXECUTE of the statement pgx prepared on a pool connection "+
-		"(the plan the plan cache really runs: generic plans are not re-planned). JIT time is part of the execution time.")
+		"(planned the way most of the searcher's requests were, generic or custom, per pg_prepared_statements). JIT time is part of the execution time.")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| statement | runs | planning ms | execution ms | of which JIT ms | indexes in the plan | sequential scans |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---|---|")

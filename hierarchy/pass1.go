@@ -30,7 +30,7 @@ type Weights struct {
 // DefaultWeights make a name the strongest signal: an exact name scores
 // (0.50 + 0.15) / 1.00 = 0.65 alone, past the default threshold 0.5, while an
 // entity the question does not name can reach at most 0.50 with every other
-// signal perfect (on the handbook such entities score at most 0.14).
+// signal perfect (on the handbook such entities score at most 0.26).
 func DefaultWeights() Weights {
 	return Weights{NameExact: 0.50, NameFuzzy: 0.15, Role: 0.10, Facts: 0.15, Vector: 0.10}
 }
@@ -71,7 +71,8 @@ type Entity struct {
 	DirectScore float64
 	// Via names the chosen team whose expansion gave the entity its score.
 	Via string
-	// Rank is the rank by direct score (1 is best).
+	// Rank is the rank by direct score (1 is best); 0 for a member a chosen team
+	// added from outside the top MaxEntities.
 	Rank int
 	// Chosen entities' documents are pass 2's candidates.
 	Chosen  bool

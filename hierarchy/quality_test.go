@@ -3,6 +3,7 @@ package hierarchy
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -38,7 +39,7 @@ func loadQueries(t testing.TB) []labelledQuery {
 // precisionAt5 is the share of relevant documents among the first five distinct
 // documents of the primary page then the runners-up.
 func precisionAt5(res *canonv1.SearchResult, relevant []string) float64 {
-	docs := distinctDocs(append(slices_(res.GetPrimary()), res.GetRunnerUp()...))
+	docs := distinctDocs(append(slices.Clone(res.GetPrimary()), res.GetRunnerUp()...))
 	n := 0
 	for _, d := range docs[:min(5, len(docs))] {
 		for _, r := range relevant {
@@ -50,8 +51,6 @@ func precisionAt5(res *canonv1.SearchResult, relevant []string) float64 {
 	}
 	return float64(n) / 5
 }
-
-func slices_(h []*canonv1.Hit) []*canonv1.Hit { return append([]*canonv1.Hit(nil), h...) }
 
 type variant struct {
 	name   string

@@ -53,6 +53,10 @@ name_parts AS (
     CROSS JOIN LATERAL (VALUES (split_part(e.name, ' ', 1)), (split_part(e.name, ' ', -1))) AS p (part)
     WHERE e.entity_type = 'person' AND length(p.part) >= 3
 ),
+-- The first and last names found in the question as written.
+part_hits AS MATERIALIZED (
+    SELECT np.* FROM name_parts np CROSS JOIN question q WHERE strpos(q.text, np.part) > 0
+),
 -- The names worth testing. Every name an entity goes by is its name, its aliases
 -- and, for people, a first or last name no other person of the project has
 -- ("Dana", "Okafor"); only those found in the question as written (strpos) can
@@ -66,8 +70,10 @@ surface AS (
     WHERE n.form <> '' AND (fc.id IS NOT NULL OR strpos(q.text, lower(n.form)) > 0)
     UNION ALL
     SELECT h.id, h.part, false
-    FROM (SELECT np.* FROM name_parts np CROSS JOIN question q WHERE strpos(q.text, np.part) > 0) AS h
-    WHERE (SELECT count(DISTINCT o.id) FROM name_parts o WHERE o.project_id = h.project_id AND o.part = h.part) = 1
+    FROM part_hits h
+    WHERE (h.project_id, h.part) IN (SELECT o.project_id, o.part FROM name_parts o
+                                     WHERE (o.project_id, o.part) IN (SELECT project_id, part FROM part_hits)
+                                     GROUP BY o.project_id, o.part HAVING count(DISTINCT o.id) = 1)
 ),
 -- Exact: the form in the question, confirmed as a phrase of lexemes (word
 -- boundaries; "platform teams" names "Platform team"). Fuzzy: trigram similarity

@@ -105,6 +105,9 @@ name_parts AS (
     CROSS JOIN LATERAL (VALUES (split_part(e.name, ' ', 1)), (split_part(e.name, ' ', -1))) AS p (part)
     WHERE e.entity_type = 'person' AND length(p.part) >= 3
 ),
+part_hits AS MATERIALIZED (
+    SELECT np.project_id, np.id, np.part FROM name_parts np CROSS JOIN question q WHERE strpos(q.text, np.part) > 0
+),
 surface AS (
     SELECT e.id, lower(n.form) AS form, fc.id IS NOT NULL AS fuzzy
     FROM project_entities e
@@ -114,8 +117,10 @@ surface AS (
     WHERE n.form <> '' AND (fc.id IS NOT NULL OR strpos(q.text, lower(n.form)) > 0)
     UNION ALL
     SELECT h.id, h.part, false
-    FROM (SELECT np.project_id, np.id, np.part FROM name_parts np CROSS JOIN question q WHERE strpos(q.text, np.part) > 0) AS h
-    WHERE (SELECT count(DISTINCT o.id) FROM name_parts o WHERE o.project_id = h.project_id AND o.part = h.part) = 1
+    FROM part_hits h
+    WHERE (h.project_id, h.part) IN (SELECT o.project_id, o.part FROM name_parts o
+                                     WHERE (o.project_id, o.part) IN (SELECT project_id, part FROM part_hits)
+                                     GROUP BY o.project_id, o.part HAVING count(DISTINCT o.id) = 1)
 ),
 name_match AS (
     SELECT s.id,
@@ -313,6 +318,7 @@ type EntityRankRow struct {
 // trigram index on lower(name) (word_similarity above pg_trgm's
 // word_similarity_threshold, 0.6 by default); the others get no fuzzy signal.
 // People's first and last names.
+// The first and last names found in the question as written.
 // The names worth testing. Every name an entity goes by is its name, its aliases
 // and, for people, a first or last name no other person of the project has
 // ("Dana", "Okafor"); only those found in the question as written (strpos) can
