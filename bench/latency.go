@@ -473,8 +473,8 @@ func load(ctx context.Context, s LatencySetup, o LatencyOptions, rep *LatencyRep
 		{"chunks_embedding_hnsw", "SELECT pg_relation_size('chunks_embedding_hnsw')"},
 		{"chunks_tsv_gin", "SELECT pg_relation_size('chunks_tsv_gin')"},
 		{"postings_table", "SELECT pg_table_size('postings')"},
-		{"postings_lexeme", "SELECT pg_relation_size('postings_lexeme')"},
-		{"postings_chunk", "SELECT pg_relation_size('postings_chunk')"},
+		{"postings_lexeme_impact", "SELECT pg_relation_size('postings_lexeme_impact')"},
+		{"postings_chunk_lexeme", "SELECT pg_relation_size('postings_chunk_lexeme')"},
 	}
 	for _, sz := range sizes {
 		var n int64
@@ -1130,7 +1130,7 @@ func (r *LatencyReport) checkTargets() {
 			continue
 		}
 		hnsw := slices.Contains(e.Indexes, "chunks_embedding_hnsw")
-		post := slices.Contains(e.Indexes, "postings_lexeme")
+		post := slices.Contains(e.Indexes, "postings_lexeme_impact")
 		r.Targets = append(r.Targets, LatencyTarget{
 			Name: e.Statement + " uses both indexes", Passed: hnsw && post,
 			Detail: fmt.Sprintf("indexes in the plan: %s", strings.Join(e.Indexes, ", ")),

@@ -61,7 +61,7 @@ func (r *LatencyReport) WriteMarkdown(w io.Writer) {
 	if l.HNSWBuildS > 0 {
 		fmt.Fprintf(w, "| HNSW rebuild on the loaded table (maintenance_work_mem %s, %s parallel workers) | **%.1f s** |\n", m.MaintenanceMem, m.ParallelMaint, l.HNSWBuildS)
 	}
-	for _, k := range []string{"database", "chunks_table", "chunks_embedding_hnsw", "chunks_tsv_gin", "postings_table", "postings_lexeme", "postings_chunk"} {
+	for _, k := range []string{"database", "chunks_table", "chunks_embedding_hnsw", "chunks_tsv_gin", "postings_table", "postings_lexeme_impact", "postings_chunk_lexeme"} {
 		fmt.Fprintf(w, "| size of %s | %s |\n", k, mb(l.Sizes[k]))
 	}
 	fmt.Fprintf(w, "| peak RSS of this process: load / queries | %.0f MB / %.0f MB |\n\n", r.Memory.PeakRSSLoadMB, r.Memory.PeakRSSQueriesMB)

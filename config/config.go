@@ -123,6 +123,7 @@ type RankingEnv struct {
 	BM25K1              *float64 `env:"KB_BM25_K1"`
 	BM25B               *float64 `env:"KB_BM25_B"`
 	BM25HeadingBoost    *float64 `env:"KB_BM25_HEADING_BOOST"`
+	BM25TermLimit       *int     `env:"KB_BM25_TERM_LIMIT"`
 	RecencyHalfLifeDays *float64 `env:"KB_RECENCY_HALF_LIFE_DAYS"`
 }
 
@@ -262,6 +263,7 @@ func (c Config) RankingDefaults() (domain.Ranking, error) {
 	setI(&r.CandidateMultiplier, e.CandidateMultiplier)
 	setI(&r.MaxChunksPerDoc, e.MaxChunksPerDoc)
 	setI(&r.EFSearch, e.EFSearch)
+	setI(&r.BM25TermLimit, e.BM25TermLimit)
 	if e.NormalizeScores != nil {
 		r.NormalizeScores = *e.NormalizeScores
 	}

@@ -50,6 +50,14 @@ type Filters struct {
 	IncludeSuperseded bool
 }
 
+// RestrictsDocuments reports whether the filters exclude any document of the
+// searched projects (project scoping aside): the ranking statement then checks
+// each candidate's document inside its legs.
+func (f Filters) RestrictsDocuments() bool {
+	return len(f.Tags) > 0 || len(f.SourceTypes) > 0 || len(f.CanonicalTypes) > 0 || len(f.Statuses) > 0 ||
+		len(f.EvidenceTiers) > 0 || f.DateFrom != nil || f.DateTo != nil || f.DocIDsFilter || !f.IncludeSuperseded
+}
+
 // RawFilters is Filters as a request spells them, before validation.
 type RawFilters struct {
 	ProjectKeys, Tags, SourceTypes, CanonicalTypes, Statuses, EvidenceTiers, DocIDs []string

@@ -63,9 +63,21 @@ type Ranking struct {
 	BM25K1           float64
 	BM25B            float64
 	BM25HeadingBoost float64
+	// BM25TermLimit 0 scores every posting of every query term (exact BM25). N > 0
+	// takes each term's N highest-impact postings as the keyword leg's candidates
+	// and rescores the candidates exactly: faster on large corpora, and only which
+	// chunks are considered is approximate (measured in the README).
+	BM25TermLimit int
 	// Recency decays exponentially with this half-life.
 	RecencyHalfLifeDays float64
 }
+
+// DefaultBM25TermLimit is the approximate keyword leg's postings per query term
+// (see Ranking.BM25TermLimit); MaxBM25TermLimit bounds a request's.
+const (
+	DefaultBM25TermLimit = 1000
+	MaxBM25TermLimit     = 1_000_000
+)
 
 // MaxEFSearch caps hnsw.ef_search per request: beyond it latency grows for no recall.
 const MaxEFSearch = 200
@@ -107,6 +119,7 @@ func DefaultRanking(profile string) Ranking {
 		BM25K1:              1.2,
 		BM25B:               0.75,
 		BM25HeadingBoost:    1.0,
+		BM25TermLimit:       DefaultBM25TermLimit,
 		RecencyHalfLifeDays: 180,
 	}
 	if profile == ProfileHashKeywordLed {
@@ -162,6 +175,8 @@ func (r Ranking) Validate() error {
 		return fmt.Errorf("bm25_k1 must be between 0 and 10 (got %g)", r.BM25K1)
 	case !(r.BM25B >= 0) || r.BM25B > 1:
 		return fmt.Errorf("bm25_b must be between 0 and 1 (got %g)", r.BM25B)
+	case r.BM25TermLimit < 0 || r.BM25TermLimit > MaxBM25TermLimit:
+		return fmt.Errorf("bm25_term_limit must be between 0 (exact) and %d (got %d)", MaxBM25TermLimit, r.BM25TermLimit)
 	case !(r.RecencyHalfLifeDays > 0) || math.IsInf(r.RecencyHalfLifeDays, 0):
 		return fmt.Errorf("recency_half_life_days must be positive (got %g)", r.RecencyHalfLifeDays)
 	}

@@ -341,3 +341,70 @@ CREATE TABLE lifecycle_audit (
 
 CREATE INDEX lifecycle_audit_document ON lifecycle_audit (project_id, document_id, at DESC);
 
+-- db/migrations/00003_ingest_speed.sql
+ALTER TABLE postings DROP CONSTRAINT postings_project_id_chunk_id_fkey;
+
+CREATE FUNCTION chunks_postings_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM postings p USING old_rows o WHERE p.chunk_id = o.id;
+    RETURN NULL;
+END $$;
+
+CREATE TRIGGER chunks_postings_delete AFTER DELETE ON chunks
+    REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION chunks_postings_delete();
+
+CREATE OR REPLACE FUNCTION chunks_derive() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    heading tsvector;
+BEGIN
+    SELECT canon_tsvector(concat_ws(' ', d.title, array_to_string(
+               array(SELECT h FROM unnest(NEW.heading_path) h WHERE h IS DISTINCT FROM d.title), ' ')))
+    INTO heading
+    FROM documents d WHERE d.project_id = NEW.project_id AND d.id = NEW.document_id;
+    heading := coalesce(heading, ''::tsvector);
+    NEW.tsv := setweight(heading, 'A') || canon_tsvector(NEW.text);
+    NEW.heading_lexemes := tsvector_to_array(heading);
+    NEW.length := coalesce((SELECT sum(cardinality(u.positions)) FROM unnest(NEW.tsv) u), 0);
+    RETURN NEW;
+END $$;
+
+-- db/migrations/00004_postings_impact.sql
+CREATE FUNCTION canon_bm25_impact(tf integer, length integer, avgdl float8) RETURNS real
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT (tf * (1.2 + 1) / (tf + 1.2 * (1 - 0.75 + 0.75 * length / greatest(avgdl, 1))))::real
+$$;
+
+ALTER TABLE postings ADD COLUMN impact real NOT NULL DEFAULT 0;
+
+UPDATE postings p
+SET impact = canon_bm25_impact(p.tf + p.tf_heading, p.length,
+                               s.total_length::float8 / greatest(s.chunk_count, 1))
+FROM project_stats s
+WHERE s.project_id = p.project_id;
+
+CREATE OR REPLACE FUNCTION chunks_postings() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO postings (project_id, lexeme, chunk_id, tf, tf_heading, length, impact)
+    SELECT c.project_id, u.lexeme, c.id,
+           cardinality(u.positions) - cardinality(array_positions(u.weights, 'A')),
+           cardinality(array_positions(u.weights, 'A')),
+           c.length,
+           canon_bm25_impact(cardinality(u.positions), c.length, a.avgdl)
+    FROM new_rows c
+    -- The project's average length before this statement (chunks_stats runs
+    -- after this trigger), or this statement's own for a project's first rows.
+    JOIN (SELECT r.project_id,
+                 coalesce((SELECT s.total_length::float8 / nullif(s.chunk_count, 0)
+                           FROM project_stats s WHERE s.project_id = r.project_id),
+                          avg(r.length)) AS avgdl
+          FROM new_rows r GROUP BY r.project_id) a ON a.project_id = c.project_id
+    CROSS JOIN LATERAL unnest(c.tsv) u;
+    RETURN NULL;
+END $$;
+
+DROP INDEX postings_lexeme;
+CREATE INDEX postings_lexeme_impact ON postings (project_id, lexeme, impact DESC)
+    INCLUDE (chunk_id, tf, tf_heading, length);
+DROP INDEX postings_chunk;
+CREATE INDEX postings_chunk_lexeme ON postings (chunk_id, lexeme) INCLUDE (tf, tf_heading, length);
+

@@ -221,9 +221,22 @@ func (in *Ingester) ingestProject(ctx context.Context, project string, docs []pa
 		if err != nil {
 			return changed, err
 		}
+		// The whole batch in one transaction (one COPY, so the statement triggers
+		// that keep the BM25 statistics run once per batch instead of once per
+		// file); when that fails, each file on its own, so one bad file costs
+		// only itself.
+		errs := make([]error, len(batch))
+		if err := in.storeBatch(ctx, projectID, batch, vectors); err != nil {
+			if ctx.Err() != nil {
+				return changed, ctx.Err()
+			}
+			for i, p := range batch {
+				errs[i] = in.storeBatch(ctx, projectID, []parsed{p}, vectors[i:i+1])
+			}
+		}
 		for i, p := range batch {
 			_, existed := storedBySlug[p.doc.Slug]
-			err := in.storeDocument(ctx, projectID, p, vectors[i])
+			err := errs[i]
 			*done++
 			if opts.Progress != nil {
 				opts.Progress(*done, total)
@@ -360,65 +373,86 @@ func (in *Ingester) embedBatch(ctx context.Context, batch []parsed) ([][]pgvecto
 	return out, nil
 }
 
-// storeDocument replaces one document's rows in one transaction: a failure leaves
-// what was stored before untouched.
-func (in *Ingester) storeDocument(ctx context.Context, projectID int64, p parsed, vectors []pgvector.Vector) error {
+// storeBatch replaces the rows of a batch of documents in one transaction: a
+// failure leaves what was stored before untouched. vectors[i] holds document i's
+// chunk vectors (and its entity vector last).
+func (in *Ingester) storeBatch(ctx context.Context, projectID int64, batch []parsed, vectors [][]pgvector.Vector) error {
 	return pgx.BeginFunc(ctx, in.pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
-		d := p.doc
-		row, err := q.DocumentUpsert(ctx, db.DocumentUpsertParams{
-			ProjectID:         projectID,
-			Slug:              d.Slug,
-			Title:             d.Title,
-			SourcePath:        d.SourcePath,
-			SourceType:        d.SourceType,
-			Tags:              nonNil(d.Tags),
-			Owners:            nonNil(d.Owners),
-			ContentHash:       p.hash,
-			EffectiveDate:     d.EffectiveDate,
-			CanonicalType:     optional(d.CanonicalType),
-			Status:            optional(d.Status),
-			RetrievalPriority: int32(d.RetrievalPriority),
-			Tier:              d.Tier,
-			EvidenceTier:      optional(d.EvidenceTier),
-			EntityType:        optional(d.EntityType),
-			Summary:           d.Summary,
-		})
-		if err != nil {
-			return describe("document", err)
-		}
-		docID := row.ID
-		if err := q.ChunkDeleteByDocument(ctx, db.ChunkDeleteByDocumentParams{ProjectID: projectID, DocumentID: docID}); err != nil {
-			return describe("chunks", err)
-		}
-		rows := make([]db.ChunkInsertCopyParams, len(d.Chunks))
-		for i, c := range d.Chunks {
-			rows[i] = db.ChunkInsertCopyParams{
-				ProjectID: projectID, DocumentID: docID, Ordinal: int32(c.Ordinal),
-				HeadingPath: nonNil(c.HeadingPath), Text: c.Text, TokenCount: int32(c.TokenCount),
-				IsSummary: c.IsSummary, Embedding: &vectors[i],
+		var rows []db.ChunkInsertCopyParams
+		for i, p := range batch {
+			docRows, err := in.storeDocument(ctx, q, projectID, p, vectors[i])
+			if err != nil {
+				if len(batch) > 1 {
+					return fmt.Errorf("%s: %w", p.file.Path, err)
+				}
+				return err
 			}
+			rows = append(rows, docRows...)
 		}
 		if _, err := q.ChunkInsertCopy(ctx, rows); err != nil {
 			return describe("chunks", err)
 		}
-
-		if d.CanonicalType != "" {
-			err = q.NodeUpsert(ctx, db.NodeUpsertParams{ProjectID: projectID, DocumentID: docID, NodeType: d.CanonicalType})
-		} else {
-			err = q.NodeDeleteByDocument(ctx, db.NodeDeleteByDocumentParams{ProjectID: projectID, DocumentID: docID})
-		}
-		if err != nil {
-			return describe("graph node", err)
-		}
-		if err := in.storeLinks(ctx, q, projectID, docID, d); err != nil {
-			return err
-		}
-		if err := in.storeEntity(ctx, q, projectID, docID, d, vectors); err != nil {
-			return err
-		}
-		return in.storeMentions(ctx, q, projectID, docID, d)
+		return nil
 	})
+}
+
+// storeDocument writes one document's rows except its chunks, which it returns
+// for the batch's COPY (its old chunks are deleted here).
+func (in *Ingester) storeDocument(ctx context.Context, q *db.Queries, projectID int64, p parsed, vectors []pgvector.Vector) ([]db.ChunkInsertCopyParams, error) {
+	d := p.doc
+	row, err := q.DocumentUpsert(ctx, db.DocumentUpsertParams{
+		ProjectID:         projectID,
+		Slug:              d.Slug,
+		Title:             d.Title,
+		SourcePath:        d.SourcePath,
+		SourceType:        d.SourceType,
+		Tags:              nonNil(d.Tags),
+		Owners:            nonNil(d.Owners),
+		ContentHash:       p.hash,
+		EffectiveDate:     d.EffectiveDate,
+		CanonicalType:     optional(d.CanonicalType),
+		Status:            optional(d.Status),
+		RetrievalPriority: int32(d.RetrievalPriority),
+		Tier:              d.Tier,
+		EvidenceTier:      optional(d.EvidenceTier),
+		EntityType:        optional(d.EntityType),
+		Summary:           d.Summary,
+	})
+	if err != nil {
+		return nil, describe("document", err)
+	}
+	docID := row.ID
+	if err := q.ChunkDeleteByDocument(ctx, db.ChunkDeleteByDocumentParams{ProjectID: projectID, DocumentID: docID}); err != nil {
+		return nil, describe("chunks", err)
+	}
+	rows := make([]db.ChunkInsertCopyParams, len(d.Chunks))
+	for i, c := range d.Chunks {
+		rows[i] = db.ChunkInsertCopyParams{
+			ProjectID: projectID, DocumentID: docID, Ordinal: int32(c.Ordinal),
+			HeadingPath: nonNil(c.HeadingPath), Text: c.Text, TokenCount: int32(c.TokenCount),
+			IsSummary: c.IsSummary, Embedding: &vectors[i],
+		}
+	}
+
+	if d.CanonicalType != "" {
+		err = q.NodeUpsert(ctx, db.NodeUpsertParams{ProjectID: projectID, DocumentID: docID, NodeType: d.CanonicalType})
+	} else {
+		err = q.NodeDeleteByDocument(ctx, db.NodeDeleteByDocumentParams{ProjectID: projectID, DocumentID: docID})
+	}
+	if err != nil {
+		return nil, describe("graph node", err)
+	}
+	if err := in.storeLinks(ctx, q, projectID, docID, d); err != nil {
+		return nil, err
+	}
+	if err := in.storeEntity(ctx, q, projectID, docID, d, vectors); err != nil {
+		return nil, err
+	}
+	if err := in.storeMentions(ctx, q, projectID, docID, d); err != nil {
+		return nil, err
+	}
+	return rows, nil
 }
 
 func (in *Ingester) storeLinks(ctx context.Context, q *db.Queries, projectID, docID int64, d *markdown.Document) error {

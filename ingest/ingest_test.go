@@ -209,6 +209,26 @@ func checkStats(t *testing.T, pool *pgxpool.Pool) {
 	if bad != 0 {
 		t.Errorf("%d project_stats rows disagree with chunks", bad)
 	}
+	// Postings have no foreign key (a statement trigger deletes them with their
+	// chunk), so check both directions: none orphaned, none missing.
+	bad = scalar[int64](t, pool, `
+		SELECT count(*) FROM (
+			SELECT p.chunk_id, p.lexeme FROM postings p
+			EXCEPT
+			SELECT c.id, u.lexeme FROM chunks c, unnest(c.tsv) u
+		) orphaned`)
+	bad += scalar[int64](t, pool, `
+		SELECT count(*) FROM (
+			SELECT c.id, u.lexeme FROM chunks c, unnest(c.tsv) u
+			EXCEPT
+			SELECT p.chunk_id, p.lexeme FROM postings p
+		) missing`)
+	if bad != 0 {
+		t.Errorf("%d postings disagree with the chunks' lexemes", bad)
+	}
+	if n := scalar[int64](t, pool, `SELECT count(*) FROM postings WHERE NOT (impact > 0)`); n != 0 {
+		t.Errorf("%d postings have no impact", n)
+	}
 }
 
 func TestStatisticsStayExactAcrossReingests(t *testing.T) {
@@ -304,4 +324,37 @@ func BenchmarkIngest(b *testing.B) {
 		}
 		b.ReportMetric(float64(res.Chunks)/res.Elapsed.Seconds(), "chunks/s")
 	}
+}
+
+// Files are stored a batch per transaction; when the database refuses one file
+// of a batch, the others are stored on their own and only that file is reported.
+func TestStoreFailureCostsOnlyItsFile(t *testing.T) {
+	in, pool := newIngester(t)
+	// A real refusal from the database, not a parse error: a trigger that
+	// rejects one slug.
+	for _, sql := range []string{
+		`CREATE FUNCTION reject_slug() RETURNS trigger LANGUAGE plpgsql AS $$
+		 BEGIN IF NEW.slug = 'explodes' THEN RAISE EXCEPTION 'refused by test trigger'; END IF; RETURN NEW; END $$`,
+		`CREATE TRIGGER reject_slug BEFORE INSERT OR UPDATE ON documents FOR EACH ROW EXECUTE FUNCTION reject_slug()`,
+	} {
+		if _, err := pool.Exec(context.Background(), sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := run(t, in, "batch", false,
+		file("a.md", "---\ntype: runbook\n---\n# A\n\nAlpha runbook text.\n"),
+		file("b.md", "---\nid: explodes\n---\n# B\n\nBravo text.\n"),
+		file("c.md", "---\nid: c\ntype: decision\nstatus: accepted\nrelated: [a]\n---\n# C\n\nCharlie decision.\n"),
+	)
+	if res.Created != 2 || len(res.Errors) != 1 || res.Errors[0].Path != "b.md" ||
+		!strings.Contains(res.Errors[0].Reason, "refused by test trigger") {
+		t.Fatalf("want a and c created and only b.md reported, got %+v", res)
+	}
+	if n := scalar[int64](t, pool, "SELECT count(*) FROM documents"); n != 2 {
+		t.Errorf("%d documents stored, want 2", n)
+	}
+	if n := scalar[int64](t, pool, "SELECT count(*) FROM kb_edges"); n != 1 {
+		t.Errorf("%d edges, want c -> a", n)
+	}
+	checkStats(t, pool)
 }

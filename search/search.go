@@ -160,6 +160,8 @@ func (pr *Prepared) Rank(ctx context.Context, docSlugs []string) ([]db.SearchRan
 			ids = slices.DeleteFunc(slices.Clone(docSlugs), func(d string) bool { return !slices.Contains(p.filters.DocIDs, d) })
 		}
 		q.params.DocIdsFilter, q.params.DocIds = true, nonNil(ids)
+		// A document filter: checked inside the legs, over exact postings ranges.
+		q.params.Filtered, q.params.Bm25Exact = true, true
 		p = &q
 	}
 	return pr.s.run(ctx, p)
@@ -286,7 +288,11 @@ func (s *Searcher) plan(ctx context.Context, req *canonv1.SearchRequest) (*plan,
 		IncludeSuperseded: filters.IncludeSuperseded, DocIdsFilter: filters.DocIDsFilter, DocIds: nonNil(filters.DocIDs),
 		Fanout: int32(fanout), PageLimit: int32(limit), RunnerUpLimit: int32(limit),
 		Bm25HeadingBoost: r.BM25HeadingBoost, Bm25K1: r.BM25K1, Bm25B: r.BM25B,
-		Today: dateOnly(s.Today()), RecencyHalfLifeDays: r.RecencyHalfLifeDays, Mentioned: nonNil(p.mentioned),
+		// A filter may exclude most of a term's highest-impact postings, so
+		// filtered requests read the exact ranges and the page still fills.
+		Bm25Exact: r.BM25TermLimit == 0 || filters.RestrictsDocuments(), Bm25TermLimit: int32(r.BM25TermLimit),
+		Filtered: filters.RestrictsDocuments(),
+		Today:    dateOnly(s.Today()), RecencyHalfLifeDays: r.RecencyHalfLifeDays, Mentioned: nonNil(p.mentioned),
 		SupersededPenalty: r.SupersededPenalty, DeprecatedPenalty: r.DeprecatedPenalty,
 		ArchivedPenalty: r.ArchivedPenalty, AutoTierPenalty: r.AutoTierPenalty,
 		NormalizeScores: r.NormalizeScores, Fusion: fusion,
@@ -301,23 +307,39 @@ func (s *Searcher) plan(ctx context.Context, req *canonv1.SearchRequest) (*plan,
 	return p, nil
 }
 
-// sessionSettings sets the HNSW search breadth and iterative scans for the one
-// statement that follows it in the same batch (set_config(..., true) lasts until
-// the batch's implicit transaction ends).
+// keywordMode names how the keyword leg read its postings for meta.search_strategy.
+func keywordMode(p *plan) string {
+	switch {
+	case !p.params.FtsEnabled:
+		return ""
+	case p.params.Bm25Exact:
+		return "exact"
+	default:
+		return fmt.Sprintf("approximate:%d", p.params.Bm25TermLimit)
+	}
+}
+
+// sessionSettings sets the HNSW search breadth, iterative scans and the plan
+// cache mode for the one statement that follows it in the same batch
+// (set_config(..., true) lasts until the batch's implicit transaction ends). JIT
+// is off: the statement touches a few hundred rows, and on the generic plan's
+// estimates PostgreSQL spent 4 s compiling it at 100,000 chunks.
 const sessionSettings = `SELECT set_config('hnsw.ef_search', $1::text, true),
        set_config('hnsw.iterative_scan', 'relaxed_order', true),
-       set_config('plan_cache_mode', $2::text, true)`
+       set_config('plan_cache_mode', $2::text, true),
+       set_config('jit', 'off', true)`
 
-// planCacheMode: the ranking statement must be planned with its actual values.
-// A generic plan (which PostgreSQL's "auto" mode switches to after five runs of a
-// prepared statement) cannot see the fanout or the query's terms, and at corpus
-// scale it picked a plan 8x slower on SciFact (15.5 s vs 1.9 s for one search).
-// Planning costs a few milliseconds per search; measured in canon bench latency.
-var planCacheMode = "force_custom_plan"
+// planCacheMode chooses how PostgreSQL plans one request: always for its own
+// values. A generic plan would save the 3-4 ms of planning, but it cannot see
+// the fanout (a LIMIT parameter) or the filters, estimates thousands of
+// candidates, and joins them to chunks and documents by sequential scans: 800 ms
+// per search at 100,000 chunks against 8 ms for the custom plan (canon bench
+// latency, 2026-11-22).
+func planCacheMode(*plan) string { return "force_custom_plan" }
 
 // run executes the settings and the ranking statement in one round trip.
 func (s *Searcher) run(ctx context.Context, p *plan) ([]db.SearchRankRow, error) {
-	rows, err := db.New(&batched{pool: s.pool, prelude: sessionSettings, preludeArgs: []any{fmt.Sprint(p.efSearch), planCacheMode}}).
+	rows, err := db.New(&batched{pool: s.pool, prelude: sessionSettings, preludeArgs: []any{fmt.Sprint(p.efSearch), planCacheMode(p)}}).
 		SearchRank(ctx, p.params)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
@@ -406,6 +428,7 @@ func (s *Searcher) shape(p *plan, rows []db.SearchRankRow) *canonv1.SearchResult
 			FiltersApplied:  filtersProto(p.filters),
 			Profile:         s.cfg.Profile,
 			Embedder:        s.embedder.Name(),
+			KeywordMode:     keywordMode(p),
 		},
 		RetrievalStats: &canonv1.RetrievalStats{MinScoreUsed: p.ranking.MinScore},
 	}}
@@ -551,6 +574,7 @@ func applyOverrides(base domain.Ranking, o *canonv1.Ranking) (domain.Ranking, er
 		i(&r.CandidateMultiplier, o.CandidateMultiplier)
 		i(&r.MaxChunksPerDoc, o.MaxChunksPerDoc)
 		i(&r.EFSearch, o.EfSearch)
+		i(&r.BM25TermLimit, o.Bm25TermLimit)
 		if o.NormalizeScores != nil {
 			r.NormalizeScores = *o.NormalizeScores
 		}

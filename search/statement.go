@@ -38,6 +38,7 @@ func (s *Searcher) Statement(ctx context.Context, req *canonv1.SearchRequest) (s
 	b.WriteString("BEGIN;\n")
 	fmt.Fprintf(&b, "SET LOCAL hnsw.ef_search = %d;\n", p.efSearch)
 	b.WriteString("SET LOCAL hnsw.iterative_scan = relaxed_order;\n")
+	b.WriteString("SET LOCAL jit = off;\n")
 	b.WriteString(strings.TrimSpace(body))
 	b.WriteString(";\nCOMMIT;\n")
 	return b.String(), nil

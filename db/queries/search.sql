@@ -1,6 +1,7 @@
 -- The ranking pipeline, one statement, top to bottom:
---   query_terms -> corpus / term_stats -> vector_leg -> keyword_scored -> keyword_leg
---   -> mention_leg -> candidates -> signals -> normalized -> fused -> capped -> page
+--   query_terms -> corpus / term_stats -> vector_leg -> keyword_scored -> keyword_top
+--   -> mention_leg -> candidate_ids -> keyword_exact -> candidates -> signals
+--   -> normalized -> fused -> capped -> page
 -- Every weight, penalty and threshold is a named parameter; nothing numeric that
 -- changes a ranking is written into the SQL. Run it in a transaction that first sets
 -- hnsw.ef_search and hnsw.iterative_scan (`canon search --sql` prints the whole
@@ -35,18 +36,86 @@ term_stats AS (
     LEFT JOIN lexeme_stats s ON s.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND s.lexeme = t.lexeme
     GROUP BY t.lexeme, t.qtf, c.n
 ),
--- Vector leg: HNSW cosine, over-retrieving `fanout` chunks. The filters sit inside
--- the leg (iterative index scans keep the page full when they are selective).
+-- Vector leg: HNSW cosine, over-retrieving `fanout` chunks. Without document
+-- filters it is the index scan alone; with filters they sit inside the leg
+-- (iterative index scans keep the page full when they are selective).
 vector_leg AS (
-    SELECT c.id AS chunk_id,
-           row_number() OVER (ORDER BY c.embedding <=> sqlc.arg(query_embedding)::vector, c.id) AS vector_rank
+    SELECT v.chunk_id, row_number() OVER (ORDER BY v.distance, v.chunk_id) AS vector_rank
     FROM (
-        SELECT c.id, c.embedding
-        FROM chunks c
+        (SELECT c.id AS chunk_id, c.embedding <=> sqlc.arg(query_embedding)::vector AS distance
+         FROM chunks c
+         WHERE sqlc.arg(semantic_enabled)::boolean AND NOT sqlc.arg(filtered)::boolean
+           AND c.project_id = ANY (sqlc.arg(project_ids)::bigint[])
+         ORDER BY c.embedding <=> sqlc.arg(query_embedding)::vector
+         LIMIT sqlc.arg(fanout)::integer)
+        UNION ALL
+        (SELECT c.id, c.embedding <=> sqlc.arg(query_embedding)::vector
+         FROM chunks c
+         JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
+         WHERE sqlc.arg(semantic_enabled)::boolean AND sqlc.arg(filtered)::boolean
+           AND c.project_id = ANY (sqlc.arg(project_ids)::bigint[])
+           -- Filters: the same predicate as keyword_top and mention_leg.
+           AND (cardinality(sqlc.arg(tags)::text[]) = 0 OR d.tags && sqlc.arg(tags)::text[])
+           AND (cardinality(sqlc.arg(source_types)::text[]) = 0 OR d.source_type = ANY (sqlc.arg(source_types)::text[]))
+           AND (cardinality(sqlc.arg(canonical_types)::text[]) = 0 OR d.canonical_type = ANY (sqlc.arg(canonical_types)::text[]))
+           AND (cardinality(sqlc.arg(statuses)::text[]) = 0 OR d.status = ANY (sqlc.arg(statuses)::text[]))
+           AND (cardinality(sqlc.arg(evidence_tiers)::text[]) = 0 OR d.evidence_tier = ANY (sqlc.arg(evidence_tiers)::text[]))
+           AND (sqlc.narg(date_from)::date IS NULL OR d.effective_date >= sqlc.narg(date_from)::date)
+           AND (sqlc.narg(date_to)::date IS NULL OR d.effective_date <= sqlc.narg(date_to)::date)
+           AND (sqlc.arg(include_superseded)::boolean OR d.status IS DISTINCT FROM 'superseded')
+           AND (NOT sqlc.arg(doc_ids_filter)::boolean OR d.slug = ANY (sqlc.arg(doc_ids)::text[]))
+         ORDER BY c.embedding <=> sqlc.arg(query_embedding)::vector
+         LIMIT sqlc.arg(fanout)::integer)
+    ) AS v
+),
+-- Keyword leg, step 1: BM25 from the postings of each (project, query term), one
+-- index range each, in impact order. Exact mode (bm25_exact) reads whole ranges
+-- and the sum is each chunk's exact BM25. Approximate mode reads the first
+-- bm25_term_limit postings of each range, the chunks where the term weighs most:
+-- a chunk outside one of those lists misses that term's part here, which only
+-- decides whether it becomes a candidate (keyword_exact rescores candidates).
+-- Occurrences in the title/heading path count bm25_heading_boost times.
+keyword_scored AS (
+    SELECT p.chunk_id,
+           sum(t.idf * t.qtf
+               * ((p.tf + sqlc.arg(bm25_heading_boost)::float8 * p.tf_heading) * (sqlc.arg(bm25_k1)::float8 + 1))
+               / ((p.tf + sqlc.arg(bm25_heading_boost)::float8 * p.tf_heading)
+                  + sqlc.arg(bm25_k1)::float8 * (1 - sqlc.arg(bm25_b)::float8
+                                                 + sqlc.arg(bm25_b)::float8 * p.length / c.avgdl))) AS bm25
+    FROM unnest(sqlc.arg(project_ids)::bigint[]) AS pr (id)
+    CROSS JOIN term_stats t
+    CROSS JOIN corpus c
+    CROSS JOIN LATERAL (
+        SELECT p.chunk_id, p.tf, p.tf_heading, p.length
+        FROM postings p
+        WHERE p.project_id = pr.id AND p.lexeme = t.lexeme
+        ORDER BY p.impact DESC
+        LIMIT CASE WHEN sqlc.arg(bm25_exact)::boolean THEN NULL ELSE sqlc.arg(bm25_term_limit)::integer END
+    ) AS p
+    WHERE sqlc.arg(fts_enabled)::boolean
+    GROUP BY p.chunk_id
+),
+-- Keyword leg, step 2: its best `fanout` chunks. Without document filters that is
+-- the postings alone; with filters (the searcher then always reads exact ranges,
+-- so a selective filter still fills the page) each scored chunk's document is
+-- checked first, never after the LIMIT.
+keyword_top AS (
+    SELECT k.chunk_id, k.bm25
+    FROM (
+        SELECT ks.chunk_id, ks.bm25 FROM keyword_scored ks
+        WHERE NOT sqlc.arg(filtered)::boolean
+        ORDER BY ks.bm25 DESC, ks.chunk_id
+        LIMIT sqlc.arg(fanout)::integer
+    ) AS k
+    UNION ALL
+    SELECT k.chunk_id, k.bm25
+    FROM (
+        SELECT ks.chunk_id, ks.bm25
+        FROM keyword_scored ks
+        JOIN chunks c ON c.id = ks.chunk_id
         JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
-        WHERE sqlc.arg(semantic_enabled)::boolean
-          AND c.project_id = ANY (sqlc.arg(project_ids)::bigint[])
-          -- Filters: the same predicate as keyword_leg.
+        WHERE sqlc.arg(filtered)::boolean
+          -- Filters: the same predicate as vector_leg.
           AND (cardinality(sqlc.arg(tags)::text[]) = 0 OR d.tags && sqlc.arg(tags)::text[])
           AND (cardinality(sqlc.arg(source_types)::text[]) = 0 OR d.source_type = ANY (sqlc.arg(source_types)::text[]))
           AND (cardinality(sqlc.arg(canonical_types)::text[]) = 0 OR d.canonical_type = ANY (sqlc.arg(canonical_types)::text[]))
@@ -56,44 +125,20 @@ vector_leg AS (
           AND (sqlc.narg(date_to)::date IS NULL OR d.effective_date <= sqlc.narg(date_to)::date)
           AND (sqlc.arg(include_superseded)::boolean OR d.status IS DISTINCT FROM 'superseded')
           AND (NOT sqlc.arg(doc_ids_filter)::boolean OR d.slug = ANY (sqlc.arg(doc_ids)::text[]))
-        ORDER BY c.embedding <=> sqlc.arg(query_embedding)::vector
+        ORDER BY ks.bm25 DESC, ks.chunk_id
         LIMIT sqlc.arg(fanout)::integer
-    ) AS c
-),
--- Keyword leg, step 1: exact BM25 of every chunk containing a query term, read
--- from the postings (index-only scans on (project_id, lexeme)). Occurrences in the
--- title/heading path count bm25_heading_boost times.
-keyword_scored AS (
-    SELECT p.chunk_id,
-           sum(t.idf * t.qtf
-               * ((p.tf + sqlc.arg(bm25_heading_boost)::float8 * p.tf_heading) * (sqlc.arg(bm25_k1)::float8 + 1))
-               / ((p.tf + sqlc.arg(bm25_heading_boost)::float8 * p.tf_heading)
-                  + sqlc.arg(bm25_k1)::float8 * (1 - sqlc.arg(bm25_b)::float8
-                                                 + sqlc.arg(bm25_b)::float8 * p.length / c.avgdl))) AS bm25
-    FROM term_stats t
-    CROSS JOIN corpus c
-    JOIN postings p ON p.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND p.lexeme = t.lexeme
-    WHERE sqlc.arg(fts_enabled)::boolean
-    GROUP BY p.chunk_id
-),
--- Keyword leg, step 2, and the mention leg: chunks of the documents the question
--- names (@slug or doc_ids) join the candidates so their boost can act even when
--- neither leg found them. Both pass the filters, then the keyword leg keeps its
--- best `fanout` chunks and the mention leg `fanout` chunks per call.
-keyword_filtered AS (
-    SELECT k.chunk_id, k.bm25, k.mentioned
-    FROM (
-        SELECT ks.chunk_id, ks.bm25, false AS mentioned FROM keyword_scored ks
-        UNION ALL
-        SELECT c.id, NULL, true
-        FROM documents d
-        JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
-        WHERE d.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND d.slug = ANY (sqlc.arg(mentioned)::text[])
     ) AS k
-    JOIN chunks c ON c.id = k.chunk_id
-    JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
-    -- Filters: the same predicate as vector_leg.
-    WHERE (cardinality(sqlc.arg(tags)::text[]) = 0 OR d.tags && sqlc.arg(tags)::text[])
+),
+-- The mention leg: chunks of the documents the question names (@slug or doc_ids),
+-- so their boost can act even when neither leg found them; filtered like the legs.
+mention_leg AS (
+    SELECT c.id AS chunk_id
+    FROM documents d
+    JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
+    WHERE cardinality(sqlc.arg(mentioned)::text[]) > 0
+      AND d.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND d.slug = ANY (sqlc.arg(mentioned)::text[])
+      -- Filters: the same predicate as vector_leg.
+      AND (cardinality(sqlc.arg(tags)::text[]) = 0 OR d.tags && sqlc.arg(tags)::text[])
       AND (cardinality(sqlc.arg(source_types)::text[]) = 0 OR d.source_type = ANY (sqlc.arg(source_types)::text[]))
       AND (cardinality(sqlc.arg(canonical_types)::text[]) = 0 OR d.canonical_type = ANY (sqlc.arg(canonical_types)::text[]))
       AND (cardinality(sqlc.arg(statuses)::text[]) = 0 OR d.status = ANY (sqlc.arg(statuses)::text[]))
@@ -102,28 +147,56 @@ keyword_filtered AS (
       AND (sqlc.narg(date_to)::date IS NULL OR d.effective_date <= sqlc.narg(date_to)::date)
       AND (sqlc.arg(include_superseded)::boolean OR d.status IS DISTINCT FROM 'superseded')
       AND (NOT sqlc.arg(doc_ids_filter)::boolean OR d.slug = ANY (sqlc.arg(doc_ids)::text[]))
-),
-keyword_leg AS (
-    SELECT k.chunk_id, k.bm25, row_number() OVER (ORDER BY k.bm25 DESC, k.chunk_id) AS keyword_rank
-    FROM (
-        SELECT k.chunk_id, k.bm25 FROM keyword_filtered k
-        WHERE NOT k.mentioned
-        ORDER BY k.bm25 DESC, k.chunk_id
-        LIMIT sqlc.arg(fanout)::integer
-    ) AS k
-),
-mention_leg AS (
-    SELECT DISTINCT k.chunk_id FROM keyword_filtered k WHERE k.mentioned
-    ORDER BY k.chunk_id
+    ORDER BY c.id
     LIMIT sqlc.arg(fanout)::integer
 ),
--- Union of both legs. Each candidate gets its true cosine and BM25, whichever leg
--- found it; ranks exist only in the leg that found it (RRF counts that leg only).
+-- Union of the legs' chunks.
+candidate_ids AS (
+    SELECT v.chunk_id FROM vector_leg v
+    UNION
+    SELECT k.chunk_id FROM keyword_top k
+    UNION
+    SELECT m.chunk_id FROM mention_leg m
+),
+-- Every candidate's exact BM25, whichever leg found it, from its own postings of
+-- the query terms (index-only lookups on (chunk_id, lexeme)): the same formula as
+-- keyword_scored over complete information. It also counts the query terms the
+-- chunk contains, for keyword_coverage (computed even when the keyword leg is
+-- off: the refusal gate reads it under every fusion).
+keyword_exact AS (
+    SELECT ci.chunk_id,
+           sum(t.idf * t.qtf
+               * ((p.tf + sqlc.arg(bm25_heading_boost)::float8 * p.tf_heading) * (sqlc.arg(bm25_k1)::float8 + 1))
+               / ((p.tf + sqlc.arg(bm25_heading_boost)::float8 * p.tf_heading)
+                  + sqlc.arg(bm25_k1)::float8 * (1 - sqlc.arg(bm25_b)::float8
+                                                 + sqlc.arg(bm25_b)::float8 * p.length / c.avgdl))) AS bm25,
+           count(*)::float8 AS matched_terms
+    FROM candidate_ids ci
+    CROSS JOIN term_stats t
+    CROSS JOIN corpus c
+    -- One probe per (candidate, term); LIMIT 1 (there is at most one posting)
+    -- keeps the planner from joining every posting of each candidate instead.
+    CROSS JOIN LATERAL (
+        SELECT p.tf, p.tf_heading, p.length FROM postings p
+        WHERE p.chunk_id = ci.chunk_id AND p.lexeme = t.lexeme
+        LIMIT 1
+    ) AS p
+    GROUP BY ci.chunk_id
+),
+-- Each candidate with its rank in the leg(s) that found it (RRF counts those
+-- only). The keyword rank orders the keyword leg's chunks by their exact BM25.
 candidates AS (
-    SELECT coalesce(v.chunk_id, k.chunk_id, m.chunk_id) AS chunk_id, v.vector_rank, k.keyword_rank
-    FROM vector_leg v
-    FULL JOIN keyword_leg k ON k.chunk_id = v.chunk_id
-    FULL JOIN mention_leg m ON m.chunk_id = coalesce(v.chunk_id, k.chunk_id)
+    SELECT ci.chunk_id, v.vector_rank,
+           CASE WHEN k.chunk_id IS NOT NULL
+                THEN row_number() OVER (PARTITION BY k.chunk_id IS NOT NULL
+                                        ORDER BY coalesce(ke.bm25, 0) DESC, ci.chunk_id)
+           END AS keyword_rank,
+           CASE WHEN sqlc.arg(fts_enabled)::boolean THEN coalesce(ke.bm25, 0) ELSE 0 END::float8 AS bm25,
+           coalesce(ke.matched_terms, 0)::float8 AS matched_terms
+    FROM candidate_ids ci
+    LEFT JOIN vector_leg v ON v.chunk_id = ci.chunk_id
+    LEFT JOIN keyword_top k ON k.chunk_id = ci.chunk_id
+    LEFT JOIN keyword_exact ke ON ke.chunk_id = ci.chunk_id
 ),
 -- Raw signals, each defined in the README:
 --   heading       share of query terms in the title/heading path
@@ -145,15 +218,13 @@ signals AS (
                 THEN greatest(1 - (c.embedding <=> sqlc.arg(query_embedding)::vector), 0)
                 ELSE 0
            END::float8 AS vector_similarity,
-           coalesce(ks.bm25, 0)::float8 AS bm25,
+           cand.bm25,
            CASE WHEN q.n = 0 THEN 0
                 ELSE cardinality(ARRAY(SELECT unnest(c.heading_lexemes) INTERSECT SELECT unnest(q.lexemes)))::float8 / q.n
            END AS heading,
            -- Absolute evidence for the refusal gate: the share of the question's terms
            -- the chunk contains (never normalised against the other candidates).
-           CASE WHEN q.n = 0 THEN 0
-                ELSE cardinality(ARRAY(SELECT unnest(tsvector_to_array(c.tsv)) INTERSECT SELECT unnest(q.lexemes)))::float8 / q.n
-           END AS keyword_coverage,
+           CASE WHEN q.n = 0 THEN 0 ELSE cand.matched_terms / q.n END AS keyword_coverage,
            CASE WHEN cardinality(d.tag_lexemes) = 0 THEN 0
                 ELSE cardinality(ARRAY(SELECT unnest(d.tag_lexemes)
                                        INTERSECT SELECT unnest(q.lexemes || ft.lexemes)))::float8
@@ -186,7 +257,6 @@ signals AS (
     JOIN chunks c ON c.id = cand.chunk_id
     JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
     JOIN projects p ON p.id = c.project_id
-    LEFT JOIN keyword_scored ks ON ks.chunk_id = cand.chunk_id
     CROSS JOIN query_lexemes q
     CROSS JOIN filter_tag_lexemes ft
 ),

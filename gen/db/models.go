@@ -150,6 +150,7 @@ type Posting struct {
 	Tf        int32
 	TfHeading int32
 	Length    int32
+	Impact    float32
 }
 
 type Project struct {

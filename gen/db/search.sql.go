@@ -39,83 +39,142 @@ term_stats AS (
     GROUP BY t.lexeme, t.qtf, c.n
 ),
 vector_leg AS (
-    SELECT c.id AS chunk_id,
-           row_number() OVER (ORDER BY c.embedding <=> $6::vector, c.id) AS vector_rank
+    SELECT v.chunk_id, row_number() OVER (ORDER BY v.distance, v.chunk_id) AS vector_rank
     FROM (
-        SELECT c.id, c.embedding
-        FROM chunks c
-        JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
-        WHERE $7::boolean
-          AND c.project_id = ANY ($5::bigint[])
-          -- Filters: the same predicate as keyword_leg.
-          AND (cardinality($4::text[]) = 0 OR d.tags && $4::text[])
-          AND (cardinality($8::text[]) = 0 OR d.source_type = ANY ($8::text[]))
-          AND (cardinality($9::text[]) = 0 OR d.canonical_type = ANY ($9::text[]))
-          AND (cardinality($10::text[]) = 0 OR d.status = ANY ($10::text[]))
-          AND (cardinality($11::text[]) = 0 OR d.evidence_tier = ANY ($11::text[]))
-          AND ($12::date IS NULL OR d.effective_date >= $12::date)
-          AND ($13::date IS NULL OR d.effective_date <= $13::date)
-          AND ($14::boolean OR d.status IS DISTINCT FROM 'superseded')
-          AND (NOT $15::boolean OR d.slug = ANY ($16::text[]))
-        ORDER BY c.embedding <=> $6::vector
-        LIMIT $17::integer
-    ) AS c
+        (SELECT c.id AS chunk_id, c.embedding <=> $6::vector AS distance
+         FROM chunks c
+         WHERE $7::boolean AND NOT $8::boolean
+           AND c.project_id = ANY ($5::bigint[])
+         ORDER BY c.embedding <=> $6::vector
+         LIMIT $9::integer)
+        UNION ALL
+        (SELECT c.id, c.embedding <=> $6::vector
+         FROM chunks c
+         JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
+         WHERE $7::boolean AND $8::boolean
+           AND c.project_id = ANY ($5::bigint[])
+           -- Filters: the same predicate as keyword_top and mention_leg.
+           AND (cardinality($4::text[]) = 0 OR d.tags && $4::text[])
+           AND (cardinality($10::text[]) = 0 OR d.source_type = ANY ($10::text[]))
+           AND (cardinality($11::text[]) = 0 OR d.canonical_type = ANY ($11::text[]))
+           AND (cardinality($12::text[]) = 0 OR d.status = ANY ($12::text[]))
+           AND (cardinality($13::text[]) = 0 OR d.evidence_tier = ANY ($13::text[]))
+           AND ($14::date IS NULL OR d.effective_date >= $14::date)
+           AND ($15::date IS NULL OR d.effective_date <= $15::date)
+           AND ($16::boolean OR d.status IS DISTINCT FROM 'superseded')
+           AND (NOT $17::boolean OR d.slug = ANY ($18::text[]))
+         ORDER BY c.embedding <=> $6::vector
+         LIMIT $9::integer)
+    ) AS v
 ),
 keyword_scored AS (
     SELECT p.chunk_id,
            sum(t.idf * t.qtf
-               * ((p.tf + $18::float8 * p.tf_heading) * ($19::float8 + 1))
-               / ((p.tf + $18::float8 * p.tf_heading)
-                  + $19::float8 * (1 - $20::float8
-                                                 + $20::float8 * p.length / c.avgdl))) AS bm25
-    FROM term_stats t
+               * ((p.tf + $19::float8 * p.tf_heading) * ($20::float8 + 1))
+               / ((p.tf + $19::float8 * p.tf_heading)
+                  + $20::float8 * (1 - $21::float8
+                                                 + $21::float8 * p.length / c.avgdl))) AS bm25
+    FROM unnest($5::bigint[]) AS pr (id)
+    CROSS JOIN term_stats t
     CROSS JOIN corpus c
-    JOIN postings p ON p.project_id = ANY ($5::bigint[]) AND p.lexeme = t.lexeme
-    WHERE $21::boolean
+    CROSS JOIN LATERAL (
+        SELECT p.chunk_id, p.tf, p.tf_heading, p.length
+        FROM postings p
+        WHERE p.project_id = pr.id AND p.lexeme = t.lexeme
+        ORDER BY p.impact DESC
+        LIMIT CASE WHEN $22::boolean THEN NULL ELSE $23::integer END
+    ) AS p
+    WHERE $24::boolean
     GROUP BY p.chunk_id
 ),
-keyword_filtered AS (
-    SELECT k.chunk_id, k.bm25, k.mentioned
+keyword_top AS (
+    SELECT k.chunk_id, k.bm25
     FROM (
-        SELECT ks.chunk_id, ks.bm25, false AS mentioned FROM keyword_scored ks
-        UNION ALL
-        SELECT c.id, NULL, true
-        FROM documents d
-        JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
-        WHERE d.project_id = ANY ($5::bigint[]) AND d.slug = ANY ($22::text[])
+        SELECT ks.chunk_id, ks.bm25 FROM keyword_scored ks
+        WHERE NOT $8::boolean
+        ORDER BY ks.bm25 DESC, ks.chunk_id
+        LIMIT $9::integer
     ) AS k
-    JOIN chunks c ON c.id = k.chunk_id
-    JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
-    -- Filters: the same predicate as vector_leg.
-    WHERE (cardinality($4::text[]) = 0 OR d.tags && $4::text[])
-      AND (cardinality($8::text[]) = 0 OR d.source_type = ANY ($8::text[]))
-      AND (cardinality($9::text[]) = 0 OR d.canonical_type = ANY ($9::text[]))
-      AND (cardinality($10::text[]) = 0 OR d.status = ANY ($10::text[]))
-      AND (cardinality($11::text[]) = 0 OR d.evidence_tier = ANY ($11::text[]))
-      AND ($12::date IS NULL OR d.effective_date >= $12::date)
-      AND ($13::date IS NULL OR d.effective_date <= $13::date)
-      AND ($14::boolean OR d.status IS DISTINCT FROM 'superseded')
-      AND (NOT $15::boolean OR d.slug = ANY ($16::text[]))
-),
-keyword_leg AS (
-    SELECT k.chunk_id, k.bm25, row_number() OVER (ORDER BY k.bm25 DESC, k.chunk_id) AS keyword_rank
+    UNION ALL
+    SELECT k.chunk_id, k.bm25
     FROM (
-        SELECT k.chunk_id, k.bm25 FROM keyword_filtered k
-        WHERE NOT k.mentioned
-        ORDER BY k.bm25 DESC, k.chunk_id
-        LIMIT $17::integer
+        SELECT ks.chunk_id, ks.bm25
+        FROM keyword_scored ks
+        JOIN chunks c ON c.id = ks.chunk_id
+        JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
+        WHERE $8::boolean
+          -- Filters: the same predicate as vector_leg.
+          AND (cardinality($4::text[]) = 0 OR d.tags && $4::text[])
+          AND (cardinality($10::text[]) = 0 OR d.source_type = ANY ($10::text[]))
+          AND (cardinality($11::text[]) = 0 OR d.canonical_type = ANY ($11::text[]))
+          AND (cardinality($12::text[]) = 0 OR d.status = ANY ($12::text[]))
+          AND (cardinality($13::text[]) = 0 OR d.evidence_tier = ANY ($13::text[]))
+          AND ($14::date IS NULL OR d.effective_date >= $14::date)
+          AND ($15::date IS NULL OR d.effective_date <= $15::date)
+          AND ($16::boolean OR d.status IS DISTINCT FROM 'superseded')
+          AND (NOT $17::boolean OR d.slug = ANY ($18::text[]))
+        ORDER BY ks.bm25 DESC, ks.chunk_id
+        LIMIT $9::integer
     ) AS k
 ),
 mention_leg AS (
-    SELECT DISTINCT k.chunk_id FROM keyword_filtered k WHERE k.mentioned
-    ORDER BY k.chunk_id
-    LIMIT $17::integer
+    SELECT c.id AS chunk_id
+    FROM documents d
+    JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
+    WHERE cardinality($25::text[]) > 0
+      AND d.project_id = ANY ($5::bigint[]) AND d.slug = ANY ($25::text[])
+      -- Filters: the same predicate as vector_leg.
+      AND (cardinality($4::text[]) = 0 OR d.tags && $4::text[])
+      AND (cardinality($10::text[]) = 0 OR d.source_type = ANY ($10::text[]))
+      AND (cardinality($11::text[]) = 0 OR d.canonical_type = ANY ($11::text[]))
+      AND (cardinality($12::text[]) = 0 OR d.status = ANY ($12::text[]))
+      AND (cardinality($13::text[]) = 0 OR d.evidence_tier = ANY ($13::text[]))
+      AND ($14::date IS NULL OR d.effective_date >= $14::date)
+      AND ($15::date IS NULL OR d.effective_date <= $15::date)
+      AND ($16::boolean OR d.status IS DISTINCT FROM 'superseded')
+      AND (NOT $17::boolean OR d.slug = ANY ($18::text[]))
+    ORDER BY c.id
+    LIMIT $9::integer
+),
+candidate_ids AS (
+    SELECT v.chunk_id FROM vector_leg v
+    UNION
+    SELECT k.chunk_id FROM keyword_top k
+    UNION
+    SELECT m.chunk_id FROM mention_leg m
+),
+keyword_exact AS (
+    SELECT ci.chunk_id,
+           sum(t.idf * t.qtf
+               * ((p.tf + $19::float8 * p.tf_heading) * ($20::float8 + 1))
+               / ((p.tf + $19::float8 * p.tf_heading)
+                  + $20::float8 * (1 - $21::float8
+                                                 + $21::float8 * p.length / c.avgdl))) AS bm25,
+           count(*)::float8 AS matched_terms
+    FROM candidate_ids ci
+    CROSS JOIN term_stats t
+    CROSS JOIN corpus c
+    -- One probe per (candidate, term); LIMIT 1 (there is at most one posting)
+    -- keeps the planner from joining every posting of each candidate instead.
+    CROSS JOIN LATERAL (
+        SELECT p.tf, p.tf_heading, p.length FROM postings p
+        WHERE p.chunk_id = ci.chunk_id AND p.lexeme = t.lexeme
+        LIMIT 1
+    ) AS p
+    GROUP BY ci.chunk_id
 ),
 candidates AS (
-    SELECT coalesce(v.chunk_id, k.chunk_id, m.chunk_id) AS chunk_id, v.vector_rank, k.keyword_rank
-    FROM vector_leg v
-    FULL JOIN keyword_leg k ON k.chunk_id = v.chunk_id
-    FULL JOIN mention_leg m ON m.chunk_id = coalesce(v.chunk_id, k.chunk_id)
+    SELECT ci.chunk_id, v.vector_rank,
+           CASE WHEN k.chunk_id IS NOT NULL
+                THEN row_number() OVER (PARTITION BY k.chunk_id IS NOT NULL
+                                        ORDER BY coalesce(ke.bm25, 0) DESC, ci.chunk_id)
+           END AS keyword_rank,
+           CASE WHEN $24::boolean THEN coalesce(ke.bm25, 0) ELSE 0 END::float8 AS bm25,
+           coalesce(ke.matched_terms, 0)::float8 AS matched_terms
+    FROM candidate_ids ci
+    LEFT JOIN vector_leg v ON v.chunk_id = ci.chunk_id
+    LEFT JOIN keyword_top k ON k.chunk_id = ci.chunk_id
+    LEFT JOIN keyword_exact ke ON ke.chunk_id = ci.chunk_id
 ),
 signals AS (
     SELECT c.id AS chunk_id, c.document_id, c.ordinal, c.heading_path, c.text, c.is_summary,
@@ -128,15 +187,13 @@ signals AS (
                 THEN greatest(1 - (c.embedding <=> $6::vector), 0)
                 ELSE 0
            END::float8 AS vector_similarity,
-           coalesce(ks.bm25, 0)::float8 AS bm25,
+           cand.bm25,
            CASE WHEN q.n = 0 THEN 0
                 ELSE cardinality(ARRAY(SELECT unnest(c.heading_lexemes) INTERSECT SELECT unnest(q.lexemes)))::float8 / q.n
            END AS heading,
            -- Absolute evidence for the refusal gate: the share of the question's terms
            -- the chunk contains (never normalised against the other candidates).
-           CASE WHEN q.n = 0 THEN 0
-                ELSE cardinality(ARRAY(SELECT unnest(tsvector_to_array(c.tsv)) INTERSECT SELECT unnest(q.lexemes)))::float8 / q.n
-           END AS keyword_coverage,
+           CASE WHEN q.n = 0 THEN 0 ELSE cand.matched_terms / q.n END AS keyword_coverage,
            CASE WHEN cardinality(d.tag_lexemes) = 0 THEN 0
                 ELSE cardinality(ARRAY(SELECT unnest(d.tag_lexemes)
                                        INTERSECT SELECT unnest(q.lexemes || ft.lexemes)))::float8
@@ -146,22 +203,22 @@ signals AS (
                 ELSE cardinality(ARRAY(SELECT unnest(d.preamble_lexemes) INTERSECT SELECT unnest(q.lexemes)))::float8 / q.n
            END AS preamble,
            CASE WHEN d.effective_date IS NULL THEN 0
-                ELSE power(0.5, greatest($23::date - d.effective_date, 0)::float8
-                                / $24::float8)
+                ELSE power(0.5, greatest($26::date - d.effective_date, 0)::float8
+                                / $27::float8)
            END AS recency,
            CASE WHEN d.status IN ('accepted', 'active') THEN 1 ELSE 0 END::float8 AS status_active,
-           CASE WHEN d.slug = ANY ($22::text[]) THEN 1 ELSE 0 END::float8 AS mention,
-           coalesce(1 - ($25::float8[])[
-               array_position($26::text[], d.evidence_tier)], 0)::float8 AS evidence_distrust,
+           CASE WHEN d.slug = ANY ($25::text[]) THEN 1 ELSE 0 END::float8 AS mention,
+           coalesce(1 - ($28::float8[])[
+               array_position($29::text[], d.evidence_tier)], 0)::float8 AS evidence_distrust,
            -- The trust gradient applies to canonical documents only, so a project
            -- without any gets exactly the plain hybrid ranking.
            CASE WHEN d.canonical_type IS NULL THEN 0
-                WHEN d.status = 'superseded' THEN $27::float8
-                WHEN d.status = 'deprecated' THEN $28::float8
-                WHEN d.status = 'archived' THEN $29::float8
+                WHEN d.status = 'superseded' THEN $30::float8
+                WHEN d.status = 'deprecated' THEN $31::float8
+                WHEN d.status = 'archived' THEN $32::float8
                 ELSE 0
            END AS status_penalty,
-           CASE WHEN d.canonical_type IS NOT NULL AND d.tier = 'auto' THEN $30::float8
+           CASE WHEN d.canonical_type IS NOT NULL AND d.tier = 'auto' THEN $33::float8
                 ELSE 0
            END AS tier_penalty,
            CASE WHEN d.canonical_type IS NULL THEN 0 ELSE d.retrieval_priority END::float8 AS priority
@@ -169,13 +226,12 @@ signals AS (
     JOIN chunks c ON c.id = cand.chunk_id
     JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
     JOIN projects p ON p.id = c.project_id
-    LEFT JOIN keyword_scored ks ON ks.chunk_id = cand.chunk_id
     CROSS JOIN query_lexemes q
     CROSS JOIN filter_tag_lexemes ft
 ),
 normalized AS (
     SELECT s.chunk_id, s.document_id, s.ordinal, s.heading_path, s.text, s.is_summary, s.slug, s.title, s.source_path, s.canonical_type, s.status, s.tags, s.evidence_tier, s.retrieval_priority, s.tier, s.project_key, s.vector_rank, s.keyword_rank, s.vector_similarity, s.bm25, s.heading, s.keyword_coverage, s.tag_overlap, s.preamble, s.recency, s.status_active, s.mention, s.evidence_distrust, s.status_penalty, s.tier_penalty, s.priority,
-           CASE WHEN NOT $31::boolean THEN s.vector_similarity
+           CASE WHEN NOT $34::boolean THEN s.vector_similarity
                 WHEN max(s.vector_similarity) OVER () > min(s.vector_similarity) OVER ()
                     THEN (s.vector_similarity - min(s.vector_similarity) OVER ())
                          / (max(s.vector_similarity) OVER () - min(s.vector_similarity) OVER ())
@@ -186,33 +242,33 @@ normalized AS (
 ),
 fused AS (
     SELECT n.chunk_id, n.document_id, n.ordinal, n.heading_path, n.text, n.is_summary, n.slug, n.title, n.source_path, n.canonical_type, n.status, n.tags, n.evidence_tier, n.retrieval_priority, n.tier, n.project_key, n.vector_rank, n.keyword_rank, n.vector_similarity, n.bm25, n.heading, n.keyword_coverage, n.tag_overlap, n.preamble, n.recency, n.status_active, n.mention, n.evidence_distrust, n.status_penalty, n.tier_penalty, n.priority, n.vector_normalized, n.keyword_normalized,
-           CASE $32::text
+           CASE $35::text
                WHEN 'weighted' THEN
-                   $33::float8 * n.vector_normalized
-                   + $34::float8 * n.keyword_normalized
-                   + $35::float8 * n.heading
-                   + $36::float8 * n.tag_overlap
-                   + $37::float8 * n.preamble
-                   + $38::float8 * n.recency
-                   + $39::float8 * n.status_active
-                   + $40::float8 * n.mention
-                   + $41::float8 * n.priority - n.status_penalty - n.tier_penalty
-                   - $42::float8 * n.evidence_distrust
+                   $36::float8 * n.vector_normalized
+                   + $37::float8 * n.keyword_normalized
+                   + $38::float8 * n.heading
+                   + $39::float8 * n.tag_overlap
+                   + $40::float8 * n.preamble
+                   + $41::float8 * n.recency
+                   + $42::float8 * n.status_active
+                   + $43::float8 * n.mention
+                   + $44::float8 * n.priority - n.status_penalty - n.tier_penalty
+                   - $45::float8 * n.evidence_distrust
                WHEN 'rrf' THEN
-                   coalesce($43::float8 / ($44::float8 + n.vector_rank), 0)
-                   + coalesce($45::float8 / ($44::float8 + n.keyword_rank), 0)
-                   + ($43::float8 + $45::float8) / ($44::float8 + 1)
-                     * ($40::float8 * n.mention
-                        + $41::float8 * n.priority - n.status_penalty - n.tier_penalty
-                        - $42::float8 * n.evidence_distrust)
+                   coalesce($46::float8 / ($47::float8 + n.vector_rank), 0)
+                   + coalesce($48::float8 / ($47::float8 + n.keyword_rank), 0)
+                   + ($46::float8 + $48::float8) / ($47::float8 + 1)
+                     * ($43::float8 * n.mention
+                        + $44::float8 * n.priority - n.status_penalty - n.tier_penalty
+                        - $45::float8 * n.evidence_distrust)
                WHEN 'semantic_only' THEN n.vector_similarity
                ELSE n.bm25
            END AS score
     FROM normalized n
     -- The single-leg methods rank only what their own leg found.
-    WHERE $32::text NOT IN ('semantic_only', 'keyword_only')
-       OR ($32::text = 'semantic_only' AND n.vector_rank IS NOT NULL)
-       OR ($32::text = 'keyword_only' AND n.keyword_rank IS NOT NULL)
+    WHERE $35::text NOT IN ('semantic_only', 'keyword_only')
+       OR ($35::text = 'semantic_only' AND n.vector_rank IS NOT NULL)
+       OR ($35::text = 'keyword_only' AND n.keyword_rank IS NOT NULL)
 ),
 capped AS (
     SELECT f.chunk_id, f.document_id, f.ordinal, f.heading_path, f.text, f.is_summary, f.slug, f.title, f.source_path, f.canonical_type, f.status, f.tags, f.evidence_tier, f.retrieval_priority, f.tier, f.project_key, f.vector_rank, f.keyword_rank, f.vector_similarity, f.bm25, f.heading, f.keyword_coverage, f.tag_overlap, f.preamble, f.recency, f.status_active, f.mention, f.evidence_distrust, f.status_penalty, f.tier_penalty, f.priority, f.vector_normalized, f.keyword_normalized, f.score, f.doc_rank, count(*) OVER () AS candidates_pre_threshold
@@ -220,14 +276,14 @@ capped AS (
         SELECT f.chunk_id, f.document_id, f.ordinal, f.heading_path, f.text, f.is_summary, f.slug, f.title, f.source_path, f.canonical_type, f.status, f.tags, f.evidence_tier, f.retrieval_priority, f.tier, f.project_key, f.vector_rank, f.keyword_rank, f.vector_similarity, f.bm25, f.heading, f.keyword_coverage, f.tag_overlap, f.preamble, f.recency, f.status_active, f.mention, f.evidence_distrust, f.status_penalty, f.tier_penalty, f.priority, f.vector_normalized, f.keyword_normalized, f.score, row_number() OVER (PARTITION BY f.document_id ORDER BY f.score DESC, f.chunk_id) AS doc_rank
         FROM fused f
     ) AS f
-    WHERE f.doc_rank <= $46::integer
+    WHERE f.doc_rank <= $49::integer
 ),
 page AS (
     SELECT c.chunk_id, c.document_id, c.ordinal, c.heading_path, c.text, c.is_summary, c.slug, c.title, c.source_path, c.canonical_type, c.status, c.tags, c.evidence_tier, c.retrieval_priority, c.tier, c.project_key, c.vector_rank, c.keyword_rank, c.vector_similarity, c.bm25, c.heading, c.keyword_coverage, c.tag_overlap, c.preamble, c.recency, c.status_active, c.mention, c.evidence_distrust, c.status_penalty, c.tier_penalty, c.priority, c.vector_normalized, c.keyword_normalized, c.score, c.doc_rank, c.candidates_pre_threshold,
            count(*) OVER () AS candidates_post_threshold,
            row_number() OVER (ORDER BY c.score DESC, c.chunk_id) AS position
     FROM capped c
-    WHERE c.score >= $47::float8
+    WHERE c.score >= $50::float8
 )
 SELECT p.chunk_id, p.document_id, p.slug, p.title, p.source_path, p.project_key, p.heading_path, p.text,
        p.is_summary, p.canonical_type, p.status, p.tags, p.evidence_tier, p.retrieval_priority, p.tier,
@@ -255,6 +311,8 @@ type SearchRankParams struct {
 	ProjectIds          []int64
 	QueryEmbedding      *pgvector.Vector
 	SemanticEnabled     bool
+	Filtered            bool
+	Fanout              int32
 	SourceTypes         []string
 	CanonicalTypes      []string
 	Statuses            []string
@@ -264,10 +322,11 @@ type SearchRankParams struct {
 	IncludeSuperseded   bool
 	DocIdsFilter        bool
 	DocIds              []string
-	Fanout              int32
 	Bm25HeadingBoost    float64
 	Bm25K1              float64
 	Bm25B               float64
+	Bm25Exact           bool
+	Bm25TermLimit       int32
 	FtsEnabled          bool
 	Mentioned           []string
 	Today               time.Time
@@ -339,8 +398,9 @@ type SearchRankRow struct {
 
 // The ranking pipeline, one statement, top to bottom:
 //
-//	query_terms -> corpus / term_stats -> vector_leg -> keyword_scored -> keyword_leg
-//	-> mention_leg -> candidates -> signals -> normalized -> fused -> capped -> page
+//	query_terms -> corpus / term_stats -> vector_leg -> keyword_scored -> keyword_top
+//	-> mention_leg -> candidate_ids -> keyword_exact -> candidates -> signals
+//	-> normalized -> fused -> capped -> page
 //
 // Every weight, penalty and threshold is a named parameter; nothing numeric that
 // changes a ranking is written into the SQL. Run it in a transaction that first sets
@@ -350,17 +410,30 @@ type SearchRankRow struct {
 // whole) with their count: OR semantics, a repeated term weighs more.
 // Lexemes of the filter tags, for the tag_overlap signal.
 // BM25 corpus statistics over the projects searched: N, average length, df.
-// Vector leg: HNSW cosine, over-retrieving `fanout` chunks. The filters sit inside
-// the leg (iterative index scans keep the page full when they are selective).
-// Keyword leg, step 1: exact BM25 of every chunk containing a query term, read
-// from the postings (index-only scans on (project_id, lexeme)). Occurrences in the
-// title/heading path count bm25_heading_boost times.
-// Keyword leg, step 2, and the mention leg: chunks of the documents the question
-// names (@slug or doc_ids) join the candidates so their boost can act even when
-// neither leg found them. Both pass the filters, then the keyword leg keeps its
-// best `fanout` chunks and the mention leg `fanout` chunks per call.
-// Union of both legs. Each candidate gets its true cosine and BM25, whichever leg
-// found it; ranks exist only in the leg that found it (RRF counts that leg only).
+// Vector leg: HNSW cosine, over-retrieving `fanout` chunks. Without document
+// filters it is the index scan alone; with filters they sit inside the leg
+// (iterative index scans keep the page full when they are selective).
+// Keyword leg, step 1: BM25 from the postings of each (project, query term), one
+// index range each, in impact order. Exact mode (bm25_exact) reads whole ranges
+// and the sum is each chunk's exact BM25. Approximate mode reads the first
+// bm25_term_limit postings of each range, the chunks where the term weighs most:
+// a chunk outside one of those lists misses that term's part here, which only
+// decides whether it becomes a candidate (keyword_exact rescores candidates).
+// Occurrences in the title/heading path count bm25_heading_boost times.
+// Keyword leg, step 2: its best `fanout` chunks. Without document filters that is
+// the postings alone; with filters (the searcher then always reads exact ranges,
+// so a selective filter still fills the page) each scored chunk's document is
+// checked first, never after the LIMIT.
+// The mention leg: chunks of the documents the question names (@slug or doc_ids),
+// so their boost can act even when neither leg found them; filtered like the legs.
+// Union of the legs' chunks.
+// Every candidate's exact BM25, whichever leg found it, from its own postings of
+// the query terms (index-only lookups on (chunk_id, lexeme)): the same formula as
+// keyword_scored over complete information. It also counts the query terms the
+// chunk contains, for keyword_coverage (computed even when the keyword leg is
+// off: the refusal gate reads it under every fusion).
+// Each candidate with its rank in the leg(s) that found it (RRF counts those
+// only). The keyword rank orders the keyword leg's chunks by their exact BM25.
 // Raw signals, each defined in the README:
 //
 //	heading       share of query terms in the title/heading path
@@ -389,6 +462,8 @@ func (q *Queries) SearchRank(ctx context.Context, arg SearchRankParams) ([]Searc
 		arg.ProjectIds,
 		arg.QueryEmbedding,
 		arg.SemanticEnabled,
+		arg.Filtered,
+		arg.Fanout,
 		arg.SourceTypes,
 		arg.CanonicalTypes,
 		arg.Statuses,
@@ -398,10 +473,11 @@ func (q *Queries) SearchRank(ctx context.Context, arg SearchRankParams) ([]Searc
 		arg.IncludeSuperseded,
 		arg.DocIdsFilter,
 		arg.DocIds,
-		arg.Fanout,
 		arg.Bm25HeadingBoost,
 		arg.Bm25K1,
 		arg.Bm25B,
+		arg.Bm25Exact,
+		arg.Bm25TermLimit,
 		arg.FtsEnabled,
 		arg.Mentioned,
 		arg.Today,

@@ -190,8 +190,12 @@ type Ranking struct {
 	NormalizeScores     *bool                  `protobuf:"varint,24,opt,name=normalize_scores,json=normalizeScores,proto3,oneof" json:"normalize_scores,omitempty"`
 	RecencyHalfLifeDays *float64               `protobuf:"fixed64,25,opt,name=recency_half_life_days,json=recencyHalfLifeDays,proto3,oneof" json:"recency_half_life_days,omitempty"`
 	EvidenceWeight      *float64               `protobuf:"fixed64,26,opt,name=evidence_weight,json=evidenceWeight,proto3,oneof" json:"evidence_weight,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// 0: exact BM25 (every posting of every query term). N > 0: approximate
+	// candidate generation from each term's N highest-impact postings; scores
+	// stay exact. Requests with document filters always run exact.
+	Bm25TermLimit *int32 `protobuf:"varint,27,opt,name=bm25_term_limit,json=bm25TermLimit,proto3,oneof" json:"bm25_term_limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Ranking) Reset() {
@@ -402,6 +406,13 @@ func (x *Ranking) GetRecencyHalfLifeDays() float64 {
 func (x *Ranking) GetEvidenceWeight() float64 {
 	if x != nil && x.EvidenceWeight != nil {
 		return *x.EvidenceWeight
+	}
+	return 0
+}
+
+func (x *Ranking) GetBm25TermLimit() int32 {
+	if x != nil && x.Bm25TermLimit != nil {
+		return *x.Bm25TermLimit
 	}
 	return 0
 }
@@ -1438,8 +1449,10 @@ type SearchStrategy struct {
 	RejectedInjectionEnabled bool     `protobuf:"varint,5,opt,name=rejected_injection_enabled,json=rejectedInjectionEnabled,proto3" json:"rejected_injection_enabled,omitempty"`
 	FiltersApplied           *Filters `protobuf:"bytes,6,opt,name=filters_applied,json=filtersApplied,proto3" json:"filters_applied,omitempty"`
 	// The weight profile in force, e.g. "hash-keyword-led" or "semantic-model".
-	Profile       string `protobuf:"bytes,7,opt,name=profile,proto3" json:"profile,omitempty"`
-	Embedder      string `protobuf:"bytes,8,opt,name=embedder,proto3" json:"embedder,omitempty"`
+	Profile  string `protobuf:"bytes,7,opt,name=profile,proto3" json:"profile,omitempty"`
+	Embedder string `protobuf:"bytes,8,opt,name=embedder,proto3" json:"embedder,omitempty"`
+	// "exact", or "approximate:N" (N highest-impact postings per query term).
+	KeywordMode   string `protobuf:"bytes,9,opt,name=keyword_mode,json=keywordMode,proto3" json:"keyword_mode,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1526,6 +1539,13 @@ func (x *SearchStrategy) GetProfile() string {
 func (x *SearchStrategy) GetEmbedder() string {
 	if x != nil {
 		return x.Embedder
+	}
+	return ""
+}
+
+func (x *SearchStrategy) GetKeywordMode() string {
+	if x != nil {
+		return x.KeywordMode
 	}
 	return ""
 }
@@ -1708,7 +1728,7 @@ const file_canon_v1_search_proto_rawDesc = "" +
 	"\x12include_superseded\x18\v \x01(\bH\x00R\x11includeSuperseded\x88\x01\x01\x12\x1f\n" +
 	"\vproject_key\x18\f \x01(\tR\n" +
 	"projectKeyB\x15\n" +
-	"\x13_include_superseded\"\xf7\f\n" +
+	"\x13_include_superseded\"\xb8\r\n" +
 	"\aRanking\x12(\n" +
 	"\rvector_weight\x18\x01 \x01(\x01H\x00R\fvectorWeight\x88\x01\x01\x12*\n" +
 	"\x0ekeyword_weight\x18\x02 \x01(\x01H\x01R\rkeywordWeight\x88\x01\x01\x12*\n" +
@@ -1738,7 +1758,8 @@ const file_canon_v1_search_proto_rawDesc = "" +
 	"\x12bm25_heading_boost\x18\x17 \x01(\x01H\x16R\x10bm25HeadingBoost\x88\x01\x01\x12.\n" +
 	"\x10normalize_scores\x18\x18 \x01(\bH\x17R\x0fnormalizeScores\x88\x01\x01\x128\n" +
 	"\x16recency_half_life_days\x18\x19 \x01(\x01H\x18R\x13recencyHalfLifeDays\x88\x01\x01\x12,\n" +
-	"\x0fevidence_weight\x18\x1a \x01(\x01H\x19R\x0eevidenceWeight\x88\x01\x01B\x10\n" +
+	"\x0fevidence_weight\x18\x1a \x01(\x01H\x19R\x0eevidenceWeight\x88\x01\x01\x12+\n" +
+	"\x0fbm25_term_limit\x18\x1b \x01(\x05H\x1aR\rbm25TermLimit\x88\x01\x01B\x10\n" +
 	"\x0e_vector_weightB\x11\n" +
 	"\x0f_keyword_weightB\x11\n" +
 	"\x0f_heading_weightB\x15\n" +
@@ -1767,7 +1788,8 @@ const file_canon_v1_search_proto_rawDesc = "" +
 	"\x13_bm25_heading_boostB\x13\n" +
 	"\x11_normalize_scoresB\x19\n" +
 	"\x17_recency_half_life_daysB\x12\n" +
-	"\x10_evidence_weight\"\x84\x03\n" +
+	"\x10_evidence_weightB\x12\n" +
+	"\x10_bm25_term_limit\"\x84\x03\n" +
 	"\rSearchOptions\x12\x16\n" +
 	"\x06fusion\x18\x01 \x01(\tR\x06fusion\x12\x14\n" +
 	"\x05limit\x18\x02 \x01(\x05R\x05limit\x12\x18\n" +
@@ -1875,7 +1897,7 @@ const file_canon_v1_search_proto_rawDesc = "" +
 	"\vquery_terms\x18\v \x03(\tR\n" +
 	"queryTerms\x12#\n" +
 	"\rpass2_batches\x18\f \x01(\x05R\fpass2Batches\x12)\n" +
-	"\x10pass2_candidates\x18\r \x01(\x05R\x0fpass2Candidates\"\xe9\x02\n" +
+	"\x10pass2_candidates\x18\r \x01(\x05R\x0fpass2Candidates\"\x8c\x03\n" +
 	"\x0eSearchStrategy\x12)\n" +
 	"\x10semantic_enabled\x18\x01 \x01(\bR\x0fsemanticEnabled\x12\x1f\n" +
 	"\vfts_enabled\x18\x02 \x01(\bR\n" +
@@ -1885,7 +1907,8 @@ const file_canon_v1_search_proto_rawDesc = "" +
 	"\x1arejected_injection_enabled\x18\x05 \x01(\bR\x18rejectedInjectionEnabled\x12:\n" +
 	"\x0ffilters_applied\x18\x06 \x01(\v2\x11.canon.v1.FiltersR\x0efiltersApplied\x12\x18\n" +
 	"\aprofile\x18\a \x01(\tR\aprofile\x12\x1a\n" +
-	"\bembedder\x18\b \x01(\tR\bembedder\"\xd2\x01\n" +
+	"\bembedder\x18\b \x01(\tR\bembedder\x12!\n" +
+	"\fkeyword_mode\x18\t \x01(\tR\vkeywordMode\"\xd2\x01\n" +
 	"\x0eRetrievalStats\x128\n" +
 	"\x18candidates_pre_threshold\x18\x01 \x01(\x05R\x16candidatesPreThreshold\x12:\n" +
 	"\x19candidates_post_threshold\x18\x02 \x01(\x05R\x17candidatesPostThreshold\x12$\n" +
