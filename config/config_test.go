@@ -17,7 +17,7 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("%+v", c)
 	}
 	r, err := c.RankingDefaults()
-	if err != nil || r.KeywordWeight != 0.70 || r.RRFK != 60 || r.MaxChunksPerDoc != 3 {
+	if err != nil || r.KeywordWeight != 0.90 || r.RRFK != 60 || r.MaxChunksPerDoc != 3 {
 		t.Errorf("%+v %v", r, err)
 	}
 }

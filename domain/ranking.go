@@ -118,13 +118,13 @@ func DefaultRanking(profile string) Ranking {
 		EFSearch:            64,
 		BM25K1:              1.2,
 		BM25B:               0.75,
-		BM25HeadingBoost:    1.0,
+		BM25HeadingBoost:    2.0,
 		BM25TermLimit:       DefaultBM25TermLimit,
 		RecencyHalfLifeDays: 180,
 	}
 	if profile == ProfileHashKeywordLed {
-		r.VectorWeight, r.KeywordWeight = 0.30, 0.70
-		r.SemanticWeight, r.FTSWeight = 0.30, 0.70
+		r.VectorWeight, r.KeywordWeight = 0.10, 0.90
+		r.SemanticWeight, r.FTSWeight = 0.10, 0.90
 	}
 	return r
 }
