@@ -500,6 +500,93 @@ func TestRejectedThresholdCalibration(t *testing.T) {
 	}
 }
 
+// rejectedRecallQuestions are 20 questions about an option the team rejected, five
+// per rejected approach of the handbook, each with the approach it should inject.
+var rejectedRecallQuestions = []struct{ q, want string }{
+	{"should we use memcached as the shared cache?", "rej-memcached-2023"},
+	{"why did we reject memcached?", "rej-memcached-2023"},
+	{"memcached for sessions and rate-limit counters", "rej-memcached-2023"},
+	{"could the pricing worker's memcached pair become the shared cache tier?", "rej-memcached-2023"},
+	{"is memcached's slab allocator a problem for eviction?", "rej-memcached-2023"},
+	{"why not a GraphQL federation gateway?", "rej-graphql-gateway"},
+	{"GraphQL gateway", "rej-graphql-gateway"},
+	{"could we adopt Apollo GraphQL for the public API?", "rej-graphql-gateway"},
+	{"should mobile clients query a single GraphQL endpoint?", "rej-graphql-gateway"},
+	{"per-field authorization in GraphQL subgraphs", "rej-graphql-gateway"},
+	{"can we run our own Kafka brokers on EC2?", "rej-self-hosted-kafka"},
+	{"kafka kraft on ec2", "rej-self-hosted-kafka"},
+	{"should we self-host Kafka instead of paying for MSK?", "rej-self-hosted-kafka"},
+	{"is running Kafka ourselves cheaper than Amazon MSK?", "rej-self-hosted-kafka"},
+	{"who would handle Kafka broker upgrades and partition rebalancing?", "rej-self-hosted-kafka"},
+	{"shared redis cache for payments reference data", "pay-rej-shared-redis"},
+	{"should FX rates live in a shared Redis?", "pay-rej-shared-redis"},
+	{"why don't payments services read fee schedules from Redis?", "pay-rej-shared-redis"},
+	{"can checkout depend on a shared Redis tier?", "pay-rej-shared-redis"},
+	{"store merchant configuration in redis", "pay-rej-shared-redis"},
+}
+
+// offTopicQuestions are the refusal calibration's off-topic questions
+// (chat/chat_test.go): nothing in the handbook answers them.
+var offTopicQuestions = []string{"what is the capital of France?", "best banana bread recipe",
+	"who won the football world cup in 2018?", "do I need a visa to travel to Japan?", "how tall is mount everest?",
+	"what is the meaning of life", "recommend a good pizza place", "how do I knit a scarf?",
+	"what's the weather tomorrow in Paris?", "translate hello into Spanish", "how many calories in an apple",
+	"who painted the mona lisa", "write me a poem about the sea", "what is quantum entanglement?",
+	"how do I change a car tire?"}
+
+// TestRejectedRecallOnHandbook measures, with the shipped defaults, how many of the
+// 20 questions about a rejected option get it in the rejected section (by
+// similarity or through a decision on the page), and what the graph step adds to
+// the 15 off-topic questions. Run with -v for the numbers.
+func TestRejectedRecallOnHandbook(t *testing.T) {
+	handbook(t)
+	s := graphSearcher(pool, search.DefaultGraphConfig())
+	var caught, bySimilarity, byEdge int
+	for _, c := range rejectedRecallQuestions {
+		project := "platform"
+		if strings.HasPrefix(c.want, "pay-") {
+			project = "payments"
+		}
+		res := mustSearch(t, s, req(c.q, func(r *canonv1.SearchRequest) {
+			r.Filters.ProjectKeys = []string{project}
+			r.Options.Limit = 8
+		}))
+		i := rankOf(res.GetRejected(), c.want)
+		if i < 0 {
+			t.Logf("missed %q: rejected %v", c.q, edgesOf(res.GetRejected()))
+			continue
+		}
+		caught++
+		// A rejected approach close enough to the question counts by similarity
+		// even when an edge to a decision on the page also brought it.
+		if res.GetRejected()[i].GetSimilarity() >= search.DefaultRejectedMinSimilarity {
+			bySimilarity++
+		} else {
+			byEdge++
+		}
+	}
+	var offExpanded, offRejected, offQuestions int
+	for _, q := range offTopicQuestions {
+		res := mustSearch(t, s, req(q, func(r *canonv1.SearchRequest) { r.Options.Limit = 8 }))
+		offExpanded += len(res.GetExpanded())
+		offRejected += len(res.GetRejected())
+		if len(res.GetExpanded())+len(res.GetRejected()) > 0 {
+			offQuestions++
+		}
+	}
+	t.Logf("rejected recall: %d of %d questions (%d by similarity, %d only through a decision on the page)",
+		caught, len(rejectedRecallQuestions), bySimilarity, byEdge)
+	t.Logf("off-topic: %d of %d questions got graph context (%d expanded, %d rejected)",
+		offQuestions, len(offTopicQuestions), offExpanded, offRejected)
+	if caught < minRejectedRecall {
+		t.Errorf("rejected recall %d of %d, want at least %d", caught, len(rejectedRecallQuestions), minRejectedRecall)
+	}
+}
+
+// minRejectedRecall is the rejected recall TestRejectedRecallOnHandbook measured
+// when it was written; a change to the graph step must not lower it.
+const minRejectedRecall = 20
+
 // A project without canonical documents gets exactly the plain hybrid result.
 func TestGraphStepIsNoOpWithoutCanon(t *testing.T) {
 	p := dbtest.FreshPool(t)
