@@ -117,6 +117,7 @@ type RankingEnv struct {
 	SemanticWeight      *float64 `env:"KB_HYBRID_SEMANTIC_WEIGHT"`
 	FTSWeight           *float64 `env:"KB_HYBRID_FTS_WEIGHT"`
 	RRFK                *float64 `env:"KB_RRF_K"`
+	RRFTrustPositions   *float64 `env:"KB_RRF_TRUST_POSITIONS"`
 	MaxChunksPerDoc     *int     `env:"KB_MAX_CHUNKS_PER_DOC"`
 	MinScore            *float64 `env:"KB_MIN_SCORE"`
 	EFSearch            *int     `env:"KB_HNSW_EF_SEARCH"`
@@ -254,6 +255,7 @@ func (c Config) RankingDefaults() (domain.Ranking, error) {
 	setF(&r.SemanticWeight, e.SemanticWeight)
 	setF(&r.FTSWeight, e.FTSWeight)
 	setF(&r.RRFK, e.RRFK)
+	setF(&r.RRFTrustPositions, e.RRFTrustPositions)
 	setF(&r.MinScore, e.MinScore)
 	setF(&r.BM25K1, e.BM25K1)
 	setF(&r.BM25B, e.BM25B)

@@ -23,12 +23,14 @@ func TestDefaults(t *testing.T) {
 }
 
 func TestProfileFollowsEmbedderAndEnvWins(t *testing.T) {
-	c, err := Parse([]string{"KB_EMBEDDER=openai", "KB_RERANK_VECTOR_WEIGHT=0.9", "KB_RRF_K=10", "OPENAI_API_KEY=sk-x"})
+	c, err := Parse([]string{"KB_EMBEDDER=openai", "KB_RERANK_VECTOR_WEIGHT=0.9", "KB_RRF_K=10",
+		"KB_RRF_TRUST_POSITIONS=30", "OPENAI_API_KEY=sk-x"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r, _ := c.RankingDefaults()
-	if c.Profile() != "semantic-model" || r.VectorWeight != 0.9 || r.KeywordWeight != 0.25 || r.RRFK != 10 {
+	if c.Profile() != "semantic-model" || r.VectorWeight != 0.9 || r.KeywordWeight != 0.25 || r.RRFK != 10 ||
+		r.RRFTrustPositions != 30 {
 		t.Errorf("profile %s, ranking %+v", c.Profile(), r)
 	}
 	if c.EmbeddingAPIKey != "sk-x" {
@@ -46,6 +48,7 @@ func TestInvalidSettingsAreClear(t *testing.T) {
 		"KB_REFUSAL_MIN_SIMILARITY=2":         "KB_REFUSAL_MIN_SIMILARITY",
 		"KB_CHUNK_OVERLAP=600":                "KB_CHUNK_OVERLAP",
 		"KB_RRF_K=abc":                        "KB_RRF_K",
+		"KB_RRF_TRUST_POSITIONS=-2":           "rrf_trust_positions",
 	}
 	for env, want := range cases {
 		_, err := Parse([]string{env})

@@ -50,6 +50,10 @@ type Ranking struct {
 	RRFK           float64
 	SemanticWeight float64
 	FTSWeight      float64
+	// RRFTrustPositions maps the weighted-space adjustment (mention, priority,
+	// penalties, evidence) into RRF: one unit of it is worth this many gaps between
+	// rank 1 and rank 2 of every leg, (SemanticWeight + FTSWeight)/((K+1)(K+2)).
+	RRFTrustPositions float64
 	// Min-max normalise vector similarities across the candidates (weighted fusion).
 	NormalizeScores bool
 	// Candidates whose final score is below MinScore are dropped.
@@ -69,6 +73,18 @@ type Ranking struct {
 
 // MaxEFSearch caps hnsw.ef_search per request: beyond it latency grows for no recall.
 const MaxEFSearch = 200
+
+// DefaultRRFTrustPositions is the default of KB_RRF_TRUST_POSITIONS: how many
+// gaps between rank 1 and rank 2 of every leg one unit of weighted score is worth
+// under rrf. The trust gradient reorders documents at the head of a page, so it
+// was measured there, on the 47 questions of bench/scenarios/handbook.yaml (hash
+// embedder, profile hash-keyword-led, each page's adjustment taken out): the
+// first four documents of a weighted page are 0.171 apart on average, those of an
+// RRF page 0.00079 apart. One unit of weighted score is then worth 0.0046 of RRF
+// score, 17.5 gaps of 1/61 − 1/62; rounded to 18. Auto tier (0.02) becomes a
+// third of a gap, a tie-break; blog or search_hint evidence (0.225) four gaps;
+// superseded and deprecated (0.40) seven; archived (0.60) eleven.
+const DefaultRRFTrustPositions = 18
 
 // Weight profiles. The seed weights (0.55 vector / 0.25 keyword, RRF 0.70 / 0.30)
 // assume an embedding model that captures meaning. The model-free hash embedder
@@ -97,6 +113,7 @@ func DefaultRanking(profile string) Ranking {
 		ArchivedPenalty:     0.60,
 		AutoTierPenalty:     0.02,
 		RRFK:                60,
+		RRFTrustPositions:   DefaultRRFTrustPositions,
 		SemanticWeight:      0.70,
 		FTSWeight:           0.30,
 		NormalizeScores:     true,
@@ -116,6 +133,14 @@ func DefaultRanking(profile string) Ranking {
 	return r
 }
 
+// RRFAdjustmentScale is what one unit of the weighted-space adjustment adds to an
+// RRF score: RRFTrustPositions gaps between rank 1 and rank 2 of every leg,
+// RRFTrustPositions × (SemanticWeight + FTSWeight) / ((K+1)(K+2)). search.sql
+// computes the same expression.
+func (r Ranking) RRFAdjustmentScale() float64 {
+	return r.RRFTrustPositions * (r.SemanticWeight + r.FTSWeight) / ((r.RRFK + 1) * (r.RRFK + 2))
+}
+
 // ProfileFor names the default weight profile of an embedder kind.
 func ProfileFor(embedderKind string) string {
 	if embedderKind == "hash" {
@@ -133,7 +158,8 @@ func (r Ranking) Validate() error {
 		"priority_weight": r.PriorityWeight, "superseded_penalty": r.SupersededPenalty,
 		"deprecated_penalty": r.DeprecatedPenalty, "archived_penalty": r.ArchivedPenalty,
 		"auto_tier_penalty": r.AutoTierPenalty, "semantic_weight": r.SemanticWeight, "fts_weight": r.FTSWeight,
-		"min_score": r.MinScore, "bm25_heading_boost": r.BM25HeadingBoost,
+		"rrf_trust_positions": r.RRFTrustPositions,
+		"min_score":           r.MinScore, "bm25_heading_boost": r.BM25HeadingBoost,
 	}
 	names := make([]string, 0, len(finite))
 	for n := range finite {

@@ -294,7 +294,8 @@ func (s *Searcher) plan(ctx context.Context, req *canonv1.SearchRequest) (*plan,
 		TagOverlapWeight: r.TagOverlapWeight, PreambleWeight: r.PreambleWeight, RecencyWeight: r.RecencyWeight,
 		StatusWeight: r.StatusWeight, MentionWeight: r.MentionWeight, PriorityWeight: r.PriorityWeight,
 		SemanticWeight: r.SemanticWeight, FtsWeight: r.FTSWeight, RrfK: r.RRFK,
-		MaxChunksPerDoc: int32(r.MaxChunksPerDoc), MinScore: r.MinScore,
+		RrfTrustPositions: r.RRFTrustPositions,
+		MaxChunksPerDoc:   int32(r.MaxChunksPerDoc), MinScore: r.MinScore,
 		EvidenceWeight: r.EvidenceWeight,
 	}
 	p.params.EvidenceTierNames, p.params.EvidenceTrust = domain.EvidenceTrustParams()
@@ -474,8 +475,8 @@ func explain(p *plan, r db.SearchRankRow) *canonv1.Explain {
 		if r.KeywordRank > 0 {
 			add("fts_rank", w.FTSWeight, 1/(w.RRFK+float64(r.KeywordRank)))
 		}
-		// The canonical adjustment, scaled to RRF's range (see search.sql).
-		scale := (w.SemanticWeight + w.FTSWeight) / (w.RRFK + 1)
+		// The weighted-space adjustment in RRF units (see search.sql).
+		scale := w.RRFAdjustmentScale()
 		add("mention", scale*w.MentionWeight, r.Mention)
 		add("retrieval_priority", scale*w.PriorityWeight, r.Priority)
 		add("status_penalty", -scale, r.StatusPenalty)
@@ -541,6 +542,7 @@ func applyOverrides(base domain.Ranking, o *canonv1.Ranking) (domain.Ranking, er
 		f(&r.ArchivedPenalty, o.ArchivedPenalty)
 		f(&r.AutoTierPenalty, o.AutoTierPenalty)
 		f(&r.RRFK, o.RrfK)
+		f(&r.RRFTrustPositions, o.RrfTrustPositions)
 		f(&r.SemanticWeight, o.SemanticWeight)
 		f(&r.FTSWeight, o.FtsWeight)
 		f(&r.MinScore, o.MinScore)

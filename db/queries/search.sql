@@ -203,9 +203,21 @@ normalized AS (
            CASE WHEN max(s.bm25) OVER () > 0 THEN s.bm25 / max(s.bm25) OVER () ELSE 0 END AS keyword_normalized
     FROM signals s
 ),
--- Fusion. weighted: base + additive signals + canonical adjustment. rrf: Σ w/(k+rank)
--- plus mention and the canonical adjustment scaled to RRF's range (its best
--- possible score), so one trust gradient means the same under both fusions.
+-- Fusion. weighted: base + additive signals + the adjustment
+--   t = Wmention·mention + Wpriority·priority − status penalty − tier penalty
+--       − Wevidence·evidence_distrust
+-- rrf: Σ w/(k + rank) over the legs that found the chunk, plus t mapped into RRF
+-- units. RRF scores are compressed near the top (ranks 1 and 2 of one leg differ by
+-- w/((k+1)(k+2)), 1/3782 of the leg weight at k = 60), so t is counted in those gaps:
+--   t × rrf_trust_positions × (Ws + Wf) / ((k + 1)(k + 2))
+-- rrf_trust_positions (default 18) is the ratio of how far apart the first
+-- documents of a page are under each fusion (0.171 weighted, 0.00079 RRF: 17.5
+-- gaps; domain.DefaultRRFTrustPositions), so a penalty moves a document past about
+-- as many neighbours under both. Auto tier (0.02) is a third of a gap, a tie-break;
+-- superseded and deprecated (0.40) are seven gaps and archived (0.60) eleven, which
+-- sinks a document below a current one the legs rank a few places lower. (Scaling
+-- t by RRF's best score, Σw/(k+1), made one unit 62 gaps: 0.02 of auto tier plus
+-- 0.225 of search_hint evidence outweighed five places.)
 -- semantic_only / keyword_only: the bare leg score, for comparison and benchmarks.
 fused AS (
     SELECT n.*,
@@ -224,7 +236,9 @@ fused AS (
                WHEN 'rrf' THEN
                    coalesce(sqlc.arg(semantic_weight)::float8 / (sqlc.arg(rrf_k)::float8 + n.vector_rank), 0)
                    + coalesce(sqlc.arg(fts_weight)::float8 / (sqlc.arg(rrf_k)::float8 + n.keyword_rank), 0)
-                   + (sqlc.arg(semantic_weight)::float8 + sqlc.arg(fts_weight)::float8) / (sqlc.arg(rrf_k)::float8 + 1)
+                   + sqlc.arg(rrf_trust_positions)::float8
+                     * (sqlc.arg(semantic_weight)::float8 + sqlc.arg(fts_weight)::float8)
+                     / ((sqlc.arg(rrf_k)::float8 + 1) * (sqlc.arg(rrf_k)::float8 + 2))
                      * (sqlc.arg(mention_weight)::float8 * n.mention
                         + sqlc.arg(priority_weight)::float8 * n.priority - n.status_penalty - n.tier_penalty
                         - sqlc.arg(evidence_weight)::float8 * n.evidence_distrust)

@@ -201,7 +201,9 @@ fused AS (
                WHEN 'rrf' THEN
                    coalesce($43::float8 / ($44::float8 + n.vector_rank), 0)
                    + coalesce($45::float8 / ($44::float8 + n.keyword_rank), 0)
-                   + ($43::float8 + $45::float8) / ($44::float8 + 1)
+                   + $46::float8
+                     * ($43::float8 + $45::float8)
+                     / (($44::float8 + 1) * ($44::float8 + 2))
                      * ($40::float8 * n.mention
                         + $41::float8 * n.priority - n.status_penalty - n.tier_penalty
                         - $42::float8 * n.evidence_distrust)
@@ -220,14 +222,14 @@ capped AS (
         SELECT f.chunk_id, f.document_id, f.ordinal, f.heading_path, f.text, f.is_summary, f.slug, f.title, f.source_path, f.canonical_type, f.status, f.tags, f.evidence_tier, f.retrieval_priority, f.tier, f.project_key, f.vector_rank, f.keyword_rank, f.vector_similarity, f.bm25, f.heading, f.keyword_coverage, f.tag_overlap, f.preamble, f.recency, f.status_active, f.mention, f.evidence_distrust, f.status_penalty, f.tier_penalty, f.priority, f.vector_normalized, f.keyword_normalized, f.score, row_number() OVER (PARTITION BY f.document_id ORDER BY f.score DESC, f.chunk_id) AS doc_rank
         FROM fused f
     ) AS f
-    WHERE f.doc_rank <= $46::integer
+    WHERE f.doc_rank <= $47::integer
 ),
 page AS (
     SELECT c.chunk_id, c.document_id, c.ordinal, c.heading_path, c.text, c.is_summary, c.slug, c.title, c.source_path, c.canonical_type, c.status, c.tags, c.evidence_tier, c.retrieval_priority, c.tier, c.project_key, c.vector_rank, c.keyword_rank, c.vector_similarity, c.bm25, c.heading, c.keyword_coverage, c.tag_overlap, c.preamble, c.recency, c.status_active, c.mention, c.evidence_distrust, c.status_penalty, c.tier_penalty, c.priority, c.vector_normalized, c.keyword_normalized, c.score, c.doc_rank, c.candidates_pre_threshold,
            count(*) OVER () AS candidates_post_threshold,
            row_number() OVER (ORDER BY c.score DESC, c.chunk_id) AS position
     FROM capped c
-    WHERE c.score >= $47::float8
+    WHERE c.score >= $48::float8
 )
 SELECT p.chunk_id, p.document_id, p.slug, p.title, p.source_path, p.project_key, p.heading_path, p.text,
        p.is_summary, p.canonical_type, p.status, p.tags, p.evidence_tier, p.retrieval_priority, p.tier,
@@ -293,6 +295,7 @@ type SearchRankParams struct {
 	SemanticWeight      float64
 	RrfK                float64
 	FtsWeight           float64
+	RrfTrustPositions   float64
 	MaxChunksPerDoc     int32
 	MinScore            float64
 }
@@ -374,9 +377,25 @@ type SearchRankRow struct {
 //
 // Normalisation across the candidates: vector min-max (when normalize_scores),
 // keyword divided by the best BM25 so a chunk matching nothing scores 0.
-// Fusion. weighted: base + additive signals + canonical adjustment. rrf: Σ w/(k+rank)
-// plus mention and the canonical adjustment scaled to RRF's range (its best
-// possible score), so one trust gradient means the same under both fusions.
+// Fusion. weighted: base + additive signals + the adjustment
+//
+//	t = Wmention·mention + Wpriority·priority − status penalty − tier penalty
+//	    − Wevidence·evidence_distrust
+//
+// rrf: Σ w/(k + rank) over the legs that found the chunk, plus t mapped into RRF
+// units. RRF scores are compressed near the top (ranks 1 and 2 of one leg differ by
+// w/((k+1)(k+2)), 1/3782 of the leg weight at k = 60), so t is counted in those gaps:
+//
+//	t × rrf_trust_positions × (Ws + Wf) / ((k + 1)(k + 2))
+//
+// rrf_trust_positions (default 18) is the ratio of how far apart the first
+// documents of a page are under each fusion (0.171 weighted, 0.00079 RRF: 17.5
+// gaps; domain.DefaultRRFTrustPositions), so a penalty moves a document past about
+// as many neighbours under both. Auto tier (0.02) is a third of a gap, a tie-break;
+// superseded and deprecated (0.40) are seven gaps and archived (0.60) eleven, which
+// sinks a document below a current one the legs rank a few places lower. (Scaling
+// t by RRF's best score, Σw/(k+1), made one unit 62 gaps: 0.02 of auto tier plus
+// 0.225 of search_hint evidence outweighed five places.)
 // semantic_only / keyword_only: the bare leg score, for comparison and benchmarks.
 // Per-document cap, then the minimum score.
 // Primary hits are the first `page_limit`; the next `runner_up_limit` are runners-up.
@@ -427,6 +446,7 @@ func (q *Queries) SearchRank(ctx context.Context, arg SearchRankParams) ([]Searc
 		arg.SemanticWeight,
 		arg.RrfK,
 		arg.FtsWeight,
+		arg.RrfTrustPositions,
 		arg.MaxChunksPerDoc,
 		arg.MinScore,
 	)

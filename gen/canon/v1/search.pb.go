@@ -190,8 +190,11 @@ type Ranking struct {
 	NormalizeScores     *bool                  `protobuf:"varint,24,opt,name=normalize_scores,json=normalizeScores,proto3,oneof" json:"normalize_scores,omitempty"`
 	RecencyHalfLifeDays *float64               `protobuf:"fixed64,25,opt,name=recency_half_life_days,json=recencyHalfLifeDays,proto3,oneof" json:"recency_half_life_days,omitempty"`
 	EvidenceWeight      *float64               `protobuf:"fixed64,26,opt,name=evidence_weight,json=evidenceWeight,proto3,oneof" json:"evidence_weight,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// Under rrf, how many gaps between rank 1 and rank 2 of every leg one unit of the
+	// trust adjustment is worth (KB_RRF_TRUST_POSITIONS).
+	RrfTrustPositions *float64 `protobuf:"fixed64,27,opt,name=rrf_trust_positions,json=rrfTrustPositions,proto3,oneof" json:"rrf_trust_positions,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *Ranking) Reset() {
@@ -402,6 +405,13 @@ func (x *Ranking) GetRecencyHalfLifeDays() float64 {
 func (x *Ranking) GetEvidenceWeight() float64 {
 	if x != nil && x.EvidenceWeight != nil {
 		return *x.EvidenceWeight
+	}
+	return 0
+}
+
+func (x *Ranking) GetRrfTrustPositions() float64 {
+	if x != nil && x.RrfTrustPositions != nil {
+		return *x.RrfTrustPositions
 	}
 	return 0
 }
@@ -1708,7 +1718,7 @@ const file_canon_v1_search_proto_rawDesc = "" +
 	"\x12include_superseded\x18\v \x01(\bH\x00R\x11includeSuperseded\x88\x01\x01\x12\x1f\n" +
 	"\vproject_key\x18\f \x01(\tR\n" +
 	"projectKeyB\x15\n" +
-	"\x13_include_superseded\"\xf7\f\n" +
+	"\x13_include_superseded\"\xc4\r\n" +
 	"\aRanking\x12(\n" +
 	"\rvector_weight\x18\x01 \x01(\x01H\x00R\fvectorWeight\x88\x01\x01\x12*\n" +
 	"\x0ekeyword_weight\x18\x02 \x01(\x01H\x01R\rkeywordWeight\x88\x01\x01\x12*\n" +
@@ -1738,7 +1748,8 @@ const file_canon_v1_search_proto_rawDesc = "" +
 	"\x12bm25_heading_boost\x18\x17 \x01(\x01H\x16R\x10bm25HeadingBoost\x88\x01\x01\x12.\n" +
 	"\x10normalize_scores\x18\x18 \x01(\bH\x17R\x0fnormalizeScores\x88\x01\x01\x128\n" +
 	"\x16recency_half_life_days\x18\x19 \x01(\x01H\x18R\x13recencyHalfLifeDays\x88\x01\x01\x12,\n" +
-	"\x0fevidence_weight\x18\x1a \x01(\x01H\x19R\x0eevidenceWeight\x88\x01\x01B\x10\n" +
+	"\x0fevidence_weight\x18\x1a \x01(\x01H\x19R\x0eevidenceWeight\x88\x01\x01\x123\n" +
+	"\x13rrf_trust_positions\x18\x1b \x01(\x01H\x1aR\x11rrfTrustPositions\x88\x01\x01B\x10\n" +
 	"\x0e_vector_weightB\x11\n" +
 	"\x0f_keyword_weightB\x11\n" +
 	"\x0f_heading_weightB\x15\n" +
@@ -1767,7 +1778,8 @@ const file_canon_v1_search_proto_rawDesc = "" +
 	"\x13_bm25_heading_boostB\x13\n" +
 	"\x11_normalize_scoresB\x19\n" +
 	"\x17_recency_half_life_daysB\x12\n" +
-	"\x10_evidence_weight\"\x84\x03\n" +
+	"\x10_evidence_weightB\x16\n" +
+	"\x14_rrf_trust_positions\"\x84\x03\n" +
 	"\rSearchOptions\x12\x16\n" +
 	"\x06fusion\x18\x01 \x01(\tR\x06fusion\x12\x14\n" +
 	"\x05limit\x18\x02 \x01(\x05R\x05limit\x12\x18\n" +
