@@ -41,9 +41,13 @@ type Config struct {
 	DefaultLimit int    `env:"KB_SEARCH_LIMIT" envDefault:"8"`
 	Fusion       string `env:"KB_FUSION" envDefault:"weighted"`
 
-	GraphExpansionEnabled    bool     `env:"KB_GRAPH_EXPANSION_ENABLED" envDefault:"true"`
-	GraphExpansionEdgeTypes  []string `env:"KB_GRAPH_EXPANSION_EDGE_TYPES" envDefault:"depends_on,implements,decision_for,related_to,supersedes,invalidated_by,documented_by"`
-	GraphExpansionMaxNodes   int      `env:"KB_GRAPH_EXPANSION_MAX_NODES" envDefault:"20"`
+	GraphExpansionEnabled   bool     `env:"KB_GRAPH_EXPANSION_ENABLED" envDefault:"true"`
+	GraphExpansionEdgeTypes []string `env:"KB_GRAPH_EXPANSION_EDGE_TYPES" envDefault:"depends_on,implements,decision_for,related_to,supersedes,invalidated_by,documented_by"`
+	GraphExpansionMaxNodes  int      `env:"KB_GRAPH_EXPANSION_MAX_NODES" envDefault:"20"`
+	// Neighbours one seed may bring, and node types that are never seeds nor
+	// neighbours (a project index links to everything).
+	GraphExpansionMaxPerSeed int      `env:"KB_GRAPH_EXPANSION_MAX_PER_SEED" envDefault:"5"`
+	GraphExpansionHubTypes   []string `env:"KB_GRAPH_EXPANSION_HUB_TYPES" envDefault:"project-index"`
 	RejectedInjectionEnabled bool     `env:"KB_REJECTED_INJECTION_ENABLED" envDefault:"true"`
 	RejectedInjectionMaxDocs int      `env:"KB_REJECTED_INJECTION_MAX_DOCS" envDefault:"3"`
 	// Cosine a rejected approach's summary needs to be injected by similarity;
@@ -210,6 +214,14 @@ func (c Config) validate() error {
 	case c.CitationSupportThreshold < 0 || c.CitationSupportThreshold > 1:
 		return fmt.Errorf("KB_CITATION_SUPPORT_THRESHOLD must be between 0 and 1 (got %g)", c.CitationSupportThreshold)
 	}
+	if c.GraphExpansionMaxPerSeed < 0 {
+		return fmt.Errorf("KB_GRAPH_EXPANSION_MAX_PER_SEED must not be negative (got %d)", c.GraphExpansionMaxPerSeed)
+	}
+	for _, t := range c.GraphExpansionHubTypes {
+		if !domain.IsNodeType(t) {
+			return fmt.Errorf("KB_GRAPH_EXPANSION_HUB_TYPES: unknown node type %q", t)
+		}
+	}
 	for _, t := range c.GraphExpansionEdgeTypes {
 		if _, ok := domain.DefaultEdgeWeight(t); !ok {
 			return fmt.Errorf("KB_GRAPH_EXPANSION_EDGE_TYPES: unknown edge type %q", t)
@@ -219,6 +231,11 @@ func (c Config) validate() error {
 		return err
 	}
 	return nil
+}
+
+// Gate is the refusal gate's evidence test; the graph step uses it to choose its seeds.
+func (c Config) Gate() domain.Gate {
+	return domain.Gate{MinSimilarity: c.RefusalMinSimilarity, MinKeywordCoverage: c.RefusalMinKeywordCoverage}
 }
 
 // Profile names the weight profile in force for the configured embedder.

@@ -3,6 +3,8 @@ package config
 import (
 	"strings"
 	"testing"
+
+	"github.com/canonkb/canon/domain"
 )
 
 func TestDefaults(t *testing.T) {
@@ -19,6 +21,13 @@ func TestDefaults(t *testing.T) {
 	r, err := c.RankingDefaults()
 	if err != nil || r.KeywordWeight != 0.70 || r.RRFK != 60 || r.MaxChunksPerDoc != 3 {
 		t.Errorf("%+v %v", r, err)
+	}
+	// The package defaults agree with the variables' defaults.
+	if c.Gate() != domain.DefaultGate || r.RRFTrustPositions != domain.DefaultRRFTrustPositions {
+		t.Errorf("gate %+v, rrf_trust_positions %v", c.Gate(), r.RRFTrustPositions)
+	}
+	if c.GraphExpansionMaxPerSeed != 5 || len(c.GraphExpansionHubTypes) != 1 || c.GraphExpansionHubTypes[0] != "project-index" {
+		t.Errorf("graph: max per seed %d, hub types %v", c.GraphExpansionMaxPerSeed, c.GraphExpansionHubTypes)
 	}
 }
 
@@ -44,6 +53,8 @@ func TestInvalidSettingsAreClear(t *testing.T) {
 		"KB_EMBEDDER=bert":                    "KB_EMBEDDER",
 		"KB_RERANK_KEYWORD_WEIGHT=-1":         "keyword_weight",
 		"KB_GRAPH_EXPANSION_EDGE_TYPES=likes": "likes",
+		"KB_GRAPH_EXPANSION_HUB_TYPES=wiki":   "wiki",
+		"KB_GRAPH_EXPANSION_MAX_PER_SEED=-1":  "KB_GRAPH_EXPANSION_MAX_PER_SEED",
 		"KB_LLM_PROVIDER=magic":               "KB_LLM_PROVIDER",
 		"KB_REFUSAL_MIN_SIMILARITY=2":         "KB_REFUSAL_MIN_SIMILARITY",
 		"KB_CHUNK_OVERLAP=600":                "KB_CHUNK_OVERLAP",
