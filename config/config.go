@@ -110,6 +110,7 @@ type RankingEnv struct {
 	RecencyWeight       *float64 `env:"KB_RERANK_RECENCY_WEIGHT"`
 	StatusWeight        *float64 `env:"KB_RERANK_STATUS_WEIGHT"`
 	MentionWeight       *float64 `env:"KB_RERANK_MENTION_BOOST_WEIGHT"`
+	IdentifierWeight    *float64 `env:"KB_RERANK_IDENTIFIER_WEIGHT"`
 	EvidenceWeight      *float64 `env:"KB_RERANK_EVIDENCE_WEIGHT"`
 	NormalizeScores     *bool    `env:"KB_RERANK_NORMALIZE_SCORES"`
 	PriorityWeight      *float64 `env:"KB_CANONICAL_PRIORITY_WEIGHT"`
@@ -263,6 +264,7 @@ func (c Config) RankingDefaults() (domain.Ranking, error) {
 	setF(&r.RecencyWeight, e.RecencyWeight)
 	setF(&r.StatusWeight, e.StatusWeight)
 	setF(&r.MentionWeight, e.MentionWeight)
+	setF(&r.IdentifierWeight, e.IdentifierWeight)
 	setF(&r.EvidenceWeight, e.EvidenceWeight)
 	setF(&r.PriorityWeight, e.PriorityWeight)
 	setF(&r.SupersededPenalty, e.SupersededPenalty)

@@ -38,6 +38,13 @@ type Ranking struct {
 	RecencyWeight    float64
 	StatusWeight     float64
 	MentionWeight    float64
+	// IdentifierWeight × the share of the question's identifiers (E5032, v2.3.1,
+	// KB_RRF_K: letters mixed with digits, or an underscore) in the chunk's title
+	// and heading path: a document about the identifier, not one mentioning it.
+	// Default 0.50, as for naming a document with @slug; "error E5032" needs more
+	// than 0.31 to put the runbook titled E5032 above the module page that says
+	// "Error code E5032" (0.4 to 1.0 score the same on the handbook scenarios).
+	IdentifierWeight float64
 	// Evidence: − EvidenceWeight·(1 − trust of the document's evidence tier).
 	EvidenceWeight float64
 	// Canonical adjustment: + Priority·retrieval_priority − status penalty − tier penalty.
@@ -106,6 +113,7 @@ func DefaultRanking(profile string) Ranking {
 		RecencyWeight:       0.02,
 		StatusWeight:        0.02,
 		MentionWeight:       0.50,
+		IdentifierWeight:    0.50,
 		EvidenceWeight:      0.30,
 		PriorityWeight:      0.001,
 		SupersededPenalty:   0.40,
@@ -155,7 +163,8 @@ func (r Ranking) Validate() error {
 		"vector_weight": r.VectorWeight, "keyword_weight": r.KeywordWeight, "heading_weight": r.HeadingWeight,
 		"tag_overlap_weight": r.TagOverlapWeight, "preamble_weight": r.PreambleWeight,
 		"recency_weight": r.RecencyWeight, "status_weight": r.StatusWeight, "mention_weight": r.MentionWeight, "evidence_weight": r.EvidenceWeight,
-		"priority_weight": r.PriorityWeight, "superseded_penalty": r.SupersededPenalty,
+		"identifier_weight": r.IdentifierWeight,
+		"priority_weight":   r.PriorityWeight, "superseded_penalty": r.SupersededPenalty,
 		"deprecated_penalty": r.DeprecatedPenalty, "archived_penalty": r.ArchivedPenalty,
 		"auto_tier_penalty": r.AutoTierPenalty, "semantic_weight": r.SemanticWeight, "fts_weight": r.FTSWeight,
 		"rrf_trust_positions": r.RRFTrustPositions,

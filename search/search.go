@@ -293,7 +293,8 @@ func (s *Searcher) plan(ctx context.Context, req *canonv1.SearchRequest) (*plan,
 		VectorWeight: r.VectorWeight, KeywordWeight: r.KeywordWeight, HeadingWeight: r.HeadingWeight,
 		TagOverlapWeight: r.TagOverlapWeight, PreambleWeight: r.PreambleWeight, RecencyWeight: r.RecencyWeight,
 		StatusWeight: r.StatusWeight, MentionWeight: r.MentionWeight, PriorityWeight: r.PriorityWeight,
-		SemanticWeight: r.SemanticWeight, FtsWeight: r.FTSWeight, RrfK: r.RRFK,
+		IdentifierWeight: r.IdentifierWeight,
+		SemanticWeight:   r.SemanticWeight, FtsWeight: r.FTSWeight, RrfK: r.RRFK,
 		RrfTrustPositions: r.RRFTrustPositions,
 		MaxChunksPerDoc:   int32(r.MaxChunksPerDoc), MinScore: r.MinScore,
 		EvidenceWeight: r.EvidenceWeight,
@@ -445,7 +446,7 @@ func explain(p *plan, r db.SearchRankRow) *canonv1.Explain {
 	e := &canonv1.Explain{
 		VectorSimilarity: r.VectorSimilarity, VectorNormalized: r.VectorNormalized, VectorRank: r.VectorRank,
 		KeywordBm25: r.Bm25, KeywordNormalized: r.KeywordNormalized, KeywordRank: r.KeywordRank,
-		Heading: r.Heading, TagOverlap: r.TagOverlap, Preamble: r.Preamble, Recency: r.Recency,
+		Heading: r.Heading, Identifier: r.Identifier, TagOverlap: r.TagOverlap, Preamble: r.Preamble, Recency: r.Recency,
 		StatusActive: r.StatusActive, Mention: r.Mention, RetrievalPriority: r.RetrievalPriority,
 		StatusPenalty: r.StatusPenalty, TierPenalty: r.TierPenalty, EvidenceDistrust: r.EvidenceDistrust,
 	}
@@ -464,6 +465,7 @@ func explain(p *plan, r db.SearchRankRow) *canonv1.Explain {
 		add("recency", w.RecencyWeight, r.Recency)
 		add("status_active", w.StatusWeight, r.StatusActive)
 		add("mention", w.MentionWeight, r.Mention)
+		add("identifier", w.IdentifierWeight, r.Identifier)
 		add("retrieval_priority", w.PriorityWeight, r.Priority)
 		add("status_penalty", -1, r.StatusPenalty)
 		add("tier_penalty", -1, r.TierPenalty)
@@ -478,6 +480,7 @@ func explain(p *plan, r db.SearchRankRow) *canonv1.Explain {
 		// The weighted-space adjustment in RRF units (see search.sql).
 		scale := w.RRFAdjustmentScale()
 		add("mention", scale*w.MentionWeight, r.Mention)
+		add("identifier", scale*w.IdentifierWeight, r.Identifier)
 		add("retrieval_priority", scale*w.PriorityWeight, r.Priority)
 		add("status_penalty", -scale, r.StatusPenalty)
 		add("tier_penalty", -scale, r.TierPenalty)
@@ -535,6 +538,7 @@ func applyOverrides(base domain.Ranking, o *canonv1.Ranking) (domain.Ranking, er
 		f(&r.RecencyWeight, o.RecencyWeight)
 		f(&r.StatusWeight, o.StatusWeight)
 		f(&r.MentionWeight, o.MentionWeight)
+		f(&r.IdentifierWeight, o.IdentifierWeight)
 		f(&r.EvidenceWeight, o.EvidenceWeight)
 		f(&r.PriorityWeight, o.PriorityWeight)
 		f(&r.SupersededPenalty, o.SupersededPenalty)

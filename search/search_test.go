@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -244,6 +245,49 @@ func distinct(hits []*canonv1.Hit) []string {
 		}
 	}
 	return out
+}
+
+// The identifier signal: the share of the question's identifiers (letters mixed
+// with digits, or an underscore) in a chunk's title and heading path. Bare numbers
+// and slash-joined words are not identifiers.
+func TestIdentifierSignal(t *testing.T) {
+	s := handbook(t)
+	cases := []struct {
+		query, first string
+		named        []string // documents with a chunk whose headings name the identifier
+	}{
+		{"error E5032", "rb-error-e5032", []string{"rb-error-e5032"}},
+		{"what does KB_RRF_K control?", "std-search-config", []string{"std-search-config"}},
+		{"upgrade to v2.3.1", "rb-edge-proxy-upgrade", []string{"rb-edge-proxy-upgrade"}},
+		{"postgres 16 migration plan", "dec-postgres-16-migration", nil},
+		{"how do blue/green deployments switch traffic?", "dec-deploy-v2", nil},
+	}
+	for _, c := range cases {
+		for _, fusion := range []string{domain.FusionWeighted, domain.FusionRRF} {
+			t.Run(c.query+"/"+fusion, func(t *testing.T) {
+				res := mustSearch(t, s, req(c.query, func(r *canonv1.SearchRequest) {
+					r.Options.Fusion = fusion
+					r.Options.Explain = true
+				}))
+				hits := append(slices.Clone(res.GetPrimary()), res.GetRunnerUp()...)
+				if len(hits) == 0 || hits[0].GetDocId() != c.first {
+					t.Errorf("%s should rank first: %v", c.first, distinct(hits))
+				}
+				named := map[string]bool{}
+				for _, h := range hits {
+					switch v := h.GetExplain().GetIdentifier(); {
+					case v == 1:
+						named[h.GetDocId()] = true
+					case v != 0:
+						t.Errorf("%s: identifier %v, want 0 or 1 (one identifier in the question)", h.GetDocId(), v)
+					}
+				}
+				if got := slices.Sorted(maps.Keys(named)); !slices.Equal(got, c.named) && len(got)+len(c.named) > 0 {
+					t.Errorf("documents named by their headings: %v, want %v", got, c.named)
+				}
+			})
+		}
+	}
 }
 
 func TestLexicalRescueOfExactIdentifiers(t *testing.T) {

@@ -1,6 +1,7 @@
 -- The ranking pipeline, one statement, top to bottom:
---   query_terms -> corpus / term_stats -> vector_leg -> keyword_scored -> keyword_leg
---   -> mention_leg -> candidates -> signals -> normalized -> fused -> capped -> page
+--   query_terms (-> query_identifiers) -> corpus / term_stats -> vector_leg
+--   -> keyword_scored -> keyword_leg -> mention_leg -> candidates -> signals
+--   -> normalized -> fused -> capped -> page
 -- Every weight, penalty and threshold is a named parameter; nothing numeric that
 -- changes a ranking is written into the SQL. Run it in a transaction that first sets
 -- hnsw.ef_search and hnsw.iterative_scan (`canon search --sql` prints the whole
@@ -15,6 +16,14 @@ query_terms AS (
 ),
 query_lexemes AS (
     SELECT coalesce(array_agg(lexeme), '{}')::text[] AS lexemes, count(*)::float8 AS n FROM query_terms
+),
+-- The question's identifiers: lexemes that mix letters and digits or hold an
+-- underscore (E5032, v2.3.1, pgx/v5, KB_RRF_K; not 16, 2024, blue/green or
+-- logging). The parser keeps them whole, so they match exactly or not at all.
+query_identifiers AS (
+    SELECT coalesce(array_agg(lexeme), '{}')::text[] AS lexemes, count(*)::float8 AS n
+    FROM query_terms
+    WHERE lexeme ~ '([[:alpha:]].*[[:digit:]]|[[:digit:]].*[[:alpha:]]|_)'
 ),
 -- Lexemes of the filter tags, for the tag_overlap signal.
 filter_tag_lexemes AS (
@@ -127,6 +136,7 @@ candidates AS (
 ),
 -- Raw signals, each defined in the README:
 --   heading       share of query terms in the title/heading path
+--   identifier    share of the question's identifiers in the title/heading path
 --   tag_overlap   share of the document's tag lexemes that are query terms or filter tags
 --   preamble      share of query terms in the document's summary / first paragraph
 --   recency       0.5 ^ (age in days / half-life); 0 without an effective date
@@ -149,6 +159,11 @@ signals AS (
            CASE WHEN q.n = 0 THEN 0
                 ELSE cardinality(ARRAY(SELECT unnest(c.heading_lexemes) INTERSECT SELECT unnest(q.lexemes)))::float8 / q.n
            END AS heading,
+           -- A chunk whose title or heading names the identifier is about it; the
+           -- legs cannot tell it from one that mentions it once among other terms.
+           CASE WHEN qi.n = 0 THEN 0
+                ELSE cardinality(ARRAY(SELECT unnest(c.heading_lexemes) INTERSECT SELECT unnest(qi.lexemes)))::float8 / qi.n
+           END AS identifier,
            -- Absolute evidence for the refusal gate: the share of the question's terms
            -- the chunk contains (never normalised against the other candidates).
            CASE WHEN q.n = 0 THEN 0
@@ -188,6 +203,7 @@ signals AS (
     JOIN projects p ON p.id = c.project_id
     LEFT JOIN keyword_scored ks ON ks.chunk_id = cand.chunk_id
     CROSS JOIN query_lexemes q
+    CROSS JOIN query_identifiers qi
     CROSS JOIN filter_tag_lexemes ft
 ),
 -- Normalisation across the candidates: vector min-max (when normalize_scores),
@@ -204,8 +220,8 @@ normalized AS (
     FROM signals s
 ),
 -- Fusion. weighted: base + additive signals + the adjustment
---   t = Wmention·mention + Wpriority·priority − status penalty − tier penalty
---       − Wevidence·evidence_distrust
+--   t = Wmention·mention + Widentifier·identifier + Wpriority·priority
+--       − status penalty − tier penalty − Wevidence·evidence_distrust
 -- rrf: Σ w/(k + rank) over the legs that found the chunk, plus t mapped into RRF
 -- units. RRF scores are compressed near the top (ranks 1 and 2 of one leg differ by
 -- w/((k+1)(k+2)), 1/3782 of the leg weight at k = 60), so t is counted in those gaps:
@@ -231,6 +247,7 @@ fused AS (
                    + sqlc.arg(recency_weight)::float8 * n.recency
                    + sqlc.arg(status_weight)::float8 * n.status_active
                    + sqlc.arg(mention_weight)::float8 * n.mention
+                   + sqlc.arg(identifier_weight)::float8 * n.identifier
                    + sqlc.arg(priority_weight)::float8 * n.priority - n.status_penalty - n.tier_penalty
                    - sqlc.arg(evidence_weight)::float8 * n.evidence_distrust
                WHEN 'rrf' THEN
@@ -240,6 +257,7 @@ fused AS (
                      * (sqlc.arg(semantic_weight)::float8 + sqlc.arg(fts_weight)::float8)
                      / ((sqlc.arg(rrf_k)::float8 + 1) * (sqlc.arg(rrf_k)::float8 + 2))
                      * (sqlc.arg(mention_weight)::float8 * n.mention
+                        + sqlc.arg(identifier_weight)::float8 * n.identifier
                         + sqlc.arg(priority_weight)::float8 * n.priority - n.status_penalty - n.tier_penalty
                         - sqlc.arg(evidence_weight)::float8 * n.evidence_distrust)
                WHEN 'semantic_only' THEN n.vector_similarity
@@ -274,7 +292,8 @@ SELECT p.chunk_id, p.document_id, p.slug, p.title, p.source_path, p.project_key,
        coalesce(p.vector_rank, 0)::integer AS vector_rank, coalesce(p.keyword_rank, 0)::integer AS keyword_rank,
        p.vector_similarity, p.vector_normalized::float8 AS vector_normalized, p.bm25,
        p.keyword_normalized::float8 AS keyword_normalized,
-       p.keyword_coverage::float8 AS keyword_coverage, p.heading::float8 AS heading, p.tag_overlap::float8 AS tag_overlap, p.preamble::float8 AS preamble,
+       p.keyword_coverage::float8 AS keyword_coverage, p.heading::float8 AS heading,
+       p.identifier::float8 AS identifier, p.tag_overlap::float8 AS tag_overlap, p.preamble::float8 AS preamble,
        p.recency::float8 AS recency, p.status_active, p.mention, p.priority,
        p.status_penalty::float8 AS status_penalty, p.tier_penalty::float8 AS tier_penalty,
        p.evidence_distrust::float8 AS evidence_distrust,
