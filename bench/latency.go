@@ -927,8 +927,10 @@ func explainPrepared(ctx context.Context, pool *pgxpool.Pool, script string, idx
 	for _, c := range conns {
 		var name, template string
 		var generic, custom int64
+		// A prefix match: this lookup is a prepared statement too, and its own text
+		// contains the pattern.
 		err := c.QueryRow(ctx, `SELECT name, statement, generic_plans, custom_plans FROM pg_prepared_statements
-			WHERE statement LIKE '%-- name: SearchRank :many%' ORDER BY name LIMIT 1`).Scan(&name, &template, &generic, &custom)
+			WHERE statement LIKE '-- name: SearchRank :many%' ORDER BY name LIMIT 1`).Scan(&name, &template, &generic, &custom)
 		if errors.Is(err, pgx.ErrNoRows) {
 			continue
 		}

@@ -124,6 +124,10 @@ type Expectations struct {
 	// Rejected / NotRejected: documents in / not in the rejected-approach section.
 	Rejected    []string `yaml:"rejected" json:"rejected,omitempty"`
 	NotRejected []string `yaml:"not_rejected" json:"not_rejected,omitempty"`
+	// MaxExpanded / MaxRejected: at most this many documents in the expanded /
+	// rejected section (0: the section is empty).
+	MaxExpanded *int `yaml:"max_expanded" json:"max_expanded,omitempty"`
+	MaxRejected *int `yaml:"max_rejected" json:"max_rejected,omitempty"`
 	// Refused: whether the chat turn (extractive provider, configured gate) refuses.
 	Refused *bool `yaml:"refused" json:"refused,omitempty"`
 	// SearchMode: two_pass or flat (meta.search_mode; "" counts as flat).
@@ -245,6 +249,12 @@ func (f *ScenarioFile) validate() error {
 				bad("%s: expect.above: %v must name two different documents", where, pair)
 			}
 		}
+		if e.MaxExpanded != nil && *e.MaxExpanded < 0 {
+			bad("%s: expect.max_expanded: must not be negative", where)
+		}
+		if e.MaxRejected != nil && *e.MaxRejected < 0 {
+			bad("%s: expect.max_rejected: must not be negative", where)
+		}
 		if e.SearchMode != "" && e.SearchMode != "two_pass" && e.SearchMode != "flat" {
 			bad("%s: expect.search_mode %q: use two_pass or flat", where, e.SearchMode)
 		}
@@ -257,7 +267,8 @@ func (f *ScenarioFile) validate() error {
 
 func (e Expectations) empty() bool {
 	return len(e.Top) == 0 && len(e.Above) == 0 && len(e.Absent) == 0 && len(e.Expanded) == 0 &&
-		len(e.NotExpanded) == 0 && len(e.Rejected) == 0 && len(e.NotRejected) == 0 && e.Refused == nil &&
+		len(e.NotExpanded) == 0 && len(e.Rejected) == 0 && len(e.NotRejected) == 0 && e.MaxExpanded == nil &&
+		e.MaxRejected == nil && e.Refused == nil &&
 		e.SearchMode == "" && len(e.Projects) == 0 && e.Hits == nil && e.MinPrimary == 0
 }
 

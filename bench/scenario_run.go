@@ -245,6 +245,12 @@ func runScenario(ctx context.Context, f *ScenarioFile, s Scenario, setup Scenari
 			fail("not_rejected: %s should not be in the rejected section", doc)
 		}
 	}
+	if n := e.MaxExpanded; n != nil && len(o.Expanded) > *n {
+		fail("max_expanded: want at most %d expanded documents, got %d (%s)", *n, len(o.Expanded), list(o.Expanded))
+	}
+	if n := e.MaxRejected; n != nil && len(o.Rejected) > *n {
+		fail("max_rejected: want at most %d rejected approaches, got %d (%s)", *n, len(o.Rejected), list(o.Rejected))
+	}
 	if e.SearchMode != "" && e.SearchMode != o.SearchMode {
 		fail("search_mode: want %s, got %s", e.SearchMode, o.SearchMode)
 	}

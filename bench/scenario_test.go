@@ -49,6 +49,10 @@ scenarios:
 project: Platform
 scenarios:
   - {id: a, question: q, expect: {min_primary: 1}}`, "not a valid project key"},
+		"negative max": {`corpus: c
+project: p
+scenarios:
+  - {id: a, question: q, expect: {max_expanded: -1}}`, "expect.max_expanded: must not be negative"},
 		"empty question": {`corpus: c
 project: p
 scenarios:
@@ -131,6 +135,8 @@ scenarios:
       absent: [x]
       expanded: [e1]
       rejected: [r1]
+      max_expanded: 1
+      max_rejected: 1
       projects: [platform]
       hits: {statuses: [accepted]}
       refused: false
@@ -144,6 +150,8 @@ scenarios:
       expanded: [e9]
       rejected: [r9]
       not_rejected: [r1]
+      max_expanded: 0
+      max_rejected: 0
       search_mode: two_pass
       projects: [payments]
       refused: true
@@ -183,6 +191,8 @@ scenarios:
 		"expanded: e9 should be in the expanded section (got e1)",
 		"rejected: r9 should be in the rejected section (got r1)",
 		"not_rejected: r1 should not be in the rejected section",
+		"max_expanded: want at most 0 expanded documents, got 1 (e1)",
+		"max_rejected: want at most 0 rejected approaches, got 1 (r1)",
 		"search_mode: want two_pass, got flat",
 		"projects: a comes from project platform, want payments",
 		"refused: want refused, got answered (best cosine 0.000, best keyword coverage 0.00)",

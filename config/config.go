@@ -41,9 +41,13 @@ type Config struct {
 	DefaultLimit int    `env:"KB_SEARCH_LIMIT" envDefault:"8"`
 	Fusion       string `env:"KB_FUSION" envDefault:"weighted"`
 
-	GraphExpansionEnabled    bool     `env:"KB_GRAPH_EXPANSION_ENABLED" envDefault:"true"`
-	GraphExpansionEdgeTypes  []string `env:"KB_GRAPH_EXPANSION_EDGE_TYPES" envDefault:"depends_on,implements,decision_for,related_to,supersedes,invalidated_by,documented_by"`
-	GraphExpansionMaxNodes   int      `env:"KB_GRAPH_EXPANSION_MAX_NODES" envDefault:"20"`
+	GraphExpansionEnabled   bool     `env:"KB_GRAPH_EXPANSION_ENABLED" envDefault:"true"`
+	GraphExpansionEdgeTypes []string `env:"KB_GRAPH_EXPANSION_EDGE_TYPES" envDefault:"depends_on,implements,decision_for,related_to,supersedes,invalidated_by,documented_by"`
+	GraphExpansionMaxNodes  int      `env:"KB_GRAPH_EXPANSION_MAX_NODES" envDefault:"20"`
+	// Neighbours one seed may bring, and node types that are never seeds nor
+	// neighbours (a project index links to everything).
+	GraphExpansionMaxPerSeed int      `env:"KB_GRAPH_EXPANSION_MAX_PER_SEED" envDefault:"5"`
+	GraphExpansionHubTypes   []string `env:"KB_GRAPH_EXPANSION_HUB_TYPES" envDefault:"project-index"`
 	RejectedInjectionEnabled bool     `env:"KB_REJECTED_INJECTION_ENABLED" envDefault:"true"`
 	RejectedInjectionMaxDocs int      `env:"KB_REJECTED_INJECTION_MAX_DOCS" envDefault:"3"`
 	// Cosine a rejected approach's summary needs to be injected by similarity;
@@ -106,6 +110,7 @@ type RankingEnv struct {
 	RecencyWeight       *float64 `env:"KB_RERANK_RECENCY_WEIGHT"`
 	StatusWeight        *float64 `env:"KB_RERANK_STATUS_WEIGHT"`
 	MentionWeight       *float64 `env:"KB_RERANK_MENTION_BOOST_WEIGHT"`
+	IdentifierWeight    *float64 `env:"KB_RERANK_IDENTIFIER_WEIGHT"`
 	EvidenceWeight      *float64 `env:"KB_RERANK_EVIDENCE_WEIGHT"`
 	NormalizeScores     *bool    `env:"KB_RERANK_NORMALIZE_SCORES"`
 	PriorityWeight      *float64 `env:"KB_CANONICAL_PRIORITY_WEIGHT"`
@@ -117,6 +122,7 @@ type RankingEnv struct {
 	SemanticWeight      *float64 `env:"KB_HYBRID_SEMANTIC_WEIGHT"`
 	FTSWeight           *float64 `env:"KB_HYBRID_FTS_WEIGHT"`
 	RRFK                *float64 `env:"KB_RRF_K"`
+	RRFTrustPositions   *float64 `env:"KB_RRF_TRUST_POSITIONS"`
 	MaxChunksPerDoc     *int     `env:"KB_MAX_CHUNKS_PER_DOC"`
 	MinScore            *float64 `env:"KB_MIN_SCORE"`
 	EFSearch            *int     `env:"KB_HNSW_EF_SEARCH"`
@@ -210,6 +216,14 @@ func (c Config) validate() error {
 	case c.CitationSupportThreshold < 0 || c.CitationSupportThreshold > 1:
 		return fmt.Errorf("KB_CITATION_SUPPORT_THRESHOLD must be between 0 and 1 (got %g)", c.CitationSupportThreshold)
 	}
+	if c.GraphExpansionMaxPerSeed < 0 {
+		return fmt.Errorf("KB_GRAPH_EXPANSION_MAX_PER_SEED must not be negative (got %d)", c.GraphExpansionMaxPerSeed)
+	}
+	for _, t := range c.GraphExpansionHubTypes {
+		if !domain.IsNodeType(t) {
+			return fmt.Errorf("KB_GRAPH_EXPANSION_HUB_TYPES: unknown node type %q", t)
+		}
+	}
 	for _, t := range c.GraphExpansionEdgeTypes {
 		if _, ok := domain.DefaultEdgeWeight(t); !ok {
 			return fmt.Errorf("KB_GRAPH_EXPANSION_EDGE_TYPES: unknown edge type %q", t)
@@ -219,6 +233,11 @@ func (c Config) validate() error {
 		return err
 	}
 	return nil
+}
+
+// Gate is the refusal gate's evidence test; the graph step uses it to choose its seeds.
+func (c Config) Gate() domain.Gate {
+	return domain.Gate{MinSimilarity: c.RefusalMinSimilarity, MinKeywordCoverage: c.RefusalMinKeywordCoverage}
 }
 
 // Profile names the weight profile in force for the configured embedder.
@@ -246,6 +265,7 @@ func (c Config) RankingDefaults() (domain.Ranking, error) {
 	setF(&r.RecencyWeight, e.RecencyWeight)
 	setF(&r.StatusWeight, e.StatusWeight)
 	setF(&r.MentionWeight, e.MentionWeight)
+	setF(&r.IdentifierWeight, e.IdentifierWeight)
 	setF(&r.EvidenceWeight, e.EvidenceWeight)
 	setF(&r.PriorityWeight, e.PriorityWeight)
 	setF(&r.SupersededPenalty, e.SupersededPenalty)
@@ -255,6 +275,7 @@ func (c Config) RankingDefaults() (domain.Ranking, error) {
 	setF(&r.SemanticWeight, e.SemanticWeight)
 	setF(&r.FTSWeight, e.FTSWeight)
 	setF(&r.RRFK, e.RRFK)
+	setF(&r.RRFTrustPositions, e.RRFTrustPositions)
 	setF(&r.MinScore, e.MinScore)
 	setF(&r.BM25K1, e.BM25K1)
 	setF(&r.BM25B, e.BM25B)

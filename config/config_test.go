@@ -3,6 +3,8 @@ package config
 import (
 	"strings"
 	"testing"
+
+	"github.com/canonkb/canon/domain"
 )
 
 func TestDefaults(t *testing.T) {
@@ -20,15 +22,24 @@ func TestDefaults(t *testing.T) {
 	if err != nil || r.KeywordWeight != 0.90 || r.RRFK != 60 || r.MaxChunksPerDoc != 3 {
 		t.Errorf("%+v %v", r, err)
 	}
+	// The package defaults agree with the variables' defaults.
+	if c.Gate() != domain.DefaultGate || r.RRFTrustPositions != domain.DefaultRRFTrustPositions {
+		t.Errorf("gate %+v, rrf_trust_positions %v", c.Gate(), r.RRFTrustPositions)
+	}
+	if c.GraphExpansionMaxPerSeed != 5 || len(c.GraphExpansionHubTypes) != 1 || c.GraphExpansionHubTypes[0] != "project-index" {
+		t.Errorf("graph: max per seed %d, hub types %v", c.GraphExpansionMaxPerSeed, c.GraphExpansionHubTypes)
+	}
 }
 
 func TestProfileFollowsEmbedderAndEnvWins(t *testing.T) {
-	c, err := Parse([]string{"KB_EMBEDDER=openai", "KB_RERANK_VECTOR_WEIGHT=0.9", "KB_RRF_K=10", "OPENAI_API_KEY=sk-x"})
+	c, err := Parse([]string{"KB_EMBEDDER=openai", "KB_RERANK_VECTOR_WEIGHT=0.9", "KB_RRF_K=10",
+		"KB_RRF_TRUST_POSITIONS=30", "OPENAI_API_KEY=sk-x"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r, _ := c.RankingDefaults()
-	if c.Profile() != "semantic-model" || r.VectorWeight != 0.9 || r.KeywordWeight != 0.25 || r.RRFK != 10 {
+	if c.Profile() != "semantic-model" || r.VectorWeight != 0.9 || r.KeywordWeight != 0.25 || r.RRFK != 10 ||
+		r.RRFTrustPositions != 30 {
 		t.Errorf("profile %s, ranking %+v", c.Profile(), r)
 	}
 	if c.EmbeddingAPIKey != "sk-x" {
@@ -42,10 +53,13 @@ func TestInvalidSettingsAreClear(t *testing.T) {
 		"KB_EMBEDDER=bert":                    "KB_EMBEDDER",
 		"KB_RERANK_KEYWORD_WEIGHT=-1":         "keyword_weight",
 		"KB_GRAPH_EXPANSION_EDGE_TYPES=likes": "likes",
+		"KB_GRAPH_EXPANSION_HUB_TYPES=wiki":   "wiki",
+		"KB_GRAPH_EXPANSION_MAX_PER_SEED=-1":  "KB_GRAPH_EXPANSION_MAX_PER_SEED",
 		"KB_LLM_PROVIDER=magic":               "KB_LLM_PROVIDER",
 		"KB_REFUSAL_MIN_SIMILARITY=2":         "KB_REFUSAL_MIN_SIMILARITY",
 		"KB_CHUNK_OVERLAP=600":                "KB_CHUNK_OVERLAP",
 		"KB_RRF_K=abc":                        "KB_RRF_K",
+		"KB_RRF_TRUST_POSITIONS=-2":           "rrf_trust_positions",
 	}
 	for env, want := range cases {
 		_, err := Parse([]string{env})

@@ -217,6 +217,7 @@ func TestRankingValidate(t *testing.T) {
 		func(r *Ranking) { r.BM25B = 2 },
 		func(r *Ranking) { r.KeywordWeight = math.NaN() },
 		func(r *Ranking) { r.MaxChunksPerDoc = 0 },
+		func(r *Ranking) { r.RRFTrustPositions = -1 },
 	}
 	for i, mutate := range bad {
 		r := ok
@@ -228,6 +229,25 @@ func TestRankingValidate(t *testing.T) {
 	hash := DefaultRanking(ProfileHashKeywordLed)
 	if hash.KeywordWeight <= hash.VectorWeight {
 		t.Error("the hash profile is keyword-led")
+	}
+}
+
+// One unit of the weighted-space adjustment is RRFTrustPositions gaps between
+// rank 1 and rank 2 of every leg.
+func TestRRFAdjustmentScale(t *testing.T) {
+	for _, tc := range []struct {
+		k, ws, wf, positions float64
+	}{
+		{60, 0.3, 0.7, 18},
+		{60, 0.7, 0.3, 1},
+		{10, 1, 1, 5},
+		{60, 0.3, 0.7, 0},
+	} {
+		r := Ranking{RRFK: tc.k, SemanticWeight: tc.ws, FTSWeight: tc.wf, RRFTrustPositions: tc.positions}
+		gap := tc.ws/(tc.k+1) + tc.wf/(tc.k+1) - tc.ws/(tc.k+2) - tc.wf/(tc.k+2)
+		if got, want := r.RRFAdjustmentScale(), tc.positions*gap; math.Abs(got-want) > 1e-15 {
+			t.Errorf("%+v: scale %g, want %g", tc, got, want)
+		}
 	}
 }
 

@@ -38,6 +38,13 @@ type Ranking struct {
 	RecencyWeight    float64
 	StatusWeight     float64
 	MentionWeight    float64
+	// IdentifierWeight × the share of the question's identifiers (E5032, v2.3.1,
+	// KB_RRF_K: letters mixed with digits, or an underscore) in the chunk's title
+	// and heading path: a document about the identifier, not one mentioning it.
+	// Default 0.50, as for naming a document with @slug; "error E5032" needs more
+	// than 0.31 to put the runbook titled E5032 above the module page that says
+	// "Error code E5032" (0.4 to 1.0 score the same on the handbook scenarios).
+	IdentifierWeight float64
 	// Evidence: − EvidenceWeight·(1 − trust of the document's evidence tier).
 	EvidenceWeight float64
 	// Canonical adjustment: + Priority·retrieval_priority − status penalty − tier penalty.
@@ -50,6 +57,10 @@ type Ranking struct {
 	RRFK           float64
 	SemanticWeight float64
 	FTSWeight      float64
+	// RRFTrustPositions maps the weighted-space adjustment (mention, priority,
+	// penalties, evidence) into RRF: one unit of it is worth this many gaps between
+	// rank 1 and rank 2 of every leg, (SemanticWeight + FTSWeight)/((K+1)(K+2)).
+	RRFTrustPositions float64
 	// Min-max normalise vector similarities across the candidates (weighted fusion).
 	NormalizeScores bool
 	// Candidates whose final score is below MinScore are dropped.
@@ -82,6 +93,18 @@ const (
 // MaxEFSearch caps hnsw.ef_search per request: beyond it latency grows for no recall.
 const MaxEFSearch = 200
 
+// DefaultRRFTrustPositions is the default of KB_RRF_TRUST_POSITIONS: how many
+// gaps between rank 1 and rank 2 of every leg one unit of weighted score is worth
+// under rrf. The trust gradient reorders documents at the head of a page, so it
+// was measured there, on the 47 questions of bench/scenarios/handbook.yaml (hash
+// embedder, profile hash-keyword-led, each page's adjustment taken out): the
+// first four documents of a weighted page are 0.171 apart on average, those of an
+// RRF page 0.00079 apart. One unit of weighted score is then worth 0.0046 of RRF
+// score, 17.5 gaps of 1/61 − 1/62; rounded to 18. Auto tier (0.02) becomes a
+// third of a gap, a tie-break; blog or search_hint evidence (0.225) four gaps;
+// superseded and deprecated (0.40) seven; archived (0.60) eleven.
+const DefaultRRFTrustPositions = 18
+
 // Weight profiles. The seed weights (0.55 vector / 0.25 keyword, RRF 0.70 / 0.30)
 // assume an embedding model that captures meaning. The model-free hash embedder
 // captures only lexical similarity, and BM25 outranks it alone, so with it the
@@ -102,6 +125,7 @@ func DefaultRanking(profile string) Ranking {
 		RecencyWeight:       0.02,
 		StatusWeight:        0.02,
 		MentionWeight:       0.50,
+		IdentifierWeight:    0.50,
 		EvidenceWeight:      0.30,
 		PriorityWeight:      0.001,
 		SupersededPenalty:   0.40,
@@ -109,6 +133,7 @@ func DefaultRanking(profile string) Ranking {
 		ArchivedPenalty:     0.60,
 		AutoTierPenalty:     0.02,
 		RRFK:                60,
+		RRFTrustPositions:   DefaultRRFTrustPositions,
 		SemanticWeight:      0.70,
 		FTSWeight:           0.30,
 		NormalizeScores:     true,
@@ -124,9 +149,17 @@ func DefaultRanking(profile string) Ranking {
 	}
 	if profile == ProfileHashKeywordLed {
 		r.VectorWeight, r.KeywordWeight = 0.10, 0.90
-		r.SemanticWeight, r.FTSWeight = 0.10, 0.90
+		r.SemanticWeight, r.FTSWeight = 0.20, 0.80
 	}
 	return r
+}
+
+// RRFAdjustmentScale is what one unit of the weighted-space adjustment adds to an
+// RRF score: RRFTrustPositions gaps between rank 1 and rank 2 of every leg,
+// RRFTrustPositions × (SemanticWeight + FTSWeight) / ((K+1)(K+2)). search.sql
+// computes the same expression.
+func (r Ranking) RRFAdjustmentScale() float64 {
+	return r.RRFTrustPositions * (r.SemanticWeight + r.FTSWeight) / ((r.RRFK + 1) * (r.RRFK + 2))
 }
 
 // ProfileFor names the default weight profile of an embedder kind.
@@ -143,10 +176,12 @@ func (r Ranking) Validate() error {
 		"vector_weight": r.VectorWeight, "keyword_weight": r.KeywordWeight, "heading_weight": r.HeadingWeight,
 		"tag_overlap_weight": r.TagOverlapWeight, "preamble_weight": r.PreambleWeight,
 		"recency_weight": r.RecencyWeight, "status_weight": r.StatusWeight, "mention_weight": r.MentionWeight, "evidence_weight": r.EvidenceWeight,
-		"priority_weight": r.PriorityWeight, "superseded_penalty": r.SupersededPenalty,
+		"identifier_weight": r.IdentifierWeight,
+		"priority_weight":   r.PriorityWeight, "superseded_penalty": r.SupersededPenalty,
 		"deprecated_penalty": r.DeprecatedPenalty, "archived_penalty": r.ArchivedPenalty,
 		"auto_tier_penalty": r.AutoTierPenalty, "semantic_weight": r.SemanticWeight, "fts_weight": r.FTSWeight,
-		"min_score": r.MinScore, "bm25_heading_boost": r.BM25HeadingBoost,
+		"rrf_trust_positions": r.RRFTrustPositions,
+		"min_score":           r.MinScore, "bm25_heading_boost": r.BM25HeadingBoost,
 	}
 	names := make([]string, 0, len(finite))
 	for n := range finite {

@@ -23,10 +23,19 @@ type Gate struct {
 	MinKeywordCoverage float64
 }
 
+// DefaultGate holds the defaults of KB_REFUSAL_MIN_SIMILARITY and
+// KB_REFUSAL_MIN_KEYWORD_COVERAGE (calibrated for the hash embedder; see the README).
+var DefaultGate = Gate{MinSimilarity: 0.26, MinKeywordCoverage: 0.70}
+
 // Evidence is what the gate looked at for one hit.
 type Evidence struct {
 	VectorSimilarity float64
 	KeywordCoverage  float64
+}
+
+// Relevant reports whether one hit carries enough absolute evidence on its own.
+func (g Gate) Relevant(h Evidence) bool {
+	return h.VectorSimilarity >= g.MinSimilarity || h.KeywordCoverage >= g.MinKeywordCoverage
 }
 
 // Admit reports whether any hit carries enough absolute evidence to answer from,
@@ -35,7 +44,7 @@ func (g Gate) Admit(hits []Evidence) (ok bool, bestSim, bestCov float64) {
 	for _, h := range hits {
 		bestSim = max(bestSim, h.VectorSimilarity)
 		bestCov = max(bestCov, h.KeywordCoverage)
-		if h.VectorSimilarity >= g.MinSimilarity || h.KeywordCoverage >= g.MinKeywordCoverage {
+		if g.Relevant(h) {
 			ok = true
 		}
 	}

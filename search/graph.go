@@ -25,6 +25,17 @@ type GraphConfig struct {
 	EdgeTypes []string
 	// MaxNodes caps the expanded section (KB_GRAPH_EXPANSION_MAX_NODES).
 	MaxNodes int
+	// MaxPerSeed caps the neighbours one seed brings, its strongest edges first
+	// (KB_GRAPH_EXPANSION_MAX_PER_SEED); 0 leaves only MaxNodes.
+	MaxPerSeed int
+	// HubTypes are node types that link to everything (a project index): they are
+	// never seeds and never expanded to (KB_GRAPH_EXPANSION_HUB_TYPES).
+	HubTypes []string
+	// SeedGate is the refusal gate's evidence test (KB_REFUSAL_MIN_SIMILARITY,
+	// KB_REFUSAL_MIN_KEYWORD_COVERAGE): only primary hits that pass it are seeds,
+	// and a page without one gets neither expansion nor rejected approaches. The
+	// zero Gate lets every hit through.
+	SeedGate domain.Gate
 	// IncludeArchived lets archived neighbours and rejected approaches in; they are
 	// skipped by default. A request whose statuses filter names "archived" gets
 	// them too.
@@ -49,11 +60,17 @@ func DefaultGraphConfig() GraphConfig {
 		EdgeTypes: []string{"depends_on", "implements", "decision_for", "related_to", "supersedes",
 			"invalidated_by", "documented_by"},
 		MaxNodes:              20,
+		MaxPerSeed:            DefaultGraphMaxPerSeed,
+		HubTypes:              []string{"project-index"},
+		SeedGate:              domain.DefaultGate,
 		RejectedInjection:     true,
 		RejectedMaxDocs:       3,
 		RejectedMinSimilarity: DefaultRejectedMinSimilarity,
 	}
 }
+
+// DefaultGraphMaxPerSeed is the default of KB_GRAPH_EXPANSION_MAX_PER_SEED.
+const DefaultGraphMaxPerSeed = 5
 
 // DefaultRejectedMinSimilarity is the default of KB_REJECTED_MIN_SIMILARITY,
 // calibrated on the example handbook with the hash embedder: questions about a
@@ -63,9 +80,9 @@ func DefaultGraphConfig() GraphConfig {
 const DefaultRejectedMinSimilarity = 0.30
 
 // graph runs the graph step on a ranked page and fills the expanded and rejected
-// sections and their meta. With both features off, or an empty page, it sends
-// nothing to the database; a project without canonical documents gets empty
-// sections, so its result is exactly the plain hybrid one.
+// sections and their meta. With both features off, or no relevant hit on the page
+// (cfg.SeedGate), it sends nothing to the database; a project without canonical
+// documents gets empty sections, so its result is exactly the plain hybrid one.
 func (s *Searcher) graph(ctx context.Context, req *canonv1.SearchRequest, p *plan, rows []db.SearchRankRow,
 	res *canonv1.SearchResult) error {
 	cfg := s.cfg.Graph
@@ -79,14 +96,24 @@ func (s *Searcher) graph(ctx context.Context, req *canonv1.SearchRequest, p *pla
 	}
 	strategy := res.GetMeta().GetSearchStrategy()
 	strategy.GraphExpansionEnabled, strategy.RejectedInjectionEnabled = expansion, rejected
-	var page []int64
+	// Only the documents of relevant hits are expanded from; without any, the page
+	// is a guess and the step is skipped.
+	var page, relevant []int64
 	for _, r := range rows {
-		if int(r.Position) <= p.limit {
-			page = append(page, r.DocumentID)
+		if int(r.Position) > p.limit {
+			continue
+		}
+		page = append(page, r.DocumentID)
+		if cfg.SeedGate.Relevant(domain.Evidence{VectorSimilarity: r.VectorSimilarity, KeywordCoverage: r.KeywordCoverage}) {
+			relevant = append(relevant, r.DocumentID)
 		}
 	}
-	if (!expansion && !rejected) || len(page) == 0 {
+	if (!expansion && !rejected) || len(relevant) == 0 {
 		return nil
+	}
+	perSeed := cfg.MaxPerSeed
+	if perSeed <= 0 {
+		perSeed = cfg.MaxNodes
 	}
 
 	qvec := p.params.QueryEmbedding
@@ -101,8 +128,9 @@ func (s *Searcher) graph(ctx context.Context, req *canonv1.SearchRequest, p *pla
 	}
 	f := p.filters
 	out, err := db.New(s.pool).GraphSearch(ctx, db.GraphSearchParams{
-		PrimaryDocumentIds: page, ProjectIds: p.projectIDs, QueryEmbedding: qvec,
-		ExpansionEnabled: expansion, EdgeTypes: nonNil(cfg.EdgeTypes), MaxNodes: int32(max(cfg.MaxNodes, 0)),
+		RelevantDocumentIds: relevant, PrimaryDocumentIds: page, ProjectIds: p.projectIDs, QueryEmbedding: qvec,
+		HubTypes: nonNil(cfg.HubTypes), ExpansionEnabled: expansion, EdgeTypes: nonNil(cfg.EdgeTypes),
+		MaxNodes: int32(max(cfg.MaxNodes, 0)), MaxPerSeed: int32(max(perSeed, 0)),
 		RejectedEnabled: rejected, RejectedMaxDocs: int32(max(cfg.RejectedMaxDocs, 0)),
 		RejectedMinSimilarity: cfg.RejectedMinSimilarity,
 		IncludeArchived:       cfg.IncludeArchived || slices.Contains(f.Statuses, "archived"),

@@ -217,6 +217,13 @@ func graphCorpus(project string) map[string]string {
 		"dec-old.md":       doc("dec-old", "decision", "superseded", "The platypus design.", pj),
 		"dec-new.md":       doc("dec-new", "decision", "accepted", "The wombat design.", pj, "supersedes: [dec-old]"),
 		"note-raw.md":      doc("note-raw", "", "", "A raw note about nothing in particular.", pj),
+		// A project index: a hub that links to the headline documents.
+		"idx.md": doc("idx", "project-index", "active", "The handbook index of everything: start here.", pj,
+			"related:",
+			"  - {to: dec-a, type: documented_by, weight: 0.6}",
+			"  - {to: dec-b, type: documented_by, weight: 0.6}",
+			"  - {to: dec-new, type: documented_by, weight: 0.6}",
+			"  - {to: std-z, type: related_to, weight: 0.5}"),
 	}
 }
 
@@ -244,6 +251,9 @@ func TestGraphExpansionRules(t *testing.T) {
 		return res
 	}
 	cfg := search.DefaultGraphConfig()
+	// These rules are about one seed's whole neighbourhood; the per-seed cap has a
+	// case of its own.
+	cfg.MaxPerSeed = 0
 	noRejected := cfg
 	noRejected.RejectedInjection = false
 
@@ -273,6 +283,72 @@ func TestGraphExpansionRules(t *testing.T) {
 		res := run(t, c)
 		if got := docIDs(res.GetExpanded()); !slices.Equal(got, []string{"rb-y", "mod-x"}) {
 			t.Errorf("capped at 2: %v", got)
+		}
+	})
+	t.Run("per-seed cap", func(t *testing.T) {
+		c := cfg
+		c.MaxPerSeed = 1
+		res := mustSearch(t, graphSearcher(p, c), req("quokka", func(r *canonv1.SearchRequest) {
+			r.Filters.ProjectKeys = []string{"g"}
+			r.Options.Limit = 2
+			r.Options.Ranking = &canonv1.Ranking{MaxChunksPerDoc: proto.Int32(1)}
+		}))
+		if got := docIDs(res.GetPrimary()); !slices.Equal(got, []string{"dec-a", "dec-b"}) {
+			t.Fatalf("test premise: page [dec-a dec-b], got %v", got)
+		}
+		// Each seed brings its strongest neighbour; rej-r goes to the rejected section.
+		want := []string{"rb-y<implements 1.0 incoming from dec-a>", "aaa-neighbour<related_to 0.5 outgoing from dec-b>"}
+		if got := edgesOf(res.GetExpanded()); !slices.Equal(got, want) {
+			t.Errorf("one per seed\n got %v\nwant %v", got, want)
+		}
+		if got := docIDs(res.GetRejected()); !slices.Equal(got, []string{"rej-r"}) {
+			t.Errorf("rejected %v", got)
+		}
+	})
+	t.Run("a hub is neither a seed nor a neighbour", func(t *testing.T) {
+		index := func(c search.GraphConfig) *canonv1.SearchResult {
+			res := mustSearch(t, graphSearcher(p, c), req("handbook index of everything", func(r *canonv1.SearchRequest) {
+				r.Filters.ProjectKeys = []string{"g"}
+				r.Options.Limit = 1
+			}))
+			if got := docIDs(res.GetPrimary()); !slices.Equal(got, []string{"idx"}) {
+				t.Fatalf("test premise: page [idx], got %v", got)
+			}
+			return res
+		}
+		if got := edgesOf(index(cfg).GetExpanded()); len(got) != 0 {
+			t.Errorf("expanded from the index: %v", got)
+		}
+		noHubs := cfg
+		noHubs.HubTypes = nil
+		if got := docIDs(index(noHubs).GetExpanded()); len(got) != 4 {
+			t.Errorf("without hub types the index brings its 4 neighbours, got %v", got)
+		}
+		// dec-a is documented by the index; the index does not come back as its neighbour.
+		if got := run(t, cfg); rankOf(got.GetExpanded(), "idx") >= 0 {
+			t.Errorf("the index was expanded: %v", edgesOf(got.GetExpanded()))
+		}
+	})
+	t.Run("no relevant hit, no graph context", func(t *testing.T) {
+		// dec-a leads the page but covers one term of four and is far in cosine.
+		q := func(c search.GraphConfig) *canonv1.SearchResult {
+			res := mustSearch(t, graphSearcher(p, c), req("zebracorn capybara tapir okapi", func(r *canonv1.SearchRequest) {
+				r.Filters.ProjectKeys = []string{"g"}
+				r.Options.Limit = 1
+			}))
+			if got := docIDs(res.GetPrimary()); !slices.Equal(got, []string{"dec-a"}) {
+				t.Fatalf("test premise: page [dec-a], got %v", got)
+			}
+			return res
+		}
+		if res := q(cfg); len(res.GetExpanded())+len(res.GetRejected()) != 0 {
+			t.Errorf("irrelevant seed: expanded %v rejected %v", edgesOf(res.GetExpanded()), edgesOf(res.GetRejected()))
+		}
+		open := cfg
+		open.SeedGate = domain.Gate{}
+		if res := q(open); len(res.GetExpanded()) == 0 || rankOf(res.GetRejected(), "rej-r") < 0 {
+			t.Errorf("without a seed gate dec-a is a seed: expanded %v rejected %v",
+				edgesOf(res.GetExpanded()), edgesOf(res.GetRejected()))
 		}
 	})
 	t.Run("custom allow-list", func(t *testing.T) {
@@ -412,13 +488,23 @@ func TestRejectedInjectionThreshold(t *testing.T) {
 		}
 	}
 	t.Logf("cosines %v", sims)
+	// A rejected approach that is itself a relevant hit on the page comes whatever
+	// its cosine.
+	onPage := map[string]bool{}
+	for _, h := range all.GetPrimary() {
+		if h.GetCanonicalType() == "rejected-approach" && search.DefaultGraphConfig().SeedGate.Relevant(
+			domain.Evidence{VectorSimilarity: h.GetVectorSimilarity(), KeywordCoverage: h.GetKeywordCoverage()}) {
+			onPage[h.GetDocId()] = true
+		}
+	}
+	t.Logf("relevant rejected approaches on the page: %v", onPage)
 
 	for _, threshold := range []float64{0, 0.2, 0.3, 0.4, 0.5, 0.99} {
 		c := cfg
 		c.RejectedMinSimilarity = threshold
 		var want []string
 		for slug, sim := range sims {
-			if sim >= threshold {
+			if sim >= threshold || onPage[slug] {
 				want = append(want, slug)
 			}
 		}
@@ -499,6 +585,102 @@ func TestRejectedThresholdCalibration(t *testing.T) {
 		}
 	}
 }
+
+// rejectedRecallQuestions are 20 questions about an option the team rejected, five
+// per rejected approach of the handbook, each with the approach it should inject.
+var rejectedRecallQuestions = []struct{ q, want string }{
+	{"should we use memcached as the shared cache?", "rej-memcached-2023"},
+	{"why did we reject memcached?", "rej-memcached-2023"},
+	{"memcached for sessions and rate-limit counters", "rej-memcached-2023"},
+	{"could the pricing worker's memcached pair become the shared cache tier?", "rej-memcached-2023"},
+	{"is memcached's slab allocator a problem for eviction?", "rej-memcached-2023"},
+	{"why not a GraphQL federation gateway?", "rej-graphql-gateway"},
+	{"GraphQL gateway", "rej-graphql-gateway"},
+	{"could we adopt Apollo GraphQL for the public API?", "rej-graphql-gateway"},
+	{"should mobile clients query a single GraphQL endpoint?", "rej-graphql-gateway"},
+	{"per-field authorization in GraphQL subgraphs", "rej-graphql-gateway"},
+	{"can we run our own Kafka brokers on EC2?", "rej-self-hosted-kafka"},
+	{"kafka kraft on ec2", "rej-self-hosted-kafka"},
+	{"should we self-host Kafka instead of paying for MSK?", "rej-self-hosted-kafka"},
+	{"is running Kafka ourselves cheaper than Amazon MSK?", "rej-self-hosted-kafka"},
+	{"who would handle Kafka broker upgrades and partition rebalancing?", "rej-self-hosted-kafka"},
+	{"shared redis cache for payments reference data", "pay-rej-shared-redis"},
+	{"should FX rates live in a shared Redis?", "pay-rej-shared-redis"},
+	{"why don't payments services read fee schedules from Redis?", "pay-rej-shared-redis"},
+	{"can checkout depend on a shared Redis tier?", "pay-rej-shared-redis"},
+	{"store merchant configuration in redis", "pay-rej-shared-redis"},
+}
+
+// offTopicQuestions are the refusal calibration's off-topic questions
+// (chat/chat_test.go): nothing in the handbook answers them.
+var offTopicQuestions = []string{"what is the capital of France?", "best banana bread recipe",
+	"who won the football world cup in 2018?", "do I need a visa to travel to Japan?", "how tall is mount everest?",
+	"what is the meaning of life", "recommend a good pizza place", "how do I knit a scarf?",
+	"what's the weather tomorrow in Paris?", "translate hello into Spanish", "how many calories in an apple",
+	"who painted the mona lisa", "write me a poem about the sea", "what is quantum entanglement?",
+	"how do I change a car tire?"}
+
+// TestRejectedRecallOnHandbook measures, with the shipped defaults, how many of the
+// 20 questions about a rejected option get it in the rejected section (by
+// similarity, through a decision on the page, or as a relevant hit itself), and
+// that the 15 off-topic questions get no graph context. Run with -v for the numbers.
+func TestRejectedRecallOnHandbook(t *testing.T) {
+	handbook(t)
+	s := graphSearcher(pool, search.DefaultGraphConfig())
+	var caught, bySimilarity, byEdge, onPage int
+	for _, c := range rejectedRecallQuestions {
+		project := "platform"
+		if strings.HasPrefix(c.want, "pay-") {
+			project = "payments"
+		}
+		res := mustSearch(t, s, req(c.q, func(r *canonv1.SearchRequest) {
+			r.Filters.ProjectKeys = []string{project}
+			r.Options.Limit = 8
+		}))
+		i := rankOf(res.GetRejected(), c.want)
+		if i < 0 {
+			t.Logf("missed %q: rejected %v", c.q, edgesOf(res.GetRejected()))
+			continue
+		}
+		caught++
+		// A rejected approach close enough to the question counts by similarity
+		// even when an edge to a decision on the page also brought it.
+		switch h := res.GetRejected()[i]; {
+		case h.GetSimilarity() >= search.DefaultRejectedMinSimilarity:
+			bySimilarity++
+		case h.GetEdge() != nil:
+			byEdge++
+		default:
+			onPage++
+		}
+	}
+	var offExpanded, offRejected, offQuestions int
+	for _, q := range offTopicQuestions {
+		res := mustSearch(t, s, req(q, func(r *canonv1.SearchRequest) { r.Options.Limit = 8 }))
+		offExpanded += len(res.GetExpanded())
+		offRejected += len(res.GetRejected())
+		if len(res.GetExpanded())+len(res.GetRejected()) > 0 {
+			offQuestions++
+		}
+	}
+	t.Logf("rejected recall: %d of %d questions (%d by similarity, %d through a decision on the page, %d as a relevant hit)",
+		caught, len(rejectedRecallQuestions), bySimilarity, byEdge, onPage)
+	t.Logf("off-topic: %d of %d questions got graph context (%d expanded, %d rejected)",
+		offQuestions, len(offTopicQuestions), offExpanded, offRejected)
+	if caught < minRejectedRecall {
+		t.Errorf("rejected recall %d of %d, want at least %d", caught, len(rejectedRecallQuestions), minRejectedRecall)
+	}
+	// Before the graph step followed the refusal gate's evidence, all 15 got some
+	// (106 neighbours, 9 rejected approaches in total).
+	if offQuestions > 0 {
+		t.Errorf("%d off-topic questions got graph context (%d expanded, %d rejected), want none",
+			offQuestions, offExpanded, offRejected)
+	}
+}
+
+// minRejectedRecall is the rejected recall TestRejectedRecallOnHandbook measured
+// when it was written (20 of 20); a change to the graph step must not lower it.
+const minRejectedRecall = 20
 
 // A project without canonical documents gets exactly the plain hybrid result.
 func TestGraphStepIsNoOpWithoutCanon(t *testing.T) {

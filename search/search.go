@@ -299,8 +299,10 @@ func (s *Searcher) plan(ctx context.Context, req *canonv1.SearchRequest) (*plan,
 		VectorWeight: r.VectorWeight, KeywordWeight: r.KeywordWeight, HeadingWeight: r.HeadingWeight,
 		TagOverlapWeight: r.TagOverlapWeight, PreambleWeight: r.PreambleWeight, RecencyWeight: r.RecencyWeight,
 		StatusWeight: r.StatusWeight, MentionWeight: r.MentionWeight, PriorityWeight: r.PriorityWeight,
-		SemanticWeight: r.SemanticWeight, FtsWeight: r.FTSWeight, RrfK: r.RRFK,
-		MaxChunksPerDoc: int32(r.MaxChunksPerDoc), MinScore: r.MinScore,
+		IdentifierWeight: r.IdentifierWeight,
+		SemanticWeight:   r.SemanticWeight, FtsWeight: r.FTSWeight, RrfK: r.RRFK,
+		RrfTrustPositions: r.RRFTrustPositions,
+		MaxChunksPerDoc:   int32(r.MaxChunksPerDoc), MinScore: r.MinScore,
 		EvidenceWeight: r.EvidenceWeight,
 	}
 	p.params.EvidenceTierNames, p.params.EvidenceTrust = domain.EvidenceTrustParams()
@@ -467,7 +469,7 @@ func explain(p *plan, r db.SearchRankRow) *canonv1.Explain {
 	e := &canonv1.Explain{
 		VectorSimilarity: r.VectorSimilarity, VectorNormalized: r.VectorNormalized, VectorRank: r.VectorRank,
 		KeywordBm25: r.Bm25, KeywordNormalized: r.KeywordNormalized, KeywordRank: r.KeywordRank,
-		Heading: r.Heading, TagOverlap: r.TagOverlap, Preamble: r.Preamble, Recency: r.Recency,
+		Heading: r.Heading, Identifier: r.Identifier, TagOverlap: r.TagOverlap, Preamble: r.Preamble, Recency: r.Recency,
 		StatusActive: r.StatusActive, Mention: r.Mention, RetrievalPriority: r.RetrievalPriority,
 		StatusPenalty: r.StatusPenalty, TierPenalty: r.TierPenalty, EvidenceDistrust: r.EvidenceDistrust,
 	}
@@ -486,6 +488,7 @@ func explain(p *plan, r db.SearchRankRow) *canonv1.Explain {
 		add("recency", w.RecencyWeight, r.Recency)
 		add("status_active", w.StatusWeight, r.StatusActive)
 		add("mention", w.MentionWeight, r.Mention)
+		add("identifier", w.IdentifierWeight, r.Identifier)
 		add("retrieval_priority", w.PriorityWeight, r.Priority)
 		add("status_penalty", -1, r.StatusPenalty)
 		add("tier_penalty", -1, r.TierPenalty)
@@ -497,9 +500,10 @@ func explain(p *plan, r db.SearchRankRow) *canonv1.Explain {
 		if r.KeywordRank > 0 {
 			add("fts_rank", w.FTSWeight, 1/(w.RRFK+float64(r.KeywordRank)))
 		}
-		// The canonical adjustment, scaled to RRF's range (see search.sql).
-		scale := (w.SemanticWeight + w.FTSWeight) / (w.RRFK + 1)
+		// The weighted-space adjustment in RRF units (see search.sql).
+		scale := w.RRFAdjustmentScale()
 		add("mention", scale*w.MentionWeight, r.Mention)
+		add("identifier", scale*w.IdentifierWeight, r.Identifier)
 		add("retrieval_priority", scale*w.PriorityWeight, r.Priority)
 		add("status_penalty", -scale, r.StatusPenalty)
 		add("tier_penalty", -scale, r.TierPenalty)
@@ -557,6 +561,7 @@ func applyOverrides(base domain.Ranking, o *canonv1.Ranking) (domain.Ranking, er
 		f(&r.RecencyWeight, o.RecencyWeight)
 		f(&r.StatusWeight, o.StatusWeight)
 		f(&r.MentionWeight, o.MentionWeight)
+		f(&r.IdentifierWeight, o.IdentifierWeight)
 		f(&r.EvidenceWeight, o.EvidenceWeight)
 		f(&r.PriorityWeight, o.PriorityWeight)
 		f(&r.SupersededPenalty, o.SupersededPenalty)
@@ -564,6 +569,7 @@ func applyOverrides(base domain.Ranking, o *canonv1.Ranking) (domain.Ranking, er
 		f(&r.ArchivedPenalty, o.ArchivedPenalty)
 		f(&r.AutoTierPenalty, o.AutoTierPenalty)
 		f(&r.RRFK, o.RrfK)
+		f(&r.RRFTrustPositions, o.RrfTrustPositions)
 		f(&r.SemanticWeight, o.SemanticWeight)
 		f(&r.FTSWeight, o.FtsWeight)
 		f(&r.MinScore, o.MinScore)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -174,6 +175,118 @@ func TestExplainContributionsAddUpToScore(t *testing.T) {
 				t.Errorf("fusion_method = %q", got)
 			}
 		})
+	}
+}
+
+// The trust gradient under both fusions: heavy penalties (superseded, deprecated,
+// archived) sink a document below current ones close to it, small ones (auto tier)
+// only break near-ties, and a penalised document that is the only answer stays on
+// the page with its status.
+func TestTrustGradientUnderBothFusions(t *testing.T) {
+	s := handbook(t)
+	cases := []struct {
+		name, query string
+		top         map[string]int // doc -> within the first k documents
+		above       [][2]string    // a ranks above b (or b is not ranked)
+	}{
+		{"accepted over superseded and blog", "what cache layer did we standardise on?",
+			map[string]int{"dec-cache-v2": 1},
+			[][2]string{{"dec-cache-v2", "dec-cache-v1"}, {"dec-cache-v2", "note-cache-musings"}, {"dec-cache-v2", "note-cache-benchmarks"}}},
+		{"superseded against its own words", "how do blue/green deployments switch traffic?",
+			map[string]int{"dec-deploy-v2": 1, "dec-deploy-v1": 3}, [][2]string{{"dec-deploy-v2", "dec-deploy-v1"}}},
+		{"auto tier and search_hint as the only answer", "how are email and push notifications delivered?",
+			map[string]int{"mod-notification-service": 1}, nil},
+		{"deprecated as the only answer", "what is the logging standard for Go services?",
+			map[string]int{"std-logging-logfmt": 3}, nil},
+		{"deprecated below current standards", "which standards must Go services follow?",
+			map[string]int{"std-go-database-access": 2}, [][2]string{{"std-go-database-access", "std-logging-logfmt"}}},
+		{"archived as the only answer", "what caused the DNS resolution failures?",
+			map[string]int{"inc-2022-10-dns-outage": 3}, nil},
+	}
+	for _, c := range cases {
+		for _, fusion := range []string{domain.FusionWeighted, domain.FusionRRF} {
+			t.Run(c.name+"/"+fusion, func(t *testing.T) {
+				res := mustSearch(t, s, req(c.query, func(r *canonv1.SearchRequest) {
+					r.Options.Fusion = fusion
+					r.Options.Limit = 8
+					r.Options.Explain = true
+				}))
+				hits := append(slices.Clone(res.GetPrimary()), res.GetRunnerUp()...)
+				docs := distinct(hits)
+				for doc, k := range c.top {
+					if r := slices.Index(docs, doc); r < 0 || r >= k {
+						t.Errorf("%s should be in the top %d documents: %v", doc, k, docs)
+					}
+				}
+				for _, p := range c.above {
+					a, b := slices.Index(docs, p[0]), slices.Index(docs, p[1])
+					if a < 0 || (b >= 0 && b < a) {
+						t.Errorf("%s should rank above %s: %v", p[0], p[1], docs)
+					}
+				}
+				// A penalised hit says so.
+				for _, h := range hits {
+					if slices.Contains([]string{"superseded", "deprecated", "archived"}, h.GetStatus()) &&
+						h.GetExplain().GetStatusPenalty() == 0 {
+						t.Errorf("%s is %s but its explain shows no penalty", h.GetDocId(), h.GetStatus())
+					}
+				}
+			})
+		}
+	}
+}
+
+// distinct lists the documents of hits in order, each once.
+func distinct(hits []*canonv1.Hit) []string {
+	var out []string
+	for _, h := range hits {
+		if !slices.Contains(out, h.GetDocId()) {
+			out = append(out, h.GetDocId())
+		}
+	}
+	return out
+}
+
+// The identifier signal: the share of the question's identifiers (letters mixed
+// with digits, or an underscore) in a chunk's title and heading path. Bare numbers
+// and slash-joined words are not identifiers.
+func TestIdentifierSignal(t *testing.T) {
+	s := handbook(t)
+	cases := []struct {
+		query, first string
+		named        []string // documents with a chunk whose headings name the identifier
+	}{
+		{"error E5032", "rb-error-e5032", []string{"rb-error-e5032"}},
+		{"what does KB_RRF_K control?", "std-search-config", []string{"std-search-config"}},
+		{"upgrade to v2.3.1", "rb-edge-proxy-upgrade", []string{"rb-edge-proxy-upgrade"}},
+		{"postgres 16 migration plan", "dec-postgres-16-migration", nil},
+		{"how do blue/green deployments switch traffic?", "dec-deploy-v2", nil},
+	}
+	for _, c := range cases {
+		for _, fusion := range []string{domain.FusionWeighted, domain.FusionRRF} {
+			t.Run(c.query+"/"+fusion, func(t *testing.T) {
+				res := mustSearch(t, s, req(c.query, func(r *canonv1.SearchRequest) {
+					r.Options.Fusion = fusion
+					r.Options.Explain = true
+				}))
+				hits := append(slices.Clone(res.GetPrimary()), res.GetRunnerUp()...)
+				if len(hits) == 0 || hits[0].GetDocId() != c.first {
+					t.Errorf("%s should rank first: %v", c.first, distinct(hits))
+				}
+				named := map[string]bool{}
+				for _, h := range hits {
+					switch v := h.GetExplain().GetIdentifier(); {
+					case v == 1:
+						named[h.GetDocId()] = true
+					case v != 0:
+						t.Errorf("%s: identifier %v, want 0 or 1 (one identifier in the question)", h.GetDocId(), v)
+					}
+				}
+				if got := slices.Sorted(maps.Keys(named)); !slices.Equal(got, c.named) && len(got)+len(c.named) > 0 {
+					t.Errorf("documents named by their headings: %v, want %v", got, c.named)
+				}
+			})
+		}
 	}
 }
 

@@ -93,7 +93,12 @@ func openApp(ctx context.Context, cfg config.Config) (*app, error) {
 	a := &app{cfg: cfg, pool: pool, embedder: embedder}
 	a.searcher = search.New(pool, embedder, search.Config{
 		Ranking: ranking, Profile: cfg.Profile(), DefaultLimit: cfg.DefaultLimit, DefaultFusion: cfg.Fusion,
-		Graph: search.GraphConfig{Expansion: cfg.GraphExpansionEnabled, EdgeTypes: cfg.GraphExpansionEdgeTypes, MaxNodes: cfg.GraphExpansionMaxNodes, RejectedInjection: cfg.RejectedInjectionEnabled, RejectedMaxDocs: cfg.RejectedInjectionMaxDocs, RejectedMinSimilarity: cfg.RejectedMinSimilarity},
+		Graph: search.GraphConfig{
+			Expansion: cfg.GraphExpansionEnabled, EdgeTypes: cfg.GraphExpansionEdgeTypes, MaxNodes: cfg.GraphExpansionMaxNodes,
+			MaxPerSeed: cfg.GraphExpansionMaxPerSeed, HubTypes: cfg.GraphExpansionHubTypes, SeedGate: cfg.Gate(),
+			RejectedInjection: cfg.RejectedInjectionEnabled, RejectedMaxDocs: cfg.RejectedInjectionMaxDocs,
+			RejectedMinSimilarity: cfg.RejectedMinSimilarity,
+		},
 	})
 	hcfg := hierarchyConfig(cfg)
 	if err := hcfg.Validate(); err != nil {
@@ -146,7 +151,7 @@ func (a *app) openChat() error {
 	}
 	a.chatLog = chatlog.New(a.pool, cfg.ChatLogQueue, slog.Default())
 	a.chat = chat.New(a.searcher, provider, prompt, a.chatLog, chat.Config{
-		Gate:             domain.Gate{MinSimilarity: cfg.RefusalMinSimilarity, MinKeywordCoverage: cfg.RefusalMinKeywordCoverage},
+		Gate:             cfg.Gate(),
 		SupportThreshold: cfg.CitationSupportThreshold,
 		Prices:           prices,
 		MaxTokens:        cfg.LLMMaxTokens,

@@ -5,8 +5,8 @@
 -- to_node_id, edge_type, weight, provenance, declared_by), documents, chunks.
 
 -- name: GraphSearch :many
--- The graph step, run after SearchRank as a second statement: its seeds are the
--- primary page, which exists only once SearchRank has fused, capped and cut it,
+-- The graph step, run after SearchRank as a second statement: its seeds come from
+-- the primary page, which exists only once SearchRank has fused, capped and cut it,
 -- so folding this into SearchRank would mean re-deriving the page inside that
 -- statement (and editing the ranking pipeline for something that does not rank).
 -- Measured cost (PostgreSQL 15, 2 vCPU, 8 seeds): on the example handbook ~1.6 ms
@@ -14,16 +14,24 @@
 -- canonical documents and 80k edges, 1.3-1.7 ms for expansion alone, and 5-6 ms
 -- with 500 rejected approaches (the cosine scan is exact and linear in them,
 -- ~6 us each). A whole search on the handbook takes ~9-10 ms. BenchmarkGraphStep
--- (graph_test.go) compares a search with and without this step. It is not sent
--- when both features are off or the page is empty.
+-- (graph_test.go) compares a search with and without this step.
+--
+-- Relevance: the caller sends it only when both features are not off and some
+-- primary hit carries the evidence the refusal gate counts (a raw cosine or a
+-- keyword coverage reaching its thresholds), so an off-topic question, whose page
+-- is whatever was least far, gets no neighbours and no rejected approaches.
+-- relevant_document_ids are the documents of those hits; only they are seeds.
 --
 -- Output: the expanded section (origin graph_expansion) then the rejected section
 -- (origin rejected_approach), each in its order (position). A document appears
 -- in one section at most: primary hits are never expanded, and a rejected
 -- approach goes to the rejected section, not the expanded one.
 WITH
--- Seeds: the canonical documents among the primary hits, ranked by their first
--- hit (primary_document_ids is the page in order, one entry per hit).
+-- Seeds: the canonical documents among the relevant primary hits, ranked by their
+-- first hit (primary_document_ids is the page in order, one entry per hit). A hit
+-- the question has no evidence for is a guess, and its neighbours two guesses
+-- away. Hub nodes (hub_types: a project index links to every headline document)
+-- are not seeds either: a neighbour of the index is not a neighbour of the question.
 seeds AS (
     SELECT DISTINCT ON (n.id) n.id AS node_id, n.project_id, d.id AS document_id, d.slug, d.canonical_type,
            s.seed_rank
@@ -31,6 +39,8 @@ seeds AS (
     JOIN documents d ON d.id = s.document_id
     JOIN kb_nodes n ON n.project_id = d.project_id AND n.document_id = d.id
     WHERE d.project_id = ANY (sqlc.arg(project_ids)::bigint[])
+      AND d.id = ANY (sqlc.arg(relevant_document_ids)::bigint[])
+      AND n.node_type <> ALL (sqlc.arg(hub_types)::text[])
     ORDER BY n.id, s.seed_rank
 ),
 -- Exactly one hop from the seeds, in both directions (a superseded seed reaches
@@ -38,7 +48,7 @@ seeds AS (
 -- view. The seeds drive nested loops over the unique (project_id, from_node_id,
 -- ...) index and kb_edges_to, so the cost follows the seeds' degree, not the graph.
 links AS (
-    SELECT l.*, n.document_id
+    SELECT l.*, n.document_id, n.node_type
     FROM (
         SELECT s.seed_rank, s.slug AS seed_slug, s.canonical_type AS seed_type, e.edge_type,
                e.weight::float8 AS weight, 'outgoing'::text AS direction, e.to_node_id AS node_id
@@ -51,10 +61,11 @@ links AS (
     ) AS l
     JOIN kb_nodes n ON n.id = l.node_id
 ),
--- Expansion follows the allowed edge types only.
+-- Expansion follows the allowed edge types only, and never enters a hub node.
 hops AS (
     SELECT l.* FROM links l
     WHERE sqlc.arg(expansion_enabled)::boolean AND l.edge_type = ANY (sqlc.arg(edge_types)::text[])
+      AND l.node_type <> ALL (sqlc.arg(hub_types)::text[])
 ),
 -- Everything the step may return, read from documents once: the neighbours
 -- (primary key) and the projects' rejected approaches (documents_project_canonical).
@@ -104,12 +115,19 @@ rejected_similar AS (
     LIMIT sqlc.arg(rejected_max_docs)::integer
 ),
 -- Rejected approaches linked, by an edge of any type in either direction, to a
--- decision on the primary page: always injected, whatever their cosine.
+-- relevant decision on the primary page: always injected, whatever their cosine.
 rejected_linked AS (
     SELECT r.document_id, l.seed_rank, l.seed_slug, l.edge_type, l.weight, l.direction
     FROM links l
     JOIN representative r ON r.document_id = l.document_id
     WHERE r.rejected AND l.seed_type = 'decision'
+),
+-- Rejected approaches that are themselves relevant primary hits: the question is
+-- about them, whatever their summary's cosine.
+rejected_on_page AS (
+    SELECT r.document_id
+    FROM representative r
+    WHERE r.rejected AND r.document_id = ANY (sqlc.arg(relevant_document_ids)::bigint[])
 ),
 -- One row per rejected document; a linked one reports its strongest link to the page.
 rejected AS (
@@ -119,20 +137,41 @@ rejected AS (
                NULL::float8 AS weight, NULL::text AS direction
         FROM rejected_similar
         UNION ALL
+        SELECT document_id, NULL, NULL, NULL, NULL, NULL FROM rejected_on_page
+        UNION ALL
         SELECT document_id, seed_rank, seed_slug, edge_type, weight, direction FROM rejected_linked
     ) AS x
     ORDER BY x.document_id, x.weight DESC NULLS LAST, x.seed_rank, x.edge_type
 ),
--- One row per neighbour: its strongest edge to the page (weight, then the
--- seed's rank, then outgoing before incoming), skipping primary documents and
--- rejected approaches already injected.
-expanded AS (
-    SELECT DISTINCT ON (r.document_id) r.document_id, h.seed_rank, h.seed_slug, h.edge_type, h.weight, h.direction
+-- One row per seed and neighbour: the strongest edge between them (weight, then
+-- outgoing before incoming), skipping primary documents (primary_document_ids is
+-- the whole page) and rejected approaches already injected.
+seed_neighbours AS (
+    SELECT DISTINCT ON (h.seed_rank, r.document_id) r.document_id, r.slug, h.seed_rank, h.seed_slug,
+           h.edge_type, h.weight, h.direction
     FROM hops h
     JOIN representative r ON r.document_id = h.document_id
     WHERE r.document_id <> ALL (sqlc.arg(primary_document_ids)::bigint[])
       AND r.document_id NOT IN (SELECT document_id FROM rejected)
-    ORDER BY r.document_id, h.weight DESC, h.seed_rank, h.direction DESC, h.edge_type
+    ORDER BY h.seed_rank, r.document_id, h.weight DESC, h.direction DESC, h.edge_type
+),
+-- Each seed brings at most max_per_seed neighbours, its strongest edges first, so
+-- one well-connected seed cannot fill the section on its own.
+seed_capped AS (
+    SELECT x.*
+    FROM (
+        SELECT sn.*, row_number() OVER (PARTITION BY sn.seed_rank
+                                        ORDER BY sn.weight DESC, sn.direction DESC, sn.edge_type, sn.slug) AS k
+        FROM seed_neighbours sn
+    ) AS x
+    WHERE x.k <= sqlc.arg(max_per_seed)::integer
+),
+-- One row per neighbour: its strongest edge to the page (weight, then the seed's
+-- rank, then outgoing before incoming).
+expanded AS (
+    SELECT DISTINCT ON (x.document_id) x.document_id, x.seed_rank, x.seed_slug, x.edge_type, x.weight, x.direction
+    FROM seed_capped x
+    ORDER BY x.document_id, x.weight DESC, x.seed_rank, x.direction DESC, x.edge_type
 ),
 -- Expanded: edge weight descending, then the seed's rank, capped at max_nodes.
 expanded_page AS (

@@ -1,6 +1,7 @@
 -- The ranking pipeline, one statement, top to bottom:
---   query_terms -> corpus / term_stats -> vector_leg -> keyword_scored -> keyword_top
---   -> mention_leg -> candidate_ids -> keyword_exact -> candidates -> signals
+--   query_terms (-> query_identifiers) -> corpus / term_stats -> vector_leg
+--   -> keyword_scored -> keyword_top -> mention_leg -> candidate_ids -> keyword_exact
+--   -> candidates -> signals
 --   -> normalized -> fused -> capped -> page
 -- Every weight, penalty and threshold is a named parameter; nothing numeric that
 -- changes a ranking is written into the SQL. Run it in a transaction that first sets
@@ -16,6 +17,14 @@ query_terms AS (
 ),
 query_lexemes AS (
     SELECT coalesce(array_agg(lexeme), '{}')::text[] AS lexemes, count(*)::float8 AS n FROM query_terms
+),
+-- The question's identifiers: lexemes that mix letters and digits or hold an
+-- underscore (E5032, v2.3.1, pgx/v5, KB_RRF_K; not 16, 2024, blue/green or
+-- logging). The parser keeps them whole, so they match exactly or not at all.
+query_identifiers AS (
+    SELECT coalesce(array_agg(lexeme), '{}')::text[] AS lexemes, count(*)::float8 AS n
+    FROM query_terms
+    WHERE lexeme ~ '([[:alpha:]].*[[:digit:]]|[[:digit:]].*[[:alpha:]]|_)'
 ),
 -- Lexemes of the filter tags, for the tag_overlap signal.
 filter_tag_lexemes AS (
@@ -200,6 +209,7 @@ candidates AS (
 ),
 -- Raw signals, each defined in the README:
 --   heading       share of query terms in the title/heading path
+--   identifier    share of the question's identifiers in the title/heading path
 --   tag_overlap   share of the document's tag lexemes that are query terms or filter tags
 --   preamble      share of query terms in the document's summary / first paragraph
 --   recency       0.5 ^ (age in days / half-life); 0 without an effective date
@@ -222,6 +232,11 @@ signals AS (
            CASE WHEN q.n = 0 THEN 0
                 ELSE cardinality(ARRAY(SELECT unnest(c.heading_lexemes) INTERSECT SELECT unnest(q.lexemes)))::float8 / q.n
            END AS heading,
+           -- A chunk whose title or heading names the identifier is about it; the
+           -- legs cannot tell it from one that mentions it once among other terms.
+           CASE WHEN qi.n = 0 THEN 0
+                ELSE cardinality(ARRAY(SELECT unnest(c.heading_lexemes) INTERSECT SELECT unnest(qi.lexemes)))::float8 / qi.n
+           END AS identifier,
            -- Absolute evidence for the refusal gate: the share of the question's terms
            -- the chunk contains (never normalised against the other candidates).
            CASE WHEN q.n = 0 THEN 0 ELSE cand.matched_terms / q.n END AS keyword_coverage,
@@ -258,6 +273,7 @@ signals AS (
     JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
     JOIN projects p ON p.id = c.project_id
     CROSS JOIN query_lexemes q
+    CROSS JOIN query_identifiers qi
     CROSS JOIN filter_tag_lexemes ft
 ),
 -- Normalisation across the candidates: vector min-max (when normalize_scores),
@@ -273,9 +289,21 @@ normalized AS (
            CASE WHEN max(s.bm25) OVER () > 0 THEN s.bm25 / max(s.bm25) OVER () ELSE 0 END AS keyword_normalized
     FROM signals s
 ),
--- Fusion. weighted: base + additive signals + canonical adjustment. rrf: Σ w/(k+rank)
--- plus mention and the canonical adjustment scaled to RRF's range (its best
--- possible score), so one trust gradient means the same under both fusions.
+-- Fusion. weighted: base + additive signals + the adjustment
+--   t = Wmention·mention + Widentifier·identifier + Wpriority·priority
+--       − status penalty − tier penalty − Wevidence·evidence_distrust
+-- rrf: Σ w/(k + rank) over the legs that found the chunk, plus t mapped into RRF
+-- units. RRF scores are compressed near the top (ranks 1 and 2 of one leg differ by
+-- w/((k+1)(k+2)), 1/3782 of the leg weight at k = 60), so t is counted in those gaps:
+--   t × rrf_trust_positions × (Ws + Wf) / ((k + 1)(k + 2))
+-- rrf_trust_positions (default 18) is the ratio of how far apart the first
+-- documents of a page are under each fusion (0.171 weighted, 0.00079 RRF: 17.5
+-- gaps; domain.DefaultRRFTrustPositions), so a penalty moves a document past about
+-- as many neighbours under both. Auto tier (0.02) is a third of a gap, a tie-break;
+-- superseded and deprecated (0.40) are seven gaps and archived (0.60) eleven, which
+-- sinks a document below a current one the legs rank a few places lower. (Scaling
+-- t by RRF's best score, Σw/(k+1), made one unit 62 gaps: 0.02 of auto tier plus
+-- 0.225 of search_hint evidence outweighed five places.)
 -- semantic_only / keyword_only: the bare leg score, for comparison and benchmarks.
 fused AS (
     SELECT n.*,
@@ -289,13 +317,17 @@ fused AS (
                    + sqlc.arg(recency_weight)::float8 * n.recency
                    + sqlc.arg(status_weight)::float8 * n.status_active
                    + sqlc.arg(mention_weight)::float8 * n.mention
+                   + sqlc.arg(identifier_weight)::float8 * n.identifier
                    + sqlc.arg(priority_weight)::float8 * n.priority - n.status_penalty - n.tier_penalty
                    - sqlc.arg(evidence_weight)::float8 * n.evidence_distrust
                WHEN 'rrf' THEN
                    coalesce(sqlc.arg(semantic_weight)::float8 / (sqlc.arg(rrf_k)::float8 + n.vector_rank), 0)
                    + coalesce(sqlc.arg(fts_weight)::float8 / (sqlc.arg(rrf_k)::float8 + n.keyword_rank), 0)
-                   + (sqlc.arg(semantic_weight)::float8 + sqlc.arg(fts_weight)::float8) / (sqlc.arg(rrf_k)::float8 + 1)
+                   + sqlc.arg(rrf_trust_positions)::float8
+                     * (sqlc.arg(semantic_weight)::float8 + sqlc.arg(fts_weight)::float8)
+                     / ((sqlc.arg(rrf_k)::float8 + 1) * (sqlc.arg(rrf_k)::float8 + 2))
                      * (sqlc.arg(mention_weight)::float8 * n.mention
+                        + sqlc.arg(identifier_weight)::float8 * n.identifier
                         + sqlc.arg(priority_weight)::float8 * n.priority - n.status_penalty - n.tier_penalty
                         - sqlc.arg(evidence_weight)::float8 * n.evidence_distrust)
                WHEN 'semantic_only' THEN n.vector_similarity
@@ -330,7 +362,8 @@ SELECT p.chunk_id, p.document_id, p.slug, p.title, p.source_path, p.project_key,
        coalesce(p.vector_rank, 0)::integer AS vector_rank, coalesce(p.keyword_rank, 0)::integer AS keyword_rank,
        p.vector_similarity, p.vector_normalized::float8 AS vector_normalized, p.bm25,
        p.keyword_normalized::float8 AS keyword_normalized,
-       p.keyword_coverage::float8 AS keyword_coverage, p.heading::float8 AS heading, p.tag_overlap::float8 AS tag_overlap, p.preamble::float8 AS preamble,
+       p.keyword_coverage::float8 AS keyword_coverage, p.heading::float8 AS heading,
+       p.identifier::float8 AS identifier, p.tag_overlap::float8 AS tag_overlap, p.preamble::float8 AS preamble,
        p.recency::float8 AS recency, p.status_active, p.mention, p.priority,
        p.status_penalty::float8 AS status_penalty, p.tier_penalty::float8 AS tier_penalty,
        p.evidence_distrust::float8 AS evidence_distrust,

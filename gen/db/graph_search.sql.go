@@ -127,10 +127,12 @@ seeds AS (
     JOIN documents d ON d.id = s.document_id
     JOIN kb_nodes n ON n.project_id = d.project_id AND n.document_id = d.id
     WHERE d.project_id = ANY ($2::bigint[])
+      AND d.id = ANY ($3::bigint[])
+      AND n.node_type <> ALL ($4::text[])
     ORDER BY n.id, s.seed_rank
 ),
 links AS (
-    SELECT l.seed_rank, l.seed_slug, l.seed_type, l.edge_type, l.weight, l.direction, l.node_id, n.document_id
+    SELECT l.seed_rank, l.seed_slug, l.seed_type, l.edge_type, l.weight, l.direction, l.node_id, n.document_id, n.node_type
     FROM (
         SELECT s.seed_rank, s.slug AS seed_slug, s.canonical_type AS seed_type, e.edge_type,
                e.weight::float8 AS weight, 'outgoing'::text AS direction, e.to_node_id AS node_id
@@ -144,30 +146,31 @@ links AS (
     JOIN kb_nodes n ON n.id = l.node_id
 ),
 hops AS (
-    SELECT l.seed_rank, l.seed_slug, l.seed_type, l.edge_type, l.weight, l.direction, l.node_id, l.document_id FROM links l
-    WHERE $3::boolean AND l.edge_type = ANY ($4::text[])
+    SELECT l.seed_rank, l.seed_slug, l.seed_type, l.edge_type, l.weight, l.direction, l.node_id, l.document_id, l.node_type FROM links l
+    WHERE $5::boolean AND l.edge_type = ANY ($6::text[])
+      AND l.node_type <> ALL ($4::text[])
 ),
 visible AS (
     SELECT d.id AS document_id, d.project_id, d.slug,
-           $5::boolean AND d.canonical_type = 'rejected-approach' AS rejected
+           $7::boolean AND d.canonical_type = 'rejected-approach' AS rejected
     FROM documents d
     WHERE d.project_id = ANY ($2::bigint[])
       AND (d.id = ANY (ARRAY(SELECT h.document_id FROM hops h))
-           OR ($5::boolean AND d.canonical_type = 'rejected-approach'))
-      AND (cardinality($6::text[]) = 0 OR d.tags && $6::text[])
-      AND (cardinality($7::text[]) = 0 OR d.source_type = ANY ($7::text[]))
-      AND (cardinality($8::text[]) = 0 OR d.canonical_type = ANY ($8::text[]))
-      AND (cardinality($9::text[]) = 0 OR d.status = ANY ($9::text[]))
-      AND (cardinality($10::text[]) = 0 OR d.evidence_tier = ANY ($10::text[]))
-      AND ($11::date IS NULL OR d.effective_date >= $11::date)
-      AND ($12::date IS NULL OR d.effective_date <= $12::date)
-      AND ($13::boolean OR d.status IS DISTINCT FROM 'superseded')
-      AND (NOT $14::boolean OR d.slug = ANY ($15::text[]))
-      AND ($16::boolean OR d.status IS DISTINCT FROM 'archived')
+           OR ($7::boolean AND d.canonical_type = 'rejected-approach'))
+      AND (cardinality($8::text[]) = 0 OR d.tags && $8::text[])
+      AND (cardinality($9::text[]) = 0 OR d.source_type = ANY ($9::text[]))
+      AND (cardinality($10::text[]) = 0 OR d.canonical_type = ANY ($10::text[]))
+      AND (cardinality($11::text[]) = 0 OR d.status = ANY ($11::text[]))
+      AND (cardinality($12::text[]) = 0 OR d.evidence_tier = ANY ($12::text[]))
+      AND ($13::date IS NULL OR d.effective_date >= $13::date)
+      AND ($14::date IS NULL OR d.effective_date <= $14::date)
+      AND ($15::boolean OR d.status IS DISTINCT FROM 'superseded')
+      AND (NOT $16::boolean OR d.slug = ANY ($17::text[]))
+      AND ($18::boolean OR d.status IS DISTINCT FROM 'archived')
 ),
 representative AS (
     SELECT v.document_id, v.project_id, v.slug, v.rejected, c.id AS chunk_id,
-           coalesce(1 - nullif(c.embedding <=> $17::vector, 'NaN'::float8), 0)::float8
+           coalesce(1 - nullif(c.embedding <=> $19::vector, 'NaN'::float8), 0)::float8
                AS similarity
     FROM visible v
     CROSS JOIN LATERAL (
@@ -180,15 +183,20 @@ representative AS (
 rejected_similar AS (
     SELECT r.document_id
     FROM representative r
-    WHERE r.rejected AND r.similarity >= $18::float8
+    WHERE r.rejected AND r.similarity >= $20::float8
     ORDER BY r.similarity DESC, r.document_id
-    LIMIT $19::integer
+    LIMIT $21::integer
 ),
 rejected_linked AS (
     SELECT r.document_id, l.seed_rank, l.seed_slug, l.edge_type, l.weight, l.direction
     FROM links l
     JOIN representative r ON r.document_id = l.document_id
     WHERE r.rejected AND l.seed_type = 'decision'
+),
+rejected_on_page AS (
+    SELECT r.document_id
+    FROM representative r
+    WHERE r.rejected AND r.document_id = ANY ($3::bigint[])
 ),
 rejected AS (
     SELECT DISTINCT ON (x.document_id) x.document_id, x.seed_rank, x.seed_slug, x.edge_type, x.weight, x.direction
@@ -197,24 +205,41 @@ rejected AS (
                NULL::float8 AS weight, NULL::text AS direction
         FROM rejected_similar
         UNION ALL
+        SELECT document_id, NULL, NULL, NULL, NULL, NULL FROM rejected_on_page
+        UNION ALL
         SELECT document_id, seed_rank, seed_slug, edge_type, weight, direction FROM rejected_linked
     ) AS x
     ORDER BY x.document_id, x.weight DESC NULLS LAST, x.seed_rank, x.edge_type
 ),
-expanded AS (
-    SELECT DISTINCT ON (r.document_id) r.document_id, h.seed_rank, h.seed_slug, h.edge_type, h.weight, h.direction
+seed_neighbours AS (
+    SELECT DISTINCT ON (h.seed_rank, r.document_id) r.document_id, r.slug, h.seed_rank, h.seed_slug,
+           h.edge_type, h.weight, h.direction
     FROM hops h
     JOIN representative r ON r.document_id = h.document_id
     WHERE r.document_id <> ALL ($1::bigint[])
       AND r.document_id NOT IN (SELECT document_id FROM rejected)
-    ORDER BY r.document_id, h.weight DESC, h.seed_rank, h.direction DESC, h.edge_type
+    ORDER BY h.seed_rank, r.document_id, h.weight DESC, h.direction DESC, h.edge_type
+),
+seed_capped AS (
+    SELECT x.document_id, x.slug, x.seed_rank, x.seed_slug, x.edge_type, x.weight, x.direction, x.k
+    FROM (
+        SELECT sn.document_id, sn.slug, sn.seed_rank, sn.seed_slug, sn.edge_type, sn.weight, sn.direction, row_number() OVER (PARTITION BY sn.seed_rank
+                                        ORDER BY sn.weight DESC, sn.direction DESC, sn.edge_type, sn.slug) AS k
+        FROM seed_neighbours sn
+    ) AS x
+    WHERE x.k <= $22::integer
+),
+expanded AS (
+    SELECT DISTINCT ON (x.document_id) x.document_id, x.seed_rank, x.seed_slug, x.edge_type, x.weight, x.direction
+    FROM seed_capped x
+    ORDER BY x.document_id, x.weight DESC, x.seed_rank, x.direction DESC, x.edge_type
 ),
 expanded_page AS (
     SELECT x.document_id, x.seed_rank, x.seed_slug, x.edge_type, x.weight, x.direction, row_number() OVER (ORDER BY x.weight DESC, x.seed_rank, r.slug) AS position
     FROM expanded x
     JOIN representative r USING (document_id)
     ORDER BY x.weight DESC, x.seed_rank, r.slug
-    LIMIT $20::integer
+    LIMIT $23::integer
 ),
 rejected_page AS (
     SELECT x.document_id, x.seed_rank, x.seed_slug, x.edge_type, x.weight, x.direction, row_number() OVER (ORDER BY r.similarity DESC, r.slug) AS position
@@ -245,6 +270,8 @@ ORDER BY x.section, x.position
 type GraphSearchParams struct {
 	PrimaryDocumentIds    []int64
 	ProjectIds            []int64
+	RelevantDocumentIds   []int64
+	HubTypes              []string
 	ExpansionEnabled      bool
 	EdgeTypes             []string
 	RejectedEnabled       bool
@@ -262,6 +289,7 @@ type GraphSearchParams struct {
 	QueryEmbedding        *pgvector.Vector
 	RejectedMinSimilarity float64
 	RejectedMaxDocs       int32
+	MaxPerSeed            int32
 	MaxNodes              int32
 }
 
@@ -291,8 +319,8 @@ type GraphSearchRow struct {
 //
 // Tables read: kb_nodes (one per canonical document), kb_edges (from_node_id,
 // to_node_id, edge_type, weight, provenance, declared_by), documents, chunks.
-// The graph step, run after SearchRank as a second statement: its seeds are the
-// primary page, which exists only once SearchRank has fused, capped and cut it,
+// The graph step, run after SearchRank as a second statement: its seeds come from
+// the primary page, which exists only once SearchRank has fused, capped and cut it,
 // so folding this into SearchRank would mean re-deriving the page inside that
 // statement (and editing the ranking pipeline for something that does not rank).
 // Measured cost (PostgreSQL 15, 2 vCPU, 8 seeds): on the example handbook ~1.6 ms
@@ -300,20 +328,28 @@ type GraphSearchRow struct {
 // canonical documents and 80k edges, 1.3-1.7 ms for expansion alone, and 5-6 ms
 // with 500 rejected approaches (the cosine scan is exact and linear in them,
 // ~6 us each). A whole search on the handbook takes ~9-10 ms. BenchmarkGraphStep
-// (graph_test.go) compares a search with and without this step. It is not sent
-// when both features are off or the page is empty.
+// (graph_test.go) compares a search with and without this step.
+//
+// Relevance: the caller sends it only when both features are not off and some
+// primary hit carries the evidence the refusal gate counts (a raw cosine or a
+// keyword coverage reaching its thresholds), so an off-topic question, whose page
+// is whatever was least far, gets no neighbours and no rejected approaches.
+// relevant_document_ids are the documents of those hits; only they are seeds.
 //
 // Output: the expanded section (origin graph_expansion) then the rejected section
 // (origin rejected_approach), each in its order (position). A document appears
 // in one section at most: primary hits are never expanded, and a rejected
 // approach goes to the rejected section, not the expanded one.
-// Seeds: the canonical documents among the primary hits, ranked by their first
-// hit (primary_document_ids is the page in order, one entry per hit).
+// Seeds: the canonical documents among the relevant primary hits, ranked by their
+// first hit (primary_document_ids is the page in order, one entry per hit). A hit
+// the question has no evidence for is a guess, and its neighbours two guesses
+// away. Hub nodes (hub_types: a project index links to every headline document)
+// are not seeds either: a neighbour of the index is not a neighbour of the question.
 // Exactly one hop from the seeds, in both directions (a superseded seed reaches
 // the decision that superseded it), every edge type; direction is the seed's
 // view. The seeds drive nested loops over the unique (project_id, from_node_id,
 // ...) index and kb_edges_to, so the cost follows the seeds' degree, not the graph.
-// Expansion follows the allowed edge types only.
+// Expansion follows the allowed edge types only, and never enters a hub node.
 // Everything the step may return, read from documents once: the neighbours
 // (primary key) and the projects' rejected approaches (documents_project_canonical).
 // It passes the request's filters (the same predicate as SearchRank's legs) and,
@@ -325,17 +361,25 @@ type GraphSearchRow struct {
 // Rejected approaches close to the question: the best `rejected_max_docs` at or
 // above the calibrated cosine threshold.
 // Rejected approaches linked, by an edge of any type in either direction, to a
-// decision on the primary page: always injected, whatever their cosine.
+// relevant decision on the primary page: always injected, whatever their cosine.
+// Rejected approaches that are themselves relevant primary hits: the question is
+// about them, whatever their summary's cosine.
 // One row per rejected document; a linked one reports its strongest link to the page.
-// One row per neighbour: its strongest edge to the page (weight, then the
-// seed's rank, then outgoing before incoming), skipping primary documents and
-// rejected approaches already injected.
+// One row per seed and neighbour: the strongest edge between them (weight, then
+// outgoing before incoming), skipping primary documents (primary_document_ids is
+// the whole page) and rejected approaches already injected.
+// Each seed brings at most max_per_seed neighbours, its strongest edges first, so
+// one well-connected seed cannot fill the section on its own.
+// One row per neighbour: its strongest edge to the page (weight, then the seed's
+// rank, then outgoing before incoming).
 // Expanded: edge weight descending, then the seed's rank, capped at max_nodes.
 // Rejected: cosine descending.
 func (q *Queries) GraphSearch(ctx context.Context, arg GraphSearchParams) ([]GraphSearchRow, error) {
 	rows, err := q.db.Query(ctx, graphSearch,
 		arg.PrimaryDocumentIds,
 		arg.ProjectIds,
+		arg.RelevantDocumentIds,
+		arg.HubTypes,
 		arg.ExpansionEnabled,
 		arg.EdgeTypes,
 		arg.RejectedEnabled,
@@ -353,6 +397,7 @@ func (q *Queries) GraphSearch(ctx context.Context, arg GraphSearchParams) ([]Gra
 		arg.QueryEmbedding,
 		arg.RejectedMinSimilarity,
 		arg.RejectedMaxDocs,
+		arg.MaxPerSeed,
 		arg.MaxNodes,
 	)
 	if err != nil {

@@ -21,6 +21,11 @@ query_terms AS (
 query_lexemes AS (
     SELECT coalesce(array_agg(lexeme), '{}')::text[] AS lexemes, count(*)::float8 AS n FROM query_terms
 ),
+query_identifiers AS (
+    SELECT coalesce(array_agg(lexeme), '{}')::text[] AS lexemes, count(*)::float8 AS n
+    FROM query_terms
+    WHERE lexeme ~ '([[:alpha:]].*[[:digit:]]|[[:digit:]].*[[:alpha:]]|_)'
+),
 filter_tag_lexemes AS (
     SELECT tsvector_to_array(to_tsvector('english', array_to_string($4::text[], ' '))) AS lexemes
 ),
@@ -191,6 +196,11 @@ signals AS (
            CASE WHEN q.n = 0 THEN 0
                 ELSE cardinality(ARRAY(SELECT unnest(c.heading_lexemes) INTERSECT SELECT unnest(q.lexemes)))::float8 / q.n
            END AS heading,
+           -- A chunk whose title or heading names the identifier is about it; the
+           -- legs cannot tell it from one that mentions it once among other terms.
+           CASE WHEN qi.n = 0 THEN 0
+                ELSE cardinality(ARRAY(SELECT unnest(c.heading_lexemes) INTERSECT SELECT unnest(qi.lexemes)))::float8 / qi.n
+           END AS identifier,
            -- Absolute evidence for the refusal gate: the share of the question's terms
            -- the chunk contains (never normalised against the other candidates).
            CASE WHEN q.n = 0 THEN 0 ELSE cand.matched_terms / q.n END AS keyword_coverage,
@@ -227,10 +237,11 @@ signals AS (
     JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
     JOIN projects p ON p.id = c.project_id
     CROSS JOIN query_lexemes q
+    CROSS JOIN query_identifiers qi
     CROSS JOIN filter_tag_lexemes ft
 ),
 normalized AS (
-    SELECT s.chunk_id, s.document_id, s.ordinal, s.heading_path, s.text, s.is_summary, s.slug, s.title, s.source_path, s.canonical_type, s.status, s.tags, s.evidence_tier, s.retrieval_priority, s.tier, s.project_key, s.vector_rank, s.keyword_rank, s.vector_similarity, s.bm25, s.heading, s.keyword_coverage, s.tag_overlap, s.preamble, s.recency, s.status_active, s.mention, s.evidence_distrust, s.status_penalty, s.tier_penalty, s.priority,
+    SELECT s.chunk_id, s.document_id, s.ordinal, s.heading_path, s.text, s.is_summary, s.slug, s.title, s.source_path, s.canonical_type, s.status, s.tags, s.evidence_tier, s.retrieval_priority, s.tier, s.project_key, s.vector_rank, s.keyword_rank, s.vector_similarity, s.bm25, s.heading, s.identifier, s.keyword_coverage, s.tag_overlap, s.preamble, s.recency, s.status_active, s.mention, s.evidence_distrust, s.status_penalty, s.tier_penalty, s.priority,
            CASE WHEN NOT $34::boolean THEN s.vector_similarity
                 WHEN max(s.vector_similarity) OVER () > min(s.vector_similarity) OVER ()
                     THEN (s.vector_similarity - min(s.vector_similarity) OVER ())
@@ -241,7 +252,7 @@ normalized AS (
     FROM signals s
 ),
 fused AS (
-    SELECT n.chunk_id, n.document_id, n.ordinal, n.heading_path, n.text, n.is_summary, n.slug, n.title, n.source_path, n.canonical_type, n.status, n.tags, n.evidence_tier, n.retrieval_priority, n.tier, n.project_key, n.vector_rank, n.keyword_rank, n.vector_similarity, n.bm25, n.heading, n.keyword_coverage, n.tag_overlap, n.preamble, n.recency, n.status_active, n.mention, n.evidence_distrust, n.status_penalty, n.tier_penalty, n.priority, n.vector_normalized, n.keyword_normalized,
+    SELECT n.chunk_id, n.document_id, n.ordinal, n.heading_path, n.text, n.is_summary, n.slug, n.title, n.source_path, n.canonical_type, n.status, n.tags, n.evidence_tier, n.retrieval_priority, n.tier, n.project_key, n.vector_rank, n.keyword_rank, n.vector_similarity, n.bm25, n.heading, n.identifier, n.keyword_coverage, n.tag_overlap, n.preamble, n.recency, n.status_active, n.mention, n.evidence_distrust, n.status_penalty, n.tier_penalty, n.priority, n.vector_normalized, n.keyword_normalized,
            CASE $35::text
                WHEN 'weighted' THEN
                    $36::float8 * n.vector_normalized
@@ -252,15 +263,19 @@ fused AS (
                    + $41::float8 * n.recency
                    + $42::float8 * n.status_active
                    + $43::float8 * n.mention
-                   + $44::float8 * n.priority - n.status_penalty - n.tier_penalty
-                   - $45::float8 * n.evidence_distrust
+                   + $44::float8 * n.identifier
+                   + $45::float8 * n.priority - n.status_penalty - n.tier_penalty
+                   - $46::float8 * n.evidence_distrust
                WHEN 'rrf' THEN
-                   coalesce($46::float8 / ($47::float8 + n.vector_rank), 0)
-                   + coalesce($48::float8 / ($47::float8 + n.keyword_rank), 0)
-                   + ($46::float8 + $48::float8) / ($47::float8 + 1)
+                   coalesce($47::float8 / ($48::float8 + n.vector_rank), 0)
+                   + coalesce($49::float8 / ($48::float8 + n.keyword_rank), 0)
+                   + $50::float8
+                     * ($47::float8 + $49::float8)
+                     / (($48::float8 + 1) * ($48::float8 + 2))
                      * ($43::float8 * n.mention
-                        + $44::float8 * n.priority - n.status_penalty - n.tier_penalty
-                        - $45::float8 * n.evidence_distrust)
+                        + $44::float8 * n.identifier
+                        + $45::float8 * n.priority - n.status_penalty - n.tier_penalty
+                        - $46::float8 * n.evidence_distrust)
                WHEN 'semantic_only' THEN n.vector_similarity
                ELSE n.bm25
            END AS score
@@ -271,19 +286,19 @@ fused AS (
        OR ($35::text = 'keyword_only' AND n.keyword_rank IS NOT NULL)
 ),
 capped AS (
-    SELECT f.chunk_id, f.document_id, f.ordinal, f.heading_path, f.text, f.is_summary, f.slug, f.title, f.source_path, f.canonical_type, f.status, f.tags, f.evidence_tier, f.retrieval_priority, f.tier, f.project_key, f.vector_rank, f.keyword_rank, f.vector_similarity, f.bm25, f.heading, f.keyword_coverage, f.tag_overlap, f.preamble, f.recency, f.status_active, f.mention, f.evidence_distrust, f.status_penalty, f.tier_penalty, f.priority, f.vector_normalized, f.keyword_normalized, f.score, f.doc_rank, count(*) OVER () AS candidates_pre_threshold
+    SELECT f.chunk_id, f.document_id, f.ordinal, f.heading_path, f.text, f.is_summary, f.slug, f.title, f.source_path, f.canonical_type, f.status, f.tags, f.evidence_tier, f.retrieval_priority, f.tier, f.project_key, f.vector_rank, f.keyword_rank, f.vector_similarity, f.bm25, f.heading, f.identifier, f.keyword_coverage, f.tag_overlap, f.preamble, f.recency, f.status_active, f.mention, f.evidence_distrust, f.status_penalty, f.tier_penalty, f.priority, f.vector_normalized, f.keyword_normalized, f.score, f.doc_rank, count(*) OVER () AS candidates_pre_threshold
     FROM (
-        SELECT f.chunk_id, f.document_id, f.ordinal, f.heading_path, f.text, f.is_summary, f.slug, f.title, f.source_path, f.canonical_type, f.status, f.tags, f.evidence_tier, f.retrieval_priority, f.tier, f.project_key, f.vector_rank, f.keyword_rank, f.vector_similarity, f.bm25, f.heading, f.keyword_coverage, f.tag_overlap, f.preamble, f.recency, f.status_active, f.mention, f.evidence_distrust, f.status_penalty, f.tier_penalty, f.priority, f.vector_normalized, f.keyword_normalized, f.score, row_number() OVER (PARTITION BY f.document_id ORDER BY f.score DESC, f.chunk_id) AS doc_rank
+        SELECT f.chunk_id, f.document_id, f.ordinal, f.heading_path, f.text, f.is_summary, f.slug, f.title, f.source_path, f.canonical_type, f.status, f.tags, f.evidence_tier, f.retrieval_priority, f.tier, f.project_key, f.vector_rank, f.keyword_rank, f.vector_similarity, f.bm25, f.heading, f.identifier, f.keyword_coverage, f.tag_overlap, f.preamble, f.recency, f.status_active, f.mention, f.evidence_distrust, f.status_penalty, f.tier_penalty, f.priority, f.vector_normalized, f.keyword_normalized, f.score, row_number() OVER (PARTITION BY f.document_id ORDER BY f.score DESC, f.chunk_id) AS doc_rank
         FROM fused f
     ) AS f
-    WHERE f.doc_rank <= $49::integer
+    WHERE f.doc_rank <= $51::integer
 ),
 page AS (
-    SELECT c.chunk_id, c.document_id, c.ordinal, c.heading_path, c.text, c.is_summary, c.slug, c.title, c.source_path, c.canonical_type, c.status, c.tags, c.evidence_tier, c.retrieval_priority, c.tier, c.project_key, c.vector_rank, c.keyword_rank, c.vector_similarity, c.bm25, c.heading, c.keyword_coverage, c.tag_overlap, c.preamble, c.recency, c.status_active, c.mention, c.evidence_distrust, c.status_penalty, c.tier_penalty, c.priority, c.vector_normalized, c.keyword_normalized, c.score, c.doc_rank, c.candidates_pre_threshold,
+    SELECT c.chunk_id, c.document_id, c.ordinal, c.heading_path, c.text, c.is_summary, c.slug, c.title, c.source_path, c.canonical_type, c.status, c.tags, c.evidence_tier, c.retrieval_priority, c.tier, c.project_key, c.vector_rank, c.keyword_rank, c.vector_similarity, c.bm25, c.heading, c.identifier, c.keyword_coverage, c.tag_overlap, c.preamble, c.recency, c.status_active, c.mention, c.evidence_distrust, c.status_penalty, c.tier_penalty, c.priority, c.vector_normalized, c.keyword_normalized, c.score, c.doc_rank, c.candidates_pre_threshold,
            count(*) OVER () AS candidates_post_threshold,
            row_number() OVER (ORDER BY c.score DESC, c.chunk_id) AS position
     FROM capped c
-    WHERE c.score >= $50::float8
+    WHERE c.score >= $52::float8
 )
 SELECT p.chunk_id, p.document_id, p.slug, p.title, p.source_path, p.project_key, p.heading_path, p.text,
        p.is_summary, p.canonical_type, p.status, p.tags, p.evidence_tier, p.retrieval_priority, p.tier,
@@ -291,7 +306,8 @@ SELECT p.chunk_id, p.document_id, p.slug, p.title, p.source_path, p.project_key,
        coalesce(p.vector_rank, 0)::integer AS vector_rank, coalesce(p.keyword_rank, 0)::integer AS keyword_rank,
        p.vector_similarity, p.vector_normalized::float8 AS vector_normalized, p.bm25,
        p.keyword_normalized::float8 AS keyword_normalized,
-       p.keyword_coverage::float8 AS keyword_coverage, p.heading::float8 AS heading, p.tag_overlap::float8 AS tag_overlap, p.preamble::float8 AS preamble,
+       p.keyword_coverage::float8 AS keyword_coverage, p.heading::float8 AS heading,
+       p.identifier::float8 AS identifier, p.tag_overlap::float8 AS tag_overlap, p.preamble::float8 AS preamble,
        p.recency::float8 AS recency, p.status_active, p.mention, p.priority,
        p.status_penalty::float8 AS status_penalty, p.tier_penalty::float8 AS tier_penalty,
        p.evidence_distrust::float8 AS evidence_distrust,
@@ -347,11 +363,13 @@ type SearchRankParams struct {
 	RecencyWeight       float64
 	StatusWeight        float64
 	MentionWeight       float64
+	IdentifierWeight    float64
 	PriorityWeight      float64
 	EvidenceWeight      float64
 	SemanticWeight      float64
 	RrfK                float64
 	FtsWeight           float64
+	RrfTrustPositions   float64
 	MaxChunksPerDoc     int32
 	MinScore            float64
 }
@@ -382,6 +400,7 @@ type SearchRankRow struct {
 	KeywordNormalized       float64
 	KeywordCoverage         float64
 	Heading                 float64
+	Identifier              float64
 	TagOverlap              float64
 	Preamble                float64
 	Recency                 float64
@@ -398,8 +417,9 @@ type SearchRankRow struct {
 
 // The ranking pipeline, one statement, top to bottom:
 //
-//	query_terms -> corpus / term_stats -> vector_leg -> keyword_scored -> keyword_top
-//	-> mention_leg -> candidate_ids -> keyword_exact -> candidates -> signals
+//	query_terms (-> query_identifiers) -> corpus / term_stats -> vector_leg
+//	-> keyword_scored -> keyword_top -> mention_leg -> candidate_ids -> keyword_exact
+//	-> candidates -> signals
 //	-> normalized -> fused -> capped -> page
 //
 // Every weight, penalty and threshold is a named parameter; nothing numeric that
@@ -408,6 +428,9 @@ type SearchRankRow struct {
 // thing with every parameter bound, ready for psql and EXPLAIN ANALYZE).
 // The question's lexemes (english stemming, stop words removed, identifiers kept
 // whole) with their count: OR semantics, a repeated term weighs more.
+// The question's identifiers: lexemes that mix letters and digits or hold an
+// underscore (E5032, v2.3.1, pgx/v5, KB_RRF_K; not 16, 2024, blue/green or
+// logging). The parser keeps them whole, so they match exactly or not at all.
 // Lexemes of the filter tags, for the tag_overlap signal.
 // BM25 corpus statistics over the projects searched: N, average length, df.
 // Vector leg: HNSW cosine, over-retrieving `fanout` chunks. Without document
@@ -437,6 +460,7 @@ type SearchRankRow struct {
 // Raw signals, each defined in the README:
 //
 //	heading       share of query terms in the title/heading path
+//	identifier    share of the question's identifiers in the title/heading path
 //	tag_overlap   share of the document's tag lexemes that are query terms or filter tags
 //	preamble      share of query terms in the document's summary / first paragraph
 //	recency       0.5 ^ (age in days / half-life); 0 without an effective date
@@ -447,9 +471,25 @@ type SearchRankRow struct {
 //
 // Normalisation across the candidates: vector min-max (when normalize_scores),
 // keyword divided by the best BM25 so a chunk matching nothing scores 0.
-// Fusion. weighted: base + additive signals + canonical adjustment. rrf: Σ w/(k+rank)
-// plus mention and the canonical adjustment scaled to RRF's range (its best
-// possible score), so one trust gradient means the same under both fusions.
+// Fusion. weighted: base + additive signals + the adjustment
+//
+//	t = Wmention·mention + Widentifier·identifier + Wpriority·priority
+//	    − status penalty − tier penalty − Wevidence·evidence_distrust
+//
+// rrf: Σ w/(k + rank) over the legs that found the chunk, plus t mapped into RRF
+// units. RRF scores are compressed near the top (ranks 1 and 2 of one leg differ by
+// w/((k+1)(k+2)), 1/3782 of the leg weight at k = 60), so t is counted in those gaps:
+//
+//	t × rrf_trust_positions × (Ws + Wf) / ((k + 1)(k + 2))
+//
+// rrf_trust_positions (default 18) is the ratio of how far apart the first
+// documents of a page are under each fusion (0.171 weighted, 0.00079 RRF: 17.5
+// gaps; domain.DefaultRRFTrustPositions), so a penalty moves a document past about
+// as many neighbours under both. Auto tier (0.02) is a third of a gap, a tie-break;
+// superseded and deprecated (0.40) are seven gaps and archived (0.60) eleven, which
+// sinks a document below a current one the legs rank a few places lower. (Scaling
+// t by RRF's best score, Σw/(k+1), made one unit 62 gaps: 0.02 of auto tier plus
+// 0.225 of search_hint evidence outweighed five places.)
 // semantic_only / keyword_only: the bare leg score, for comparison and benchmarks.
 // Per-document cap, then the minimum score.
 // Primary hits are the first `page_limit`; the next `runner_up_limit` are runners-up.
@@ -498,11 +538,13 @@ func (q *Queries) SearchRank(ctx context.Context, arg SearchRankParams) ([]Searc
 		arg.RecencyWeight,
 		arg.StatusWeight,
 		arg.MentionWeight,
+		arg.IdentifierWeight,
 		arg.PriorityWeight,
 		arg.EvidenceWeight,
 		arg.SemanticWeight,
 		arg.RrfK,
 		arg.FtsWeight,
+		arg.RrfTrustPositions,
 		arg.MaxChunksPerDoc,
 		arg.MinScore,
 	)
@@ -539,6 +581,7 @@ func (q *Queries) SearchRank(ctx context.Context, arg SearchRankParams) ([]Searc
 			&i.KeywordNormalized,
 			&i.KeywordCoverage,
 			&i.Heading,
+			&i.Identifier,
 			&i.TagOverlap,
 			&i.Preamble,
 			&i.Recency,

@@ -194,8 +194,13 @@ type Ranking struct {
 	// candidate generation from each term's N highest-impact postings; scores
 	// stay exact. Requests with document filters always run exact.
 	Bm25TermLimit *int32 `protobuf:"varint,27,opt,name=bm25_term_limit,json=bm25TermLimit,proto3,oneof" json:"bm25_term_limit,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// Under rrf, how many gaps between rank 1 and rank 2 of every leg one unit of the
+	// trust adjustment is worth (KB_RRF_TRUST_POSITIONS).
+	RrfTrustPositions *float64 `protobuf:"fixed64,28,opt,name=rrf_trust_positions,json=rrfTrustPositions,proto3,oneof" json:"rrf_trust_positions,omitempty"`
+	// × the share of the question's identifiers in the chunk's title and headings.
+	IdentifierWeight *float64 `protobuf:"fixed64,29,opt,name=identifier_weight,json=identifierWeight,proto3,oneof" json:"identifier_weight,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Ranking) Reset() {
@@ -413,6 +418,20 @@ func (x *Ranking) GetEvidenceWeight() float64 {
 func (x *Ranking) GetBm25TermLimit() int32 {
 	if x != nil && x.Bm25TermLimit != nil {
 		return *x.Bm25TermLimit
+	}
+	return 0
+}
+
+func (x *Ranking) GetRrfTrustPositions() float64 {
+	if x != nil && x.RrfTrustPositions != nil {
+		return *x.RrfTrustPositions
+	}
+	return 0
+}
+
+func (x *Ranking) GetIdentifierWeight() float64 {
+	if x != nil && x.IdentifierWeight != nil {
+		return *x.IdentifierWeight
 	}
 	return 0
 }
@@ -1015,8 +1034,11 @@ type Explain struct {
 	Terms []*TermScore `protobuf:"bytes,17,rep,name=terms,proto3" json:"terms,omitempty"`
 	// 1 − trust of the evidence tier (0 when the document names none).
 	EvidenceDistrust float64 `protobuf:"fixed64,18,opt,name=evidence_distrust,json=evidenceDistrust,proto3" json:"evidence_distrust,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Share of the question's identifiers (E5032, v2.3.1, KB_RRF_K) in the title and
+	// heading path.
+	Identifier    float64 `protobuf:"fixed64,19,opt,name=identifier,proto3" json:"identifier,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Explain) Reset() {
@@ -1171,6 +1193,13 @@ func (x *Explain) GetTerms() []*TermScore {
 func (x *Explain) GetEvidenceDistrust() float64 {
 	if x != nil {
 		return x.EvidenceDistrust
+	}
+	return 0
+}
+
+func (x *Explain) GetIdentifier() float64 {
+	if x != nil {
+		return x.Identifier
 	}
 	return 0
 }
@@ -1728,7 +1757,7 @@ const file_canon_v1_search_proto_rawDesc = "" +
 	"\x12include_superseded\x18\v \x01(\bH\x00R\x11includeSuperseded\x88\x01\x01\x12\x1f\n" +
 	"\vproject_key\x18\f \x01(\tR\n" +
 	"projectKeyB\x15\n" +
-	"\x13_include_superseded\"\xb8\r\n" +
+	"\x13_include_superseded\"\xcd\x0e\n" +
 	"\aRanking\x12(\n" +
 	"\rvector_weight\x18\x01 \x01(\x01H\x00R\fvectorWeight\x88\x01\x01\x12*\n" +
 	"\x0ekeyword_weight\x18\x02 \x01(\x01H\x01R\rkeywordWeight\x88\x01\x01\x12*\n" +
@@ -1759,7 +1788,9 @@ const file_canon_v1_search_proto_rawDesc = "" +
 	"\x10normalize_scores\x18\x18 \x01(\bH\x17R\x0fnormalizeScores\x88\x01\x01\x128\n" +
 	"\x16recency_half_life_days\x18\x19 \x01(\x01H\x18R\x13recencyHalfLifeDays\x88\x01\x01\x12,\n" +
 	"\x0fevidence_weight\x18\x1a \x01(\x01H\x19R\x0eevidenceWeight\x88\x01\x01\x12+\n" +
-	"\x0fbm25_term_limit\x18\x1b \x01(\x05H\x1aR\rbm25TermLimit\x88\x01\x01B\x10\n" +
+	"\x0fbm25_term_limit\x18\x1b \x01(\x05H\x1aR\rbm25TermLimit\x88\x01\x01\x123\n" +
+	"\x13rrf_trust_positions\x18\x1c \x01(\x01H\x1bR\x11rrfTrustPositions\x88\x01\x01\x120\n" +
+	"\x11identifier_weight\x18\x1d \x01(\x01H\x1cR\x10identifierWeight\x88\x01\x01B\x10\n" +
 	"\x0e_vector_weightB\x11\n" +
 	"\x0f_keyword_weightB\x11\n" +
 	"\x0f_heading_weightB\x15\n" +
@@ -1789,7 +1820,9 @@ const file_canon_v1_search_proto_rawDesc = "" +
 	"\x11_normalize_scoresB\x19\n" +
 	"\x17_recency_half_life_daysB\x12\n" +
 	"\x10_evidence_weightB\x12\n" +
-	"\x10_bm25_term_limit\"\x84\x03\n" +
+	"\x10_bm25_term_limitB\x16\n" +
+	"\x14_rrf_trust_positionsB\x14\n" +
+	"\x12_identifier_weight\"\x84\x03\n" +
 	"\rSearchOptions\x12\x16\n" +
 	"\x06fusion\x18\x01 \x01(\tR\x06fusion\x12\x14\n" +
 	"\x05limit\x18\x02 \x01(\x05R\x05limit\x12\x18\n" +
@@ -1849,7 +1882,7 @@ const file_canon_v1_search_proto_rawDesc = "" +
 	"\tedge_type\x18\x01 \x01(\tR\bedgeType\x12\x16\n" +
 	"\x06weight\x18\x02 \x01(\x01R\x06weight\x12\x1c\n" +
 	"\tdirection\x18\x03 \x01(\tR\tdirection\x12\x1e\n" +
-	"\vfrom_doc_id\x18\x04 \x01(\tR\tfromDocId\"\xb8\x05\n" +
+	"\vfrom_doc_id\x18\x04 \x01(\tR\tfromDocId\"\xd8\x05\n" +
 	"\aExplain\x12+\n" +
 	"\x11vector_similarity\x18\x01 \x01(\x01R\x10vectorSimilarity\x12+\n" +
 	"\x11vector_normalized\x18\x02 \x01(\x01R\x10vectorNormalized\x12\x1f\n" +
@@ -1871,7 +1904,10 @@ const file_canon_v1_search_proto_rawDesc = "" +
 	"\ftier_penalty\x18\x0f \x01(\x01R\vtierPenalty\x12<\n" +
 	"\rcontributions\x18\x10 \x03(\v2\x16.canon.v1.ContributionR\rcontributions\x12)\n" +
 	"\x05terms\x18\x11 \x03(\v2\x13.canon.v1.TermScoreR\x05terms\x12+\n" +
-	"\x11evidence_distrust\x18\x12 \x01(\x01R\x10evidenceDistrust\"x\n" +
+	"\x11evidence_distrust\x18\x12 \x01(\x01R\x10evidenceDistrust\x12\x1e\n" +
+	"\n" +
+	"identifier\x18\x13 \x01(\x01R\n" +
+	"identifier\"x\n" +
 	"\fContribution\x12\x16\n" +
 	"\x06signal\x18\x01 \x01(\tR\x06signal\x12\x16\n" +
 	"\x06weight\x18\x02 \x01(\x01R\x06weight\x12\x14\n" +
