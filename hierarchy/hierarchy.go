@@ -267,6 +267,12 @@ func (h *Searcher) Search(ctx context.Context, req *canonv1.SearchRequest) (*can
 	return h.twoPass(ctx, pr, p1, alpha)
 }
 
+// ProjectIDs resolves project keys to ids (unknown keys are skipped), as the flat
+// searcher does: the chat turn logs them.
+func (h *Searcher) ProjectIDs(ctx context.Context, keys []string) ([]int64, error) {
+	return h.flat.ProjectIDs(ctx, keys)
+}
+
 // Pass1 runs (or reads from the cache) pass 1 for a prepared request.
 func (h *Searcher) Pass1(ctx context.Context, pr *search.Prepared) (*Pass1Result, error) {
 	key := strings.Join(pr.ProjectKeys(), ",") + "\x00" + pr.Fusion() + "\x00" + pr.Query()
@@ -392,6 +398,7 @@ func (h *Searcher) twoPass(ctx context.Context, pr *search.Prepared, p1 *Pass1Re
 	if err != nil {
 		return nil, err
 	}
+	asked := pr
 	if h.cfg.StripNames && p1.Residual != pr.Query() {
 		// A question that is nothing but a name keeps its words.
 		q, err := pr.Requery(ctx, p1.Residual)
@@ -450,6 +457,17 @@ func (h *Searcher) twoPass(ctx context.Context, pr *search.Prepared, p1 *Pass1Re
 	}
 	res, err := pr.Result(ctx, rows)
 	if err != nil {
+		return nil, err
+	}
+	// The hits' evidence (vector_similarity, keyword_coverage) is the refusal
+	// gate's input and is promised against the question asked, not the residual
+	// that ranked them: measured on the residual, "Which meetings did Sam
+	// attend?" kept no evidence ("meet attend" is not in Sam's meeting notes) and
+	// was refused. Each hit is linked to a chosen entity, so it accounts for the
+	// words that named it ("Which runbooks does Kim own?": a runbook Kim owns
+	// need not say "Kim"); the rest of the question must still be in the chunk,
+	// so "What is Dana's favourite pizza?" is refused.
+	if err := asked.Evidence(ctx, res, p1.Residual); err != nil {
 		return nil, err
 	}
 	byChunk := make(map[int64]*scored, len(page))
