@@ -467,7 +467,7 @@ func (h *Searcher) twoPass(ctx context.Context, pr *search.Prepared, p1 *Pass1Re
 	// words that named it ("Which runbooks does Kim own?": a runbook Kim owns
 	// need not say "Kim"); the rest of the question must still be in the chunk,
 	// so "What is Dana's favourite pizza?" is refused.
-	if err := asked.Evidence(ctx, res, p1.Residual); err != nil {
+	if err := asked.Evidence(ctx, res, p1.Stripped); err != nil {
 		return nil, err
 	}
 	byChunk := make(map[int64]*scored, len(page))

@@ -487,6 +487,20 @@ func TestEvidenceIsAgainstTheQuestionAsked(t *testing.T) {
 	if compared < len(hits)/2 {
 		t.Errorf("compared %d of %d hits with the flat ranking", compared, len(hits))
 	}
+
+	// A question that is nothing but a name (own is a stop word) ranks with its
+	// words kept; every term named the entity, so every linked hit covers them all.
+	ines := mustSearch(t, h, req("What does Ines Moreau own?", func(r *canonv1.SearchRequest) {
+		r.Filters.ProjectKeys = []string{"payments"}
+	}))
+	if m := ines.GetMeta(); m.GetSearchMode() != ModeTwoPass || !slices.Equal(m.GetQueryTerms(), []string{"ine", "moreau"}) {
+		t.Fatalf("mode %s, ranking terms %v: want two_pass ranking the whole question", m.GetSearchMode(), m.GetQueryTerms())
+	}
+	for _, hit := range ines.GetPrimary() {
+		if hit.GetKeywordCoverage() != 1 {
+			t.Errorf("%s #%d: keyword coverage %.3f, want 1", hit.GetDocId(), hit.GetChunkId(), hit.GetKeywordCoverage())
+		}
+	}
 }
 
 func chunkIDs(hits []*canonv1.Hit) []int64 {

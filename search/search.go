@@ -186,11 +186,11 @@ func (pr *Prepared) Result(ctx context.Context, rows []db.SearchRankRow) (*canon
 // Evidence sets the vector_similarity and keyword_coverage of res's primary and
 // runner-up hits against pr's question, in one statement, for a result whose
 // hits are all documents linked to the entities the question names (the
-// two-pass search): the question's terms that are not in residual (the question
+// two-pass search): the question's terms that are not in stripped (the question
 // without those names) count as covered by every hit. The two-pass search ranks
 // with a Requery copy; the refusal gate and the API promise the evidence of the
 // question that was asked.
-func (pr *Prepared) Evidence(ctx context.Context, res *canonv1.SearchResult, residual string) error {
+func (pr *Prepared) Evidence(ctx context.Context, res *canonv1.SearchResult, stripped string) error {
 	p := pr.p
 	var ids []int64
 	hits := map[int64][]*canonv1.Hit{}
@@ -207,7 +207,7 @@ func (pr *Prepared) Evidence(ctx context.Context, res *canonv1.SearchResult, res
 	}
 	rows, err := db.New(pr.s.pool).SearchEvidence(ctx, db.SearchEvidenceParams{
 		SemanticEnabled: p.params.SemanticEnabled, QueryEmbedding: p.params.QueryEmbedding,
-		ProjectIds: p.projectIDs, ChunkIds: ids, Query: p.query, Residual: residual,
+		ProjectIds: p.projectIDs, ChunkIds: ids, Query: p.query, Stripped: stripped,
 	})
 	if err != nil {
 		return fmt.Errorf("evidence: %w", err)

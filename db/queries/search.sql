@@ -306,7 +306,7 @@ ORDER BY p.chunk_id, score DESC, t.lexeme;
 -- The refusal gate's absolute evidence for given chunks against a question: the
 -- same vector_similarity and keyword_coverage as SearchRank's signals, for the
 -- hits of a two-pass search. Pass 2 ranks by the question without the words that
--- named the chosen entities (residual); the gate needs the evidence of the
+-- named the chosen entities (stripped); the gate needs the evidence of the
 -- question asked. Every such hit is a document linked to a chosen entity (owner,
 -- attendee, explicit link, mention, its own page), so it accounts for the
 -- question's terms that named the entity even where its text does not repeat
@@ -319,7 +319,7 @@ named_lexemes AS (
     SELECT coalesce(array_agg(n.lexeme), '{}')::text[] AS lexemes
     FROM (SELECT t.lexeme FROM canon_query_terms(sqlc.arg(query)::text) AS t (lexeme, qtf)
           EXCEPT
-          SELECT t.lexeme FROM canon_query_terms(sqlc.arg(residual)::text) AS t (lexeme, qtf)) n
+          SELECT t.lexeme FROM canon_query_terms(sqlc.arg(stripped)::text) AS t (lexeme, qtf)) n
 )
 SELECT c.id AS chunk_id,
        CASE WHEN sqlc.arg(semantic_enabled)::boolean

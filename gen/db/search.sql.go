@@ -46,7 +46,7 @@ type SearchEvidenceParams struct {
 	ProjectIds      []int64
 	ChunkIds        []int64
 	Query           string
-	Residual        string
+	Stripped        string
 }
 
 type SearchEvidenceRow struct {
@@ -58,7 +58,7 @@ type SearchEvidenceRow struct {
 // The refusal gate's absolute evidence for given chunks against a question: the
 // same vector_similarity and keyword_coverage as SearchRank's signals, for the
 // hits of a two-pass search. Pass 2 ranks by the question without the words that
-// named the chosen entities (residual); the gate needs the evidence of the
+// named the chosen entities (stripped); the gate needs the evidence of the
 // question asked. Every such hit is a document linked to a chosen entity (owner,
 // attendee, explicit link, mention, its own page), so it accounts for the
 // question's terms that named the entity even where its text does not repeat
@@ -70,7 +70,7 @@ func (q *Queries) SearchEvidence(ctx context.Context, arg SearchEvidenceParams) 
 		arg.ProjectIds,
 		arg.ChunkIds,
 		arg.Query,
-		arg.Residual,
+		arg.Stripped,
 	)
 	if err != nil {
 		return nil, err
