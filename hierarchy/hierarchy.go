@@ -212,6 +212,10 @@ func New(pool *pgxpool.Pool, flat *search.Searcher, cfg Config) *Searcher {
 	}
 }
 
+// Config is the configuration the Searcher runs with (a latency harness times
+// Pass1 with its parameters).
+func (h *Searcher) Config() Config { return h.cfg }
+
 // Invalidate drops the cached pass-1 results and links of the projects (the
 // ingester's AfterChange hook). Other processes' caches expire with their TTL.
 func (h *Searcher) Invalidate(projectKeys []string) {
