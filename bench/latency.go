@@ -32,6 +32,7 @@ import (
 	"github.com/canonkb/canon/domain"
 	"github.com/canonkb/canon/embed"
 	canonv1 "github.com/canonkb/canon/gen/canon/v1"
+	"github.com/canonkb/canon/hierarchy"
 	"github.com/canonkb/canon/ingest"
 	"github.com/canonkb/canon/markdown"
 	"github.com/canonkb/canon/postgres"
@@ -56,6 +57,9 @@ type LatencySetup struct {
 	Ranking  domain.Ranking // the searcher's defaults (ef_search, candidate multiplier, BM25)
 	// HTTP, when set, is the same searcher behind canon's server on loopback.
 	HTTP Searcher
+	// Hierarchy, when set, is the two-pass search over Searcher; it adds the
+	// hierarchy/* methods (latency_entity.go).
+	Hierarchy *hierarchy.Searcher
 	// Profile and Commit are recorded in the report.
 	Profile, Commit string
 }
@@ -349,6 +353,11 @@ func Latency(ctx context.Context, s LatencySetup, o LatencyOptions) (*LatencyRep
 		return nil, err
 	}
 	methods := latencyMethods(s, o, rep, projectID)
+	entity, err := entityMethods(ctx, s, o, rep, projectID, queries)
+	if err != nil {
+		return nil, err
+	}
+	methods = append(methods, entity...)
 	for _, m := range methods {
 		rep.Methods = append(rep.Methods, MethodInfo{Name: m.name, What: m.what})
 	}
@@ -375,6 +384,7 @@ func Latency(ctx context.Context, s LatencySetup, o LatencyOptions) (*LatencyRep
 	rep.Machine.LoadAvgEnd = loadAvg()
 	rep.ratios()
 	rep.checkTargets()
+	rep.checkEntityTargets()
 	return rep, nil
 }
 

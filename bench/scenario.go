@@ -20,6 +20,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/canonkb/canon/domain"
+	"github.com/canonkb/canon/hierarchy"
 	"github.com/canonkb/canon/ingest"
 )
 
@@ -132,6 +133,10 @@ type Expectations struct {
 	Refused *bool `yaml:"refused" json:"refused,omitempty"`
 	// SearchMode: two_pass or flat (meta.search_mode; "" counts as flat).
 	SearchMode string `yaml:"search_mode" json:"search_mode,omitempty"`
+	// HierarchyReason: why the search ran as it did (meta.hierarchy_reason:
+	// confident_entities, no_confident_entity, entities_too_similar, disabled,
+	// keyword_only).
+	HierarchyReason string `yaml:"hierarchy_reason" json:"hierarchy_reason,omitempty"`
 	// Projects: every primary hit comes from one of these projects.
 	Projects []string `yaml:"projects" json:"projects,omitempty"`
 	// Hits constrains every primary hit's fields.
@@ -149,6 +154,9 @@ type HitConstraint struct {
 	TagsAny []string `yaml:"tags_any" json:"tags_any,omitempty"`
 	// Docs: every hit is one of these documents.
 	Docs []string `yaml:"docs" json:"docs,omitempty"`
+	// LinkingEntities: every hit was brought by one of these entities in a two-pass
+	// search (hit.linking_entity), i.e. the page answers from their documents.
+	LinkingEntities []string `yaml:"linking_entities" json:"linking_entities,omitempty"`
 }
 
 var scenarioIDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]*$`)
@@ -255,8 +263,11 @@ func (f *ScenarioFile) validate() error {
 		if e.MaxRejected != nil && *e.MaxRejected < 0 {
 			bad("%s: expect.max_rejected: must not be negative", where)
 		}
-		if e.SearchMode != "" && e.SearchMode != "two_pass" && e.SearchMode != "flat" {
+		if e.SearchMode != "" && e.SearchMode != hierarchy.ModeTwoPass && e.SearchMode != hierarchy.ModeFlat {
 			bad("%s: expect.search_mode %q: use two_pass or flat", where, e.SearchMode)
+		}
+		if e.HierarchyReason != "" && !slices.Contains(hierarchyReasons, e.HierarchyReason) {
+			bad("%s: expect.hierarchy_reason %q: use one of %s", where, e.HierarchyReason, strings.Join(hierarchyReasons, ", "))
 		}
 		if e.empty() {
 			bad("%s: expect: no expectation set", where)
@@ -269,8 +280,11 @@ func (e Expectations) empty() bool {
 	return len(e.Top) == 0 && len(e.Above) == 0 && len(e.Absent) == 0 && len(e.Expanded) == 0 &&
 		len(e.NotExpanded) == 0 && len(e.Rejected) == 0 && len(e.NotRejected) == 0 && e.MaxExpanded == nil &&
 		e.MaxRejected == nil && e.Refused == nil &&
-		e.SearchMode == "" && len(e.Projects) == 0 && e.Hits == nil && e.MinPrimary == 0
+		e.SearchMode == "" && e.HierarchyReason == "" && len(e.Projects) == 0 && e.Hits == nil && e.MinPrimary == 0
 }
+
+var hierarchyReasons = []string{hierarchy.ReasonConfident, hierarchy.ReasonNoConfidentEntity, hierarchy.ReasonTooSimilar,
+	hierarchy.ReasonDisabled, hierarchy.ReasonKeywordOnly}
 
 // StoredProject is the key a project of the file is stored under.
 func (f *ScenarioFile) StoredProject(key string) string { return f.ProjectPrefix + key }

@@ -32,6 +32,9 @@ func (r *ScenarioReport) WriteText(w io.Writer, verbose bool) {
 			fmt.Fprintf(w, "      - %s\n", f)
 		}
 		if verbose {
+			if o.HierarchyReason != "" {
+				fmt.Fprintf(w, "      search:   %s (%s)\n", o.SearchMode, o.HierarchyReason)
+			}
 			fmt.Fprintf(w, "      primary:  %s\n", list(o.Primary))
 			if len(o.RunnerUp) > 0 {
 				fmt.Fprintf(w, "      runners:  %s\n", list(o.RunnerUp))

@@ -23,6 +23,9 @@ type Asker interface {
 type ScenarioSetup struct {
 	// Ingester loads the corpus; nil means it is loaded already.
 	Ingester *ingest.Ingester
+	// Searcher answers the scenarios' searches as SearchService does: the two-pass
+	// *hierarchy.Searcher, so options.hierarchy and expect.search_mode mean what
+	// they say (a flat *search.Searcher always reports flat).
 	Searcher Searcher
 	// Chat answers the scenarios that expect a refusal or an answer; it should use
 	// the extractive provider so the suite needs no network.
@@ -47,6 +50,8 @@ type ScenarioOutcome struct {
 	Expanded   []string `json:"expanded,omitempty"`
 	Rejected   []string `json:"rejected,omitempty"`
 	SearchMode string   `json:"search_mode"`
+	// HierarchyReason says why (meta.hierarchy_reason; "" from a flat searcher).
+	HierarchyReason string `json:"hierarchy_reason,omitempty"`
 	// The chat turn, when the scenario has a refusal expectation.
 	Refused        *bool   `json:"refused,omitempty"`
 	RefusalReason  string  `json:"refusal_reason,omitempty"`
@@ -189,6 +194,7 @@ func runScenario(ctx context.Context, f *ScenarioFile, s Scenario, setup Scenari
 	if o.SearchMode == "" {
 		o.SearchMode = "flat"
 	}
+	o.HierarchyReason = res.GetMeta().GetHierarchyReason()
 	o.Primary = docsOf(res.GetPrimary())
 	o.RunnerUp = docsOf(res.GetRunnerUp())
 	o.Expanded = docsOf(res.GetExpanded())
@@ -252,7 +258,14 @@ func runScenario(ctx context.Context, f *ScenarioFile, s Scenario, setup Scenari
 		fail("max_rejected: want at most %d rejected approaches, got %d (%s)", *n, len(o.Rejected), list(o.Rejected))
 	}
 	if e.SearchMode != "" && e.SearchMode != o.SearchMode {
-		fail("search_mode: want %s, got %s", e.SearchMode, o.SearchMode)
+		why := ""
+		if o.HierarchyReason != "" {
+			why = " (" + o.HierarchyReason + ")"
+		}
+		fail("search_mode: want %s, got %s%s", e.SearchMode, o.SearchMode, why)
+	}
+	if e.HierarchyReason != "" && e.HierarchyReason != o.HierarchyReason {
+		fail("hierarchy_reason: want %s, got %q", e.HierarchyReason, o.HierarchyReason)
 	}
 	if len(o.Primary) < e.MinPrimary {
 		fail("min_primary: want at least %d primary documents, got %d", e.MinPrimary, len(o.Primary))
@@ -281,7 +294,8 @@ func runScenario(ctx context.Context, f *ScenarioFile, s Scenario, setup Scenari
 	if e.Refused != nil {
 		creq := &canonv1.ChatRequest{
 			Question: s.Question, Filters: req.GetFilters(),
-			Options: &canonv1.ChatOptions{Fusion: s.Fusion, Limit: int32(s.Limit), Language: "en"},
+			Options: &canonv1.ChatOptions{Fusion: s.Fusion, Limit: int32(s.Limit), Language: "en",
+				Hierarchy: s.Options.Hierarchy},
 		}
 		ans, err := setup.Chat.Answer(ctx, creq, "", chat.Events{})
 		if err != nil {
@@ -311,6 +325,8 @@ func (c *HitConstraint) violation(h *canonv1.Hit) string {
 		return fmt.Sprintf("has tags %s, want any of %s", list(h.GetTags()), list(c.TagsAny))
 	case len(c.Docs) > 0 && !slices.Contains(c.Docs, h.GetDocId()):
 		return fmt.Sprintf("is not one of %s", list(c.Docs))
+	case len(c.LinkingEntities) > 0 && !slices.Contains(c.LinkingEntities, h.GetLinkingEntity()):
+		return fmt.Sprintf("was linked by entity %q, want one of %s", h.GetLinkingEntity(), list(c.LinkingEntities))
 	}
 	return ""
 }

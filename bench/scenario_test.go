@@ -13,6 +13,7 @@ import (
 	"github.com/canonkb/canon/domain"
 	"github.com/canonkb/canon/embed"
 	canonv1 "github.com/canonkb/canon/gen/canon/v1"
+	"github.com/canonkb/canon/hierarchy"
 	"github.com/canonkb/canon/ingest"
 	"github.com/canonkb/canon/internal/dbtest"
 	"github.com/canonkb/canon/llm"
@@ -45,6 +46,10 @@ scenarios:
 project: p
 scenarios:
   - {id: a, question: q, expect: {search_mode: twopass}}`, "use two_pass or flat"},
+		"bad hierarchy reason": {`corpus: c
+project: p
+scenarios:
+  - {id: a, question: q, expect: {hierarchy_reason: confident}}`, `hierarchy_reason "confident": use one of confident_entities`},
 		"bad project": {`corpus: c
 project: Platform
 scenarios:
@@ -139,6 +144,7 @@ scenarios:
       max_rejected: 1
       projects: [platform]
       hits: {statuses: [accepted]}
+      hierarchy_reason: disabled
       refused: false
   - id: bad
     question: q
@@ -153,7 +159,9 @@ scenarios:
       max_expanded: 0
       max_rejected: 0
       search_mode: two_pass
+      hierarchy_reason: confident_entities
       projects: [payments]
+      hits: {linking_entities: [dana]}
       refused: true
   - id: pending-passing
     question: q
@@ -170,7 +178,7 @@ scenarios:
 		RunnerUp: scenarioHits("t-platform", "c"),
 		Expanded: scenarioHits("t-platform", "e1"),
 		Rejected: scenarioHits("t-platform", "r1"),
-		Meta:     &canonv1.SearchMeta{SearchMode: "flat"},
+		Meta:     &canonv1.SearchMeta{SearchMode: "flat", HierarchyReason: "disabled"},
 	}
 	// No ingester: the corpus counts as loaded.
 	rep, err := bench.RunScenarios(context.Background(), f, bench.ScenarioSetup{
@@ -193,8 +201,10 @@ scenarios:
 		"not_rejected: r1 should not be in the rejected section",
 		"max_expanded: want at most 0 expanded documents, got 1 (e1)",
 		"max_rejected: want at most 0 rejected approaches, got 1 (r1)",
-		"search_mode: want two_pass, got flat",
+		"search_mode: want two_pass, got flat (disabled)",
+		`hierarchy_reason: want confident_entities, got "disabled"`,
 		"projects: a comes from project platform, want payments",
+		`hits: a was linked by entity "", want one of dana`,
 		"refused: want refused, got answered (best cosine 0.000, best keyword coverage 0.00)",
 	}
 	if strings.Join(bad.Failures, "\n") != strings.Join(wantFailures, "\n") {
@@ -273,6 +283,30 @@ project: platform
 
 Memcached has no persistence and no replication.
 `)
+	// A person and a runbook she owns: a question naming her runs in two passes.
+	writeScenarioFile(t, filepath.Join(dir, "kb", "platform", "kim.md"), `---
+id: kim
+title: Kim Sato
+type: person
+role: Site reliability engineer
+project: platform
+---
+# Kim Sato
+
+Kim keeps the queues healthy.
+`)
+	writeScenarioFile(t, filepath.Join(dir, "kb", "platform", "restart.md"), `---
+id: rb-restart
+title: Restarting the queue workers
+type: runbook
+status: active
+owners: [kim]
+project: platform
+---
+# Restarting the queue workers
+
+This runbook drains the workers, restarts them one at a time, then checks the backlog.
+`)
 	writeScenarioFile(t, filepath.Join(dir, "kb", "payments", "refunds.md"), `---
 id: pay-refunds
 title: Refunds stuck in pending
@@ -304,17 +338,33 @@ scenarios:
     expect: {top: {pay-refunds: 1}, projects: [payments]}
   - id: off-topic
     question: how do I bake banana bread?
-    expect: {refused: true}
+    expect: {refused: true, search_mode: flat, hierarchy_reason: no_confident_entity}
+  - id: person
+    question: which runbooks does Kim own?
+    options: {hierarchy: true}
+    expect:
+      search_mode: two_pass
+      hierarchy_reason: confident_entities
+      top: {rb-restart: 2}
+      hits: {linking_entities: [kim]}
+      refused: false
+  - id: person-flat
+    question: which runbooks does Kim own?
+    options: {hierarchy: false}
+    expect: {search_mode: flat, hierarchy_reason: disabled}
 `)
 	f, err := bench.LoadScenarios(filepath.Join(dir, "s.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	searcher := search.New(pool, emb, search.Config{
+	flat := search.New(pool, emb, search.Config{
 		Ranking: domain.DefaultRanking(domain.ProfileHashKeywordLed), Profile: domain.ProfileHashKeywordLed,
 		Graph: search.DefaultGraphConfig(),
 	})
-	searcher.Today = func() time.Time { return time.Date(2025, 9, 1, 0, 0, 0, 0, time.UTC) }
+	flat.Today = func() time.Time { return time.Date(2025, 9, 1, 0, 0, 0, 0, time.UTC) }
+	// As `canon bench scenarios` runs them: searches and chat turns through the
+	// two-pass searcher.
+	searcher := hierarchy.New(pool, flat, hierarchy.DefaultConfig())
 	prompt, err := domain.ParsePrompt(domain.DefaultPromptTemplate())
 	if err != nil {
 		t.Fatal(err)
@@ -332,11 +382,11 @@ scenarios:
 		rep.WriteText(&b, true)
 		t.Fatalf("gate failed:\n%s", b.String())
 	}
-	if rep.Ingest.Created != 3 {
-		t.Errorf("first run created %d documents, want 3", rep.Ingest.Created)
+	if rep.Ingest.Created != 5 {
+		t.Errorf("first run created %d documents, want 5", rep.Ingest.Created)
 	}
 	// Again: nothing to store. Then drop a file: it is pruned.
-	if rep, err = bench.RunScenarios(ctx, f, setup); err != nil || rep.Ingest.Unchanged != 3 || rep.Ingest.Created+rep.Ingest.Updated != 0 {
+	if rep, err = bench.RunScenarios(ctx, f, setup); err != nil || rep.Ingest.Unchanged != 5 || rep.Ingest.Created+rep.Ingest.Updated != 0 {
 		t.Fatalf("second run: %+v, %v", rep.Ingest, err)
 	}
 	if err := os.Remove(filepath.Join(dir, "kb", "payments", "refunds.md")); err != nil {

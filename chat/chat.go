@@ -17,7 +17,6 @@ import (
 	"github.com/canonkb/canon/domain"
 	canonv1 "github.com/canonkb/canon/gen/canon/v1"
 	"github.com/canonkb/canon/llm"
-	"github.com/canonkb/canon/search"
 )
 
 // MaxHistory bounds the previous turns a request may carry.
@@ -36,9 +35,17 @@ type Config struct {
 	MaxTokens        int
 }
 
+// Searcher retrieves a turn's context: *hierarchy.Searcher (two-pass entity
+// retrieval with a flat fallback, what canon serves) or *search.Searcher (flat).
+type Searcher interface {
+	Search(ctx context.Context, req *canonv1.SearchRequest) (*canonv1.SearchResult, error)
+	// ProjectIDs resolves project keys for the chat log (unknown keys are skipped).
+	ProjectIDs(ctx context.Context, keys []string) ([]int64, error)
+}
+
 // Service answers questions. It is safe for concurrent use.
 type Service struct {
-	searcher *search.Searcher
+	searcher Searcher
 	provider llm.Provider
 	prompt   *domain.Prompt
 	logger   *chatlog.Logger
@@ -46,7 +53,7 @@ type Service struct {
 }
 
 // New returns a Service; logger may be nil (no logging).
-func New(searcher *search.Searcher, provider llm.Provider, prompt *domain.Prompt, logger *chatlog.Logger, cfg Config) *Service {
+func New(searcher Searcher, provider llm.Provider, prompt *domain.Prompt, logger *chatlog.Logger, cfg Config) *Service {
 	return &Service{searcher: searcher, provider: provider, prompt: prompt, logger: logger, cfg: cfg}
 }
 
@@ -75,6 +82,10 @@ func (s *Service) Answer(ctx context.Context, req *canonv1.ChatRequest, acceptLa
 		ProjectKey: req.GetProjectKey(),
 		Options:    &canonv1.SearchOptions{Fusion: req.GetOptions().GetFusion(), Limit: req.GetOptions().GetLimit()},
 	}
+	if o := req.GetOptions(); o != nil {
+		// Unset stays unset: the searcher's default (KB_HIERARCHY_*) applies.
+		sreq.Options.Hierarchy, sreq.Options.HierarchyAlpha = o.Hierarchy, o.HierarchyAlpha
+	}
 	found, err := s.searcher.Search(ctx, sreq)
 	if err != nil {
 		return nil, err
@@ -84,6 +95,7 @@ func (s *Service) Answer(ctx context.Context, req *canonv1.ChatRequest, acceptLa
 		summary := &canonv1.RetrievalSummary{
 			PrimaryCount: int32(len(found.GetPrimary())), ExpandedCount: int32(len(found.GetExpanded())),
 			RejectedCount: int32(len(found.GetRejected())), RetrievalMs: retrievalMs,
+			SearchMode: found.GetMeta().GetSearchMode(), HierarchyReason: found.GetMeta().GetHierarchyReason(),
 		}
 		for _, h := range found.GetPrimary() {
 			if !slices.Contains(summary.DocIds, h.GetDocId()) {
@@ -100,9 +112,15 @@ func (s *Service) Answer(ctx context.Context, req *canonv1.ChatRequest, acceptLa
 		RetrievedChunkCount: int32(len(found.GetPrimary()) + len(found.GetExpanded()) + len(found.GetRejected())),
 		Filters:             found.GetMeta().GetSearchStrategy().GetFiltersApplied(),
 		SearchMode:          found.GetMeta().GetSearchMode(),
+		HierarchyReason:     found.GetMeta().GetHierarchyReason(),
+		Pass1Entities:       found.GetMeta().GetPass1Entities(),
 		Language:            lang,
 	}
 	projects := meta.GetFilters().GetProjectKeys()
+	// The gate reads each hit's absolute evidence against the question asked, never
+	// its score: a two-pass score mixes the entity's score in (and is normalised
+	// to the round's best), so a page about a named person always scores high,
+	// whether or not it says anything about what was asked.
 	evidence := make([]domain.Evidence, 0, len(found.GetPrimary()))
 	for _, h := range found.GetPrimary() {
 		evidence = append(evidence, domain.Evidence{VectorSimilarity: h.GetVectorSimilarity(), KeywordCoverage: h.GetKeywordCoverage()})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,12 +14,14 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/canonkb/canon/chat"
 	"github.com/canonkb/canon/chatlog"
 	"github.com/canonkb/canon/domain"
 	"github.com/canonkb/canon/embed"
 	canonv1 "github.com/canonkb/canon/gen/canon/v1"
+	"github.com/canonkb/canon/hierarchy"
 	"github.com/canonkb/canon/ingest"
 	"github.com/canonkb/canon/internal/dbtest"
 	"github.com/canonkb/canon/llm"
@@ -115,6 +118,22 @@ func newService(t *testing.T, fake *fakeOpenAI, logPool *pgxpool.Pool) (*chat.Se
 		Prices: map[string]llm.Price{"gpt-test": {PromptPerMTok: 1, CompletionPerMTok: 2}}}), logger
 }
 
+// twoPassService answers as `canon serve` and `canon ask` do: retrieval through
+// the two-pass entity search (flat fallback), the extractive provider, the
+// calibrated gate.
+func twoPassService(t *testing.T) (*chat.Service, *hierarchy.Searcher) {
+	t.Helper()
+	p := handbookPool(t)
+	flat := search.New(p, embed.NewHash(384), search.Config{Ranking: domain.DefaultRanking(domain.ProfileHashKeywordLed),
+		Profile: domain.ProfileHashKeywordLed, Graph: search.DefaultGraphConfig()})
+	h := hierarchy.New(p, flat, hierarchy.DefaultConfig())
+	prompt, err := domain.ParsePrompt(domain.DefaultPromptTemplate())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return chat.New(h, llm.NewExtractive(), prompt, nil, chat.Config{Gate: defaultGate, SupportThreshold: 0.5}), h
+}
+
 func ask(q string) *canonv1.ChatRequest {
 	return &canonv1.ChatRequest{Question: q, Filters: &canonv1.Filters{ProjectKeys: []string{"platform"}}}
 }
@@ -142,9 +161,12 @@ func TestRefusalNeverCallsTheModel(t *testing.T) {
 	}
 }
 
+// TestRefusalCalibrationOnHandbook holds for flat retrieval and for the two-pass
+// retrieval canon serves (several answerable questions name an entity).
 func TestRefusalCalibrationOnHandbook(t *testing.T) {
 	fake := &fakeOpenAI{answer: func(string) string { return "Answer [1]." }}
-	svc, _ := newService(t, fake, nil)
+	flat, _ := newService(t, fake, nil)
+	twoPass, _ := twoPassService(t)
 	answerable := []string{"what cache layer did we standardise on?", "how do deployment rollbacks work?", "error E5032",
 		"why did we reject memcached?", "what is the postgres 16 migration plan?", "who leads project atlas?",
 		"how do we handle stripe webhooks?", "what does KB_RRF_K do?", "which log format should services use?",
@@ -156,20 +178,114 @@ func TestRefusalCalibrationOnHandbook(t *testing.T) {
 		"recommend a good pizza place", "how do I knit a scarf?", "what's the weather tomorrow in Paris?",
 		"translate hello into Spanish", "how many calories in an apple", "who painted the mona lisa",
 		"write me a poem about the sea", "what is quantum entanglement?", "how do I change a car tire?"}
-	for _, c := range []struct {
-		qs     []string
-		refuse bool
-	}{{answerable, false}, {offTopic, true}} {
-		for _, q := range c.qs {
-			res, err := svc.Answer(context.Background(), ask(q), "", chat.Events{})
+	for name, svc := range map[string]*chat.Service{"flat": flat, "two-pass": twoPass} {
+		for _, c := range []struct {
+			qs     []string
+			refuse bool
+		}{{answerable, false}, {offTopic, true}} {
+			for _, q := range c.qs {
+				res, err := svc.Answer(context.Background(), ask(q), "", chat.Events{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if refused := res.GetRefusalReason() != ""; refused != c.refuse {
+					t.Errorf("%s: %q: refused=%v (cosine %.3f, coverage %.2f, %s), want %v", name, q, refused,
+						res.GetMeta().GetBestVectorSimilarity(), res.GetMeta().GetBestKeywordCoverage(),
+						res.GetMeta().GetSearchMode(), c.refuse)
+				}
+			}
+		}
+	}
+}
+
+// TestEntityQuestionsTwoPass: a question that names a person is answered from
+// that person's documents, and the refusal gate still judges the question asked
+// by absolute evidence (the hits' cosine and keyword coverage), never by the
+// two-pass score, which mixes the entity's score in: an off-topic question that
+// names someone gets high-scoring hits and is refused all the same.
+func TestEntityQuestionsTwoPass(t *testing.T) {
+	svc, h := twoPassService(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		q, entity string // entity: the one pass 1 must choose ("" = flat)
+		refuse    bool
+	}{
+		{"What has Dana been working on?", "dana", false},
+		{"Which meetings did Sam attend?", "sam", false},
+		{"what is Lee working on?", "lee", false},
+		{"What standards did D. Okafor write?", "dana", false},
+		{"what is the capital of France?", "", true},
+		{"what is Dana's favourite pizza?", "dana", true},
+		{"does Lee like football?", "lee", true},
+		{"how do I bake banana bread with Marco?", "marco", true},
+		{"what is the capital of France, Priya?", "priya", true},
+	} {
+		t.Run(tc.q, func(t *testing.T) {
+			var summary *canonv1.RetrievalSummary
+			res, err := svc.Answer(ctx, ask(tc.q), "", chat.Events{
+				Retrieval: func(s *canonv1.RetrievalSummary) error { summary = s; return nil }})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if refused := res.GetRefusalReason() != ""; refused != c.refuse {
-				t.Errorf("%q: refused=%v (cosine %.3f, coverage %.2f), want %v", q, refused,
-					res.GetMeta().GetBestVectorSimilarity(), res.GetMeta().GetBestKeywordCoverage(), c.refuse)
+			m := res.GetMeta()
+			mode, reason := hierarchy.ModeFlat, hierarchy.ReasonNoConfidentEntity
+			if tc.entity != "" {
+				mode, reason = hierarchy.ModeTwoPass, hierarchy.ReasonConfident
 			}
-		}
+			if m.GetSearchMode() != mode || m.GetHierarchyReason() != reason ||
+				summary.GetSearchMode() != mode || summary.GetHierarchyReason() != reason {
+				t.Fatalf("meta %s (%s), summary %s (%s), want %s (%s)", m.GetSearchMode(), m.GetHierarchyReason(),
+					summary.GetSearchMode(), summary.GetHierarchyReason(), mode, reason)
+			}
+			if tc.entity != "" && !slices.ContainsFunc(m.GetPass1Entities(), func(e *canonv1.EntityScore) bool {
+				return e.GetEntityId() == tc.entity && e.GetChosen()
+			}) {
+				t.Errorf("pass 1 did not choose %s: %v", tc.entity, m.GetPass1Entities())
+			}
+			if refused := res.GetRefusalReason() != ""; refused != tc.refuse {
+				t.Fatalf("refused=%v (cosine %.3f, coverage %.2f), want %v", refused,
+					m.GetBestVectorSimilarity(), m.GetBestKeywordCoverage(), tc.refuse)
+			}
+			found, err := h.Search(ctx, &canonv1.SearchRequest{Query: tc.q, Filters: ask(tc.q).GetFilters()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.refuse {
+				if tc.entity != "" && found.GetPrimary()[0].GetScore() < 0.5 {
+					t.Errorf("the best two-pass score is %.3f; this case should show a high mixed score refused",
+						found.GetPrimary()[0].GetScore())
+				}
+				return
+			}
+			// Every citation is a chunk of the entity's documents.
+			linked := map[int64]string{}
+			for _, hit := range found.GetPrimary() {
+				linked[hit.GetChunkId()] = hit.GetLinkingEntity()
+			}
+			if len(res.GetCitations()) == 0 {
+				t.Fatalf("no citations: %q", res.GetAnswer())
+			}
+			for _, c := range res.GetCitations() {
+				if e, ok := linked[c.GetChunkId()]; !ok || e != tc.entity {
+					t.Errorf("citation [%d] %s was linked by %q, want %s", c.GetN(), c.GetDocId(), e, tc.entity)
+				}
+			}
+		})
+	}
+
+	// Asked not to, chat retrieves flat and says so.
+	req := ask("What has Dana been working on?")
+	req.Options = &canonv1.ChatOptions{Hierarchy: proto.Bool(false)}
+	res, err := svc.Answer(ctx, req, "", chat.Events{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := res.GetMeta(); m.GetSearchMode() != hierarchy.ModeFlat || m.GetHierarchyReason() != hierarchy.ReasonDisabled {
+		t.Errorf("hierarchy=false: %s (%s)", m.GetSearchMode(), m.GetHierarchyReason())
+	}
+	req.Options = &canonv1.ChatOptions{HierarchyAlpha: proto.Float64(1.5)}
+	if _, err := svc.Answer(ctx, req, "", chat.Events{}); !domain.IsInvalid(err) {
+		t.Errorf("hierarchy_alpha 1.5: want InvalidError, got %v", err)
 	}
 }
 

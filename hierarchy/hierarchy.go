@@ -212,6 +212,10 @@ func New(pool *pgxpool.Pool, flat *search.Searcher, cfg Config) *Searcher {
 	}
 }
 
+// Config is the configuration the Searcher runs with (a latency harness times
+// Pass1 with its parameters).
+func (h *Searcher) Config() Config { return h.cfg }
+
 // Invalidate drops the cached pass-1 results and links of the projects (the
 // ingester's AfterChange hook). Other processes' caches expire with their TTL.
 func (h *Searcher) Invalidate(projectKeys []string) {
@@ -265,6 +269,12 @@ func (h *Searcher) Search(ctx context.Context, req *canonv1.SearchRequest) (*can
 		return h.runFlat(ctx, pr, p1.Reason, p1)
 	}
 	return h.twoPass(ctx, pr, p1, alpha)
+}
+
+// ProjectIDs resolves project keys to ids (unknown keys are skipped), as the flat
+// searcher does: the chat turn logs them.
+func (h *Searcher) ProjectIDs(ctx context.Context, keys []string) ([]int64, error) {
+	return h.flat.ProjectIDs(ctx, keys)
 }
 
 // Pass1 runs (or reads from the cache) pass 1 for a prepared request.
@@ -392,6 +402,7 @@ func (h *Searcher) twoPass(ctx context.Context, pr *search.Prepared, p1 *Pass1Re
 	if err != nil {
 		return nil, err
 	}
+	asked := pr
 	if h.cfg.StripNames && p1.Residual != pr.Query() {
 		// A question that is nothing but a name keeps its words.
 		q, err := pr.Requery(ctx, p1.Residual)
@@ -450,6 +461,17 @@ func (h *Searcher) twoPass(ctx context.Context, pr *search.Prepared, p1 *Pass1Re
 	}
 	res, err := pr.Result(ctx, rows)
 	if err != nil {
+		return nil, err
+	}
+	// The hits' evidence (vector_similarity, keyword_coverage) is the refusal
+	// gate's input and is promised against the question asked, not the residual
+	// that ranked them: measured on the residual, "Which meetings did Sam
+	// attend?" kept no evidence ("meet attend" is not in Sam's meeting notes) and
+	// was refused. Each hit is linked to a chosen entity, so it accounts for the
+	// words that named it ("Which runbooks does Kim own?": a runbook Kim owns
+	// need not say "Kim"); the rest of the question must still be in the chunk,
+	// so "What is Dana's favourite pizza?" is refused.
+	if err := asked.Evidence(ctx, res, p1.Stripped); err != nil {
 		return nil, err
 	}
 	byChunk := make(map[int64]*scored, len(page))

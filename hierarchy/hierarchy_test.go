@@ -449,6 +449,64 @@ What went well in the Postgres 16 programme and what we would change next time.
 	}
 }
 
+// TestEvidenceIsAgainstTheQuestionAsked: pass 2 ranks "runbooks" alone (the
+// name stripped), but each hit's vector_similarity and keyword_coverage (the
+// refusal gate's input) are measured against the question asked, the named
+// entity's words counting as covered by its linked documents.
+func TestEvidenceIsAgainstTheQuestionAsked(t *testing.T) {
+	h := newSearcher(t)
+	q := "Which runbooks does Dana Okafor own?"
+	res := mustSearch(t, h, req(q, func(r *canonv1.SearchRequest) { r.Options.Limit = 8 }))
+	if m := res.GetMeta(); m.GetSearchMode() != ModeTwoPass || !slices.Equal(m.GetQueryTerms(), []string{"runbook"}) {
+		t.Fatalf("mode %s, ranking terms %v: want two_pass ranking [runbook]", m.GetSearchMode(), m.GetQueryTerms())
+	}
+	hits := append(slices.Clone(res.GetPrimary()), res.GetRunnerUp()...)
+	// The same chunks ranked flat, for the question asked.
+	flat := mustSearch(t, h, req(q, func(r *canonv1.SearchRequest) {
+		r.Options.Hierarchy, r.Options.Limit = proto.Bool(false), 50
+		r.Options.Ranking = &canonv1.Ranking{MaxChunksPerDoc: proto.Int32(50)}
+		r.Filters.DocIds, r.Filters.DocIdsMode = distinctDocs(hits), "filter"
+	}))
+	byChunk := map[int64]*canonv1.Hit{}
+	for _, f := range append(flat.GetPrimary(), flat.GetRunnerUp()...) {
+		byChunk[f.GetChunkId()] = f
+	}
+	compared := 0
+	for _, hit := range hits {
+		// dana, okafor (covered by the link) and runbook: 2 or 3 of 3 terms.
+		if c := hit.GetKeywordCoverage(); math.Abs(c-2.0/3) > 1e-9 && math.Abs(c-1) > 1e-9 {
+			t.Errorf("%s #%d: keyword coverage %.3f, want 2/3 or 1", hit.GetDocId(), hit.GetChunkId(), c)
+		}
+		f := byChunk[hit.GetChunkId()]
+		if f == nil {
+			continue
+		}
+		compared++
+		if math.Abs(f.GetVectorSimilarity()-hit.GetVectorSimilarity()) > 1e-9 || f.GetKeywordCoverage() > hit.GetKeywordCoverage()+1e-9 {
+			t.Errorf("%s #%d: two-pass evidence %.4f/%.3f, flat %.4f/%.3f: want the same cosine and at least the coverage",
+				hit.GetDocId(), hit.GetChunkId(), hit.GetVectorSimilarity(), hit.GetKeywordCoverage(),
+				f.GetVectorSimilarity(), f.GetKeywordCoverage())
+		}
+	}
+	if compared < len(hits)/2 {
+		t.Errorf("compared %d of %d hits with the flat ranking", compared, len(hits))
+	}
+
+	// A question that is nothing but a name (own is a stop word) ranks with its
+	// words kept; every term named the entity, so every linked hit covers them all.
+	ines := mustSearch(t, h, req("What does Ines Moreau own?", func(r *canonv1.SearchRequest) {
+		r.Filters.ProjectKeys = []string{"payments"}
+	}))
+	if m := ines.GetMeta(); m.GetSearchMode() != ModeTwoPass || !slices.Equal(m.GetQueryTerms(), []string{"ine", "moreau"}) {
+		t.Fatalf("mode %s, ranking terms %v: want two_pass ranking the whole question", m.GetSearchMode(), m.GetQueryTerms())
+	}
+	for _, hit := range ines.GetPrimary() {
+		if hit.GetKeywordCoverage() != 1 {
+			t.Errorf("%s #%d: keyword coverage %.3f, want 1", hit.GetDocId(), hit.GetChunkId(), hit.GetKeywordCoverage())
+		}
+	}
+}
+
 func chunkIDs(hits []*canonv1.Hit) []int64 {
 	out := make([]int64, len(hits))
 	for i, h := range hits {

@@ -86,8 +86,13 @@ type Pass1Result struct {
 	// Entities are the top MaxEntities by direct score, then the members a chosen
 	// team added, ordered by Score.
 	Entities []Entity
-	// Residual is the question without the words that named a chosen entity.
+	// Residual is the question without the words that named a chosen entity, or
+	// the question itself when no term would be left ("What does Lee own?").
 	Residual string
+	// Stripped is the question without those words, whatever is left: the
+	// question's other terms are what a linked document must still contain as
+	// evidence (search.Prepared.Evidence).
+	Stripped string
 }
 
 // Chosen returns the entities pass 2 searches.
@@ -116,9 +121,9 @@ func Pass1(ctx context.Context, q db.DBTX, query string, embedding *pgvector.Vec
 	if err != nil {
 		return nil, fmt.Errorf("entity search: %w", err)
 	}
-	res := &Pass1Result{Reason: ReasonNoConfidentEntity, Residual: query}
+	res := &Pass1Result{Reason: ReasonNoConfidentEntity, Residual: query, Stripped: query}
 	for _, r := range rows {
-		res.Reason, res.Residual = r.Reason, r.ResidualQuery
+		res.Reason, res.Residual, res.Stripped = r.Reason, r.ResidualQuery, r.StrippedQuery
 		res.Entities = append(res.Entities, Entity{
 			ID: r.EntityID, ProjectKey: r.ProjectKey, Slug: r.Slug, Name: r.Name, Type: r.EntityType,
 			DocumentID: r.DocumentID, Score: r.Score, DirectScore: r.DirectScore, Via: r.Via, Rank: int(r.Rank),

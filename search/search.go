@@ -185,6 +185,43 @@ func (pr *Prepared) Result(ctx context.Context, rows []db.SearchRankRow) (*canon
 	return res, nil
 }
 
+// Evidence sets the vector_similarity and keyword_coverage of res's primary and
+// runner-up hits against pr's question, in one statement, for a result whose
+// hits are all documents linked to the entities the question names (the
+// two-pass search): the question's terms that are not in stripped (the question
+// without those names) count as covered by every hit. The two-pass search ranks
+// with a Requery copy; the refusal gate and the API promise the evidence of the
+// question that was asked.
+func (pr *Prepared) Evidence(ctx context.Context, res *canonv1.SearchResult, stripped string) error {
+	p := pr.p
+	var ids []int64
+	hits := map[int64][]*canonv1.Hit{}
+	for _, list := range [][]*canonv1.Hit{res.GetPrimary(), res.GetRunnerUp()} {
+		for _, h := range list {
+			if hits[h.ChunkId] == nil {
+				ids = append(ids, h.ChunkId)
+			}
+			hits[h.ChunkId] = append(hits[h.ChunkId], h)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	rows, err := db.New(pr.s.pool).SearchEvidence(ctx, db.SearchEvidenceParams{
+		SemanticEnabled: p.params.SemanticEnabled, QueryEmbedding: p.params.QueryEmbedding,
+		ProjectIds: p.projectIDs, ChunkIds: ids, Query: p.query, Stripped: stripped,
+	})
+	if err != nil {
+		return fmt.Errorf("evidence: %w", err)
+	}
+	for _, r := range rows {
+		for _, h := range hits[r.ChunkID] {
+			h.VectorSimilarity, h.KeywordCoverage = finite(r.VectorSimilarity), finite(r.KeywordCoverage)
+		}
+	}
+	return nil
+}
+
 func (s *Searcher) plan(ctx context.Context, req *canonv1.SearchRequest) (*plan, error) {
 	if err := domain.ValidateQuery(req.GetQuery()); err != nil {
 		return nil, err

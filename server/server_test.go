@@ -22,6 +22,7 @@ import (
 	"github.com/canonkb/canon/embed"
 	canonv1 "github.com/canonkb/canon/gen/canon/v1"
 	"github.com/canonkb/canon/gen/canon/v1/canonv1connect"
+	"github.com/canonkb/canon/hierarchy"
 	"github.com/canonkb/canon/ingest"
 	"github.com/canonkb/canon/internal/dbtest"
 	"github.com/canonkb/canon/llm"
@@ -44,12 +45,15 @@ func newServer(t *testing.T) *httptest.Server {
 	}
 	searcher := search.New(pool, emb, search.Config{Ranking: domain.DefaultRanking(domain.ProfileHashKeywordLed),
 		Profile: domain.ProfileHashKeywordLed, Graph: search.DefaultGraphConfig()})
+	// Wired as `canon serve` wires it: SearchService and chat retrieval go through
+	// the two-pass entity search.
+	twoPass := hierarchy.New(pool, searcher, hierarchy.DefaultConfig())
 	prompt, _ := domain.ParsePrompt(domain.DefaultPromptTemplate())
 	logger := chatlog.New(pool, 10, nil)
 	t.Cleanup(func() { logger.Close(context.Background()) })
-	svc := chat.New(searcher, llm.NewExtractive(), prompt, logger, chat.Config{
+	svc := chat.New(twoPass, llm.NewExtractive(), prompt, logger, chat.Config{
 		Gate: domain.Gate{MinSimilarity: 0.26, MinKeywordCoverage: 0.70}, SupportThreshold: 0.5})
-	h := server.Handler(server.Deps{Pool: pool, Searcher: searcher, Ingester: in, Chat: svc})
+	h := server.Handler(server.Deps{Pool: pool, Searcher: searcher, SearchService: twoPass, Ingester: in, Chat: svc})
 	srv := httptest.NewUnstartedServer(h)
 	srv.EnableHTTP2 = true
 	srv.Start()
@@ -160,6 +164,100 @@ func TestChatStreamOrder(t *testing.T) {
 	}
 	if len(final.GetCitations()) == 0 || final.GetMeta().GetProvider() != "extractive" {
 		t.Errorf("final = %+v", final)
+	}
+}
+
+// TestEntityQuestionOverChatAndSearch: "what has Dana been working on?" through
+// SearchService, ChatService (unary and stream) and POST /api/kb/chat retrieves
+// in two passes and answers from Dana's documents; the options turn it off; an
+// off-topic question naming her is still refused.
+func TestEntityQuestionOverChatAndSearch(t *testing.T) {
+	srv := newServer(t)
+	ctx := context.Background()
+	q := "What has Dana been working on?"
+	platform := &canonv1.Filters{ProjectKeys: []string{"platform"}}
+	sres, err := canonv1connect.NewSearchServiceClient(srv.Client(), srv.URL).Search(ctx,
+		connect.NewRequest(&canonv1.SearchRequest{Query: q, Filters: platform}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	danas := map[string]bool{}
+	for _, h := range append(sres.Msg.GetResult().GetPrimary(), sres.Msg.GetResult().GetRunnerUp()...) {
+		if h.GetLinkingEntity() == "dana" {
+			danas[h.GetDocId()] = true
+		}
+	}
+	if m := sres.Msg.GetResult().GetMeta(); m.GetSearchMode() != "two_pass" || len(danas) == 0 {
+		t.Fatalf("SearchService: %s (%s), Dana's documents %v", m.GetSearchMode(), m.GetHierarchyReason(), danas)
+	}
+
+	chatc := canonv1connect.NewChatServiceClient(srv.Client(), srv.URL)
+	res, err := chatc.Chat(ctx, connect.NewRequest(&canonv1.ChatRequest{Question: q, Filters: platform}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := res.Msg.GetMeta()
+	if res.Msg.GetRefusalReason() != "" || m.GetSearchMode() != "two_pass" || m.GetHierarchyReason() != "confident_entities" ||
+		len(m.GetPass1Entities()) == 0 || m.GetPass1Entities()[0].GetEntityId() != "dana" {
+		t.Fatalf("Chat: refusal %q, %s (%s), entities %v", res.Msg.GetRefusalReason(), m.GetSearchMode(),
+			m.GetHierarchyReason(), m.GetPass1Entities())
+	}
+	for _, c := range res.Msg.GetCitations() {
+		if !danas[c.GetDocId()] {
+			t.Errorf("Chat cites %s, not one of Dana's documents %v", c.GetDocId(), danas)
+		}
+	}
+
+	stream, err := chatc.ChatStream(ctx, connect.NewRequest(&canonv1.ChatRequest{Question: q, Filters: platform}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var summary *canonv1.RetrievalSummary
+	for stream.Receive() {
+		if r := stream.Msg().GetRetrieval(); r != nil {
+			summary = r
+		}
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if summary.GetSearchMode() != "two_pass" || summary.GetHierarchyReason() != "confident_entities" {
+		t.Errorf("ChatStream retrieval summary: %s (%s)", summary.GetSearchMode(), summary.GetHierarchyReason())
+	}
+
+	post := func(body string) (int, map[string]any) {
+		r, err := srv.Client().Post(srv.URL+"/api/kb/chat", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Body.Close()
+		var out map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&out); err != nil {
+			t.Fatal(err)
+		}
+		return r.StatusCode, out
+	}
+	for _, tc := range []struct {
+		body, mode, reason, refusal string
+		status                      int
+	}{
+		{`{"question":"What has Dana been working on?","project_key":"platform"}`, "two_pass", "confident_entities", "", 200},
+		{`{"question":"What has Dana been working on?","project_key":"platform","options":{"hierarchy":false}}`, "flat", "disabled", "", 200},
+		{`{"question":"what is Dana's favourite pizza?","project_key":"platform"}`, "two_pass", "confident_entities", "no_relevant_context", 200},
+		{`{"question":"What has Dana been working on?","project_key":"platform","options":{"hierarchy_alpha":2}}`, "", "", "", 400},
+	} {
+		status, out := post(tc.body)
+		if status != tc.status {
+			t.Errorf("%s: status %d, want %d: %v", tc.body, status, tc.status, out)
+			continue
+		}
+		if status != 200 {
+			continue
+		}
+		meta, _ := out["meta"].(map[string]any)
+		if meta["search_mode"] != tc.mode || meta["hierarchy_reason"] != tc.reason || out["refusal_reason"] != tc.refusal {
+			t.Errorf("%s: %v (%v), refusal %q", tc.body, meta["search_mode"], meta["hierarchy_reason"], out["refusal_reason"])
+		}
 	}
 }
 

@@ -29,8 +29,8 @@ type app struct {
 	pool     *pgxpool.Pool
 	embedder embed.Embedder
 	searcher *search.Searcher
-	// hierarchy answers SearchService.Search and `canon search`: the two-pass
-	// entity-guided search over searcher.
+	// hierarchy answers SearchService.Search, `canon search` and the chat turn's
+	// retrieval: the two-pass entity-guided search over searcher.
 	hierarchy *hierarchy.Searcher
 	ingester  *ingest.Ingester
 	chat      *chat.Service
@@ -150,7 +150,7 @@ func (a *app) openChat() error {
 		return err
 	}
 	a.chatLog = chatlog.New(a.pool, cfg.ChatLogQueue, slog.Default())
-	a.chat = chat.New(a.searcher, provider, prompt, a.chatLog, chat.Config{
+	a.chat = chat.New(a.hierarchy, provider, prompt, a.chatLog, chat.Config{
 		Gate:             cfg.Gate(),
 		SupportThreshold: cfg.CitationSupportThreshold,
 		Prices:           prices,

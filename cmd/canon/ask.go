@@ -12,6 +12,7 @@ import (
 
 	"github.com/canonkb/canon/chat"
 	canonv1 "github.com/canonkb/canon/gen/canon/v1"
+	"github.com/canonkb/canon/hierarchy"
 	"github.com/canonkb/canon/server"
 )
 
@@ -19,6 +20,7 @@ func newAskCmd() *cobra.Command {
 	var (
 		databaseURL, lang string
 		flags             searchFlags
+		hflags            hierarchyFlags
 		asJSON            bool
 	)
 	cmd := &cobra.Command{
@@ -27,7 +29,9 @@ func newAskCmd() *cobra.Command {
 		Long: `Retrieves context (primary, related and rejected approaches), refuses without
 calling the model when nothing relevant was found, otherwise asks the configured
 language model (KB_LLM_PROVIDER; default extractive, offline) and prints the answer
-with its citations. On a terminal the answer streams as it is generated.`,
+with its citations. On a terminal the answer streams as it is generated. Retrieval
+is canon search's: a question that confidently names a person, team or project
+runs in two passes, its entities' documents first (--no-hierarchy: flat).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := loadConfig(databaseURL)
@@ -44,6 +48,7 @@ with its citations. On a terminal the answer streams as it is generated.`,
 				Filters:  flags.filters(),
 				Options:  &canonv1.ChatOptions{Fusion: flags.fusion, Limit: int32(flags.limit), Language: lang},
 			}
+			hflags.applyChat(cmd, req.Options)
 			out := cmd.OutOrStdout()
 			streaming := !asJSON && isTerminal(out)
 			var ev chat.Events
@@ -63,6 +68,7 @@ with its citations. On a terminal the answer streams as it is generated.`,
 	}
 	cmd.Flags().StringVar(&databaseURL, "database-url", "", "PostgreSQL URL (default $DATABASE_URL)")
 	flags.register(cmd)
+	hflags.register(cmd)
 	cmd.Flags().StringVar(&lang, "lang", "", "language of refusal messages: en or de (default from $LANG)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the response as protobuf JSON (snake_case field names)")
 	return cmd
@@ -77,8 +83,8 @@ func printAnswer(w io.Writer, res *canonv1.ChatResponse, streamed bool) {
 	m := res.GetMeta()
 	if res.GetRefusalReason() != "" {
 		fmt.Fprintf(w, "REFUSED (%s): %s\n", res.GetRefusalReason(), res.GetAnswer())
-		fmt.Fprintf(w, "  evidence: best cosine %.3f, best keyword coverage %.2f · %s · %.1f ms\n",
-			m.GetBestVectorSimilarity(), m.GetBestKeywordCoverage(), m.GetProvider(), m.GetTotalMs())
+		fmt.Fprintf(w, "  evidence: best cosine %.3f, best keyword coverage %.2f · %s · %s · %.1f ms\n",
+			m.GetBestVectorSimilarity(), m.GetBestKeywordCoverage(), searchMode(m), m.GetProvider(), m.GetTotalMs())
 		return
 	}
 	if !streamed {
@@ -101,8 +107,8 @@ func printAnswer(w io.Writer, res *canonv1.ChatResponse, streamed bool) {
 			unsupported++
 		}
 	}
-	fmt.Fprintf(w, "\n%s/%s · retrieval %.1f ms · generation %.1f ms · support %.0f%% of cited sentences",
-		m.GetProvider(), m.GetModel(), m.GetRetrievalMs(), m.GetGenerationMs(), 100*m.GetCitationSupport())
+	fmt.Fprintf(w, "\n%s/%s · %s · retrieval %.1f ms · generation %.1f ms · support %.0f%% of cited sentences",
+		m.GetProvider(), m.GetModel(), searchMode(m), m.GetRetrievalMs(), m.GetGenerationMs(), 100*m.GetCitationSupport())
 	if unsupported > 0 {
 		fmt.Fprintf(w, " (%d unsupported)", unsupported)
 	}
@@ -113,6 +119,21 @@ func printAnswer(w io.Writer, res *canonv1.ChatResponse, streamed bool) {
 			fmt.Fprintln(w, "  -", f)
 		}
 	}
+}
+
+// searchMode says how retrieval ran: "two_pass (dana)" names the chosen
+// entities, "flat (no_confident_entity)" the reason.
+func searchMode(m *canonv1.ChatMeta) string {
+	if m.GetSearchMode() != hierarchy.ModeTwoPass {
+		return fmt.Sprintf("%s (%s)", m.GetSearchMode(), m.GetHierarchyReason())
+	}
+	var chosen []string
+	for _, e := range m.GetPass1Entities() {
+		if e.GetChosen() {
+			chosen = append(chosen, e.GetEntityId())
+		}
+	}
+	return fmt.Sprintf("%s (%s)", m.GetSearchMode(), strings.Join(chosen, ", "))
 }
 
 // tail drops a heading path's first element when it repeats the title.

@@ -49,7 +49,10 @@ cell) of canon's search per fusion method, the default search with its graph ste
 in-process and through canon's server on 127.0.0.1, the bare HNSW top-k and bare BM25
 queries, Supabase's published hybrid_search function and the pgvector examples' RRF
 statement (both created in the same database over canon's tables), and reports p50, p95,
-p99, QPS and each p50 relative to canon. EXPLAIN (ANALYZE, SUMMARY) shows which indexes
+p99, QPS and each p50 relative to canon. On questions naming the corpus's people it
+times pass 1 of the two-pass entity search alone (hierarchy/pass1, target p50 under
+10 ms), the whole two-pass search (hierarchy/two-pass) and the flat search on the same
+questions (hierarchy/flat). EXPLAIN (ANALYZE, SUMMARY) shows which indexes
 canon's statement uses and its planning versus execution time. --out writes
 latency.json and latency.md.`,
 		Args: cobra.NoArgs,
@@ -90,7 +93,7 @@ latency.json and latency.md.`,
 				commit = os.Getenv("BENCH_COMMIT")
 			}
 			setup := bench.LatencySetup{
-				Pool: a.pool, Ingester: a.ingester, Searcher: a.searcher, Embedder: a.embedder,
+				Pool: a.pool, Ingester: a.ingester, Searcher: a.searcher, Hierarchy: a.hierarchy, Embedder: a.embedder,
 				Chunking: markdown.Options{ChunkTokens: cfg.ChunkTokens, OverlapTokens: cfg.ChunkOverlap},
 				Ranking:  ranking, Profile: cfg.Profile(), Commit: commit,
 			}

@@ -57,13 +57,15 @@ marked pending run and are reported but count toward no metric.`,
 			}
 			// The extractive provider whatever KB_LLM_PROVIDER says: the suite
 			// measures retrieval and the gate, offline, and logs nothing.
-			asker := chat.New(a.searcher, llm.NewExtractive(), prompt, nil, chat.Config{
+			// Retrieval as served: the two-pass searcher (over a.searcher, so the
+			// pinned date above applies), for searches and chat turns alike.
+			asker := chat.New(a.hierarchy, llm.NewExtractive(), prompt, nil, chat.Config{
 				Gate:             domain.Gate{MinSimilarity: cfg.RefusalMinSimilarity, MinKeywordCoverage: cfg.RefusalMinKeywordCoverage},
 				SupportThreshold: cfg.CitationSupportThreshold,
 				MaxTokens:        cfg.LLMMaxTokens,
 			})
 			rep, err := bench.RunScenarios(cmd.Context(), f, bench.ScenarioSetup{
-				Ingester: a.ingester, Searcher: a.searcher, Chat: asker,
+				Ingester: a.ingester, Searcher: a.hierarchy, Chat: asker,
 				Embedder: fmt.Sprintf("%s/%d", a.embedder.Name(), a.embedder.Dim()), Profile: cfg.Profile(),
 			})
 			if err != nil {

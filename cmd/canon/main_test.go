@@ -101,6 +101,18 @@ func TestCommandLineEndToEnd(t *testing.T) {
 	if err != nil || !strings.Contains(out, "Citations:") || !strings.Contains(out, "rb-deploy-rollback") {
 		t.Errorf("ask: %v\n%s", err, out)
 	}
+	// Chat retrieves like search: a question naming a person runs in two passes
+	// and cites her documents; --no-hierarchy retrieves flat.
+	out, err = run(t, "ask", "What has Dana been working on?", "--project", "platform")
+	if err != nil || !strings.Contains(out, "two_pass (dana)") || !strings.Contains(out, "Citations:") ||
+		strings.Contains(out, "note-working-on-this-quarter") {
+		t.Errorf("ask (two-pass): %v\n%s", err, out)
+	}
+	out, err = run(t, "ask", "What has Dana been working on?", "--project", "platform", "--no-hierarchy", "--json")
+	compact = strings.Join(strings.Fields(out), "")
+	if err != nil || !strings.Contains(compact, `"search_mode":"flat"`) || !strings.Contains(compact, `"hierarchy_reason":"disabled"`) {
+		t.Errorf("ask --no-hierarchy --json: %v\n%s", err, out)
+	}
 	if out, err := run(t, "projects"); err != nil || !strings.Contains(out, "platform") || !strings.Contains(out, "payments") {
 		t.Errorf("projects: %v\n%s", err, out)
 	}

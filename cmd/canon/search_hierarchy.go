@@ -44,15 +44,25 @@ func (f *hierarchyFlags) register(cmd *cobra.Command) {
 	fl.Float64Var(&f.alpha, "hierarchy-alpha", 0, "two-pass mix: alpha·document score + (1−alpha)·entity score, 0..1 (default $KB_HIERARCHY_ALPHA or 0.5)")
 }
 
-func (f *hierarchyFlags) apply(cmd *cobra.Command, o *canonv1.SearchOptions) {
+// options are the request's hierarchy and hierarchy_alpha (nil: the server's default).
+func (f *hierarchyFlags) options(cmd *cobra.Command) (hierarchy *bool, alpha *float64) {
 	if f.off {
 		off := false
-		o.Hierarchy = &off
+		hierarchy = &off
 	}
 	if cmd.Flags().Changed("hierarchy-alpha") {
 		a := f.alpha
-		o.HierarchyAlpha = &a
+		alpha = &a
 	}
+	return hierarchy, alpha
+}
+
+func (f *hierarchyFlags) apply(cmd *cobra.Command, o *canonv1.SearchOptions) {
+	o.Hierarchy, o.HierarchyAlpha = f.options(cmd)
+}
+
+func (f *hierarchyFlags) applyChat(cmd *cobra.Command, o *canonv1.ChatOptions) {
+	o.Hierarchy, o.HierarchyAlpha = f.options(cmd)
 }
 
 // printHierarchy shows how the search ran: the mode, why, pass 1's entities and

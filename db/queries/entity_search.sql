@@ -209,6 +209,9 @@ SELECT e.id AS entity_id, e.project_id, p.project_key, e.slug, e.name, e.entity_
        (l.top_chosen OR l.expanded_score IS NOT NULL)::boolean AS chosen,
        d.reason::text AS reason,
        rq.query::text AS residual_query,
+       -- The stripped question even when nothing is left of it: the words that
+       -- named the chosen entities, for the refusal gate's evidence.
+       sq.query::text AS stripped_query,
        g.name_exact::float8 AS name_exact, g.name_fuzzy::float8 AS name_fuzzy, g.role::float8 AS role,
        g.facts::float8 AS facts, g.vector::float8 AS vector
 FROM listed l
@@ -218,6 +221,7 @@ JOIN scored s ON s.id = l.id
 JOIN signals g ON g.id = l.id
 CROSS JOIN decision d
 CROSS JOIN residual rq
+CROSS JOIN stripped sq
 ORDER BY greatest(s.score, coalesce(l.expanded_score, 0)) DESC, e.id;
 
 -- name: EntityLinks :many

@@ -82,9 +82,13 @@ type ChatOptions struct {
 	Limit int32 `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
 	// Language of human-readable messages (refusals), e.g. "en" or "de"; the
 	// Accept-Language header is used when empty.
-	Language      string `protobuf:"bytes,3,opt,name=language,proto3" json:"language,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Language string `protobuf:"bytes,3,opt,name=language,proto3" json:"language,omitempty"`
+	// As in SearchOptions: the two-pass entity-guided retrieval (unset: the
+	// server's KB_HIERARCHY_ENABLED) and its mix of document and entity scores.
+	Hierarchy      *bool    `protobuf:"varint,4,opt,name=hierarchy,proto3,oneof" json:"hierarchy,omitempty"`
+	HierarchyAlpha *float64 `protobuf:"fixed64,5,opt,name=hierarchy_alpha,json=hierarchyAlpha,proto3,oneof" json:"hierarchy_alpha,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ChatOptions) Reset() {
@@ -136,6 +140,20 @@ func (x *ChatOptions) GetLanguage() string {
 		return x.Language
 	}
 	return ""
+}
+
+func (x *ChatOptions) GetHierarchy() bool {
+	if x != nil && x.Hierarchy != nil {
+		return *x.Hierarchy
+	}
+	return false
+}
+
+func (x *ChatOptions) GetHierarchyAlpha() float64 {
+	if x != nil && x.HierarchyAlpha != nil {
+		return *x.HierarchyAlpha
+	}
+	return 0
 }
 
 type ChatRequest struct {
@@ -456,7 +474,8 @@ type ChatMeta struct {
 	CitationSupport float64            `protobuf:"fixed64,10,opt,name=citation_support,json=citationSupport,proto3" json:"citation_support,omitempty"`
 	Sentences       []*SentenceSupport `protobuf:"bytes,11,rep,name=sentences,proto3" json:"sentences,omitempty"`
 	FollowUps       []string           `protobuf:"bytes,12,rep,name=follow_ups,json=followUps,proto3" json:"follow_ups,omitempty"`
-	SearchMode      string             `protobuf:"bytes,13,opt,name=search_mode,json=searchMode,proto3" json:"search_mode,omitempty"`
+	// How retrieval ran, as in SearchMeta: two_pass or flat, and why.
+	SearchMode string `protobuf:"bytes,13,opt,name=search_mode,json=searchMode,proto3" json:"search_mode,omitempty"`
 	// The language of the human-readable texts.
 	Language string `protobuf:"bytes,14,opt,name=language,proto3" json:"language,omitempty"`
 	// Why the gate let the question through or refused it, with the evidence used.
@@ -464,8 +483,13 @@ type ChatMeta struct {
 	BestKeywordCoverage  float64 `protobuf:"fixed64,16,opt,name=best_keyword_coverage,json=bestKeywordCoverage,proto3" json:"best_keyword_coverage,omitempty"`
 	// Markers in the answer that pointed at no chunk and were removed.
 	DroppedMarkers []int32 `protobuf:"varint,17,rep,packed,name=dropped_markers,json=droppedMarkers,proto3" json:"dropped_markers,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// confident_entities, no_confident_entity, entities_too_similar, disabled or
+	// keyword_only (SearchMeta.hierarchy_reason).
+	HierarchyReason string `protobuf:"bytes,18,opt,name=hierarchy_reason,json=hierarchyReason,proto3" json:"hierarchy_reason,omitempty"`
+	// The entities pass 1 scored (chosen ones answered a two-pass retrieval).
+	Pass1Entities []*EntityScore `protobuf:"bytes,19,rep,name=pass1_entities,json=pass1Entities,proto3" json:"pass1_entities,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ChatMeta) Reset() {
@@ -617,6 +641,20 @@ func (x *ChatMeta) GetDroppedMarkers() []int32 {
 	return nil
 }
 
+func (x *ChatMeta) GetHierarchyReason() string {
+	if x != nil {
+		return x.HierarchyReason
+	}
+	return ""
+}
+
+func (x *ChatMeta) GetPass1Entities() []*EntityScore {
+	if x != nil {
+		return x.Pass1Entities
+	}
+	return nil
+}
+
 type ChatResponse struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	Answer    string                 `protobuf:"bytes,1,opt,name=answer,proto3" json:"answer,omitempty"`
@@ -694,8 +732,11 @@ type RetrievalSummary struct {
 	RejectedCount int32                  `protobuf:"varint,3,opt,name=rejected_count,json=rejectedCount,proto3" json:"rejected_count,omitempty"`
 	DocIds        []string               `protobuf:"bytes,4,rep,name=doc_ids,json=docIds,proto3" json:"doc_ids,omitempty"`
 	RetrievalMs   float64                `protobuf:"fixed64,5,opt,name=retrieval_ms,json=retrievalMs,proto3" json:"retrieval_ms,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// As in ChatMeta.
+	SearchMode      string `protobuf:"bytes,6,opt,name=search_mode,json=searchMode,proto3" json:"search_mode,omitempty"`
+	HierarchyReason string `protobuf:"bytes,7,opt,name=hierarchy_reason,json=hierarchyReason,proto3" json:"hierarchy_reason,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *RetrievalSummary) Reset() {
@@ -761,6 +802,20 @@ func (x *RetrievalSummary) GetRetrievalMs() float64 {
 		return x.RetrievalMs
 	}
 	return 0
+}
+
+func (x *RetrievalSummary) GetSearchMode() string {
+	if x != nil {
+		return x.SearchMode
+	}
+	return ""
+}
+
+func (x *RetrievalSummary) GetHierarchyReason() string {
+	if x != nil {
+		return x.HierarchyReason
+	}
+	return ""
 }
 
 type ChatStreamResponse struct {
@@ -1032,11 +1087,16 @@ const file_canon_v1_chat_proto_rawDesc = "" +
 	"\x13canon/v1/chat.proto\x12\bcanon.v1\x1a\x15canon/v1/search.proto\"4\n" +
 	"\x04Turn\x12\x12\n" +
 	"\x04role\x18\x01 \x01(\tR\x04role\x12\x18\n" +
-	"\acontent\x18\x02 \x01(\tR\acontent\"W\n" +
+	"\acontent\x18\x02 \x01(\tR\acontent\"\xca\x01\n" +
 	"\vChatOptions\x12\x16\n" +
 	"\x06fusion\x18\x01 \x01(\tR\x06fusion\x12\x14\n" +
 	"\x05limit\x18\x02 \x01(\x05R\x05limit\x12\x1a\n" +
-	"\blanguage\x18\x03 \x01(\tR\blanguage\"\xd2\x01\n" +
+	"\blanguage\x18\x03 \x01(\tR\blanguage\x12!\n" +
+	"\thierarchy\x18\x04 \x01(\bH\x00R\thierarchy\x88\x01\x01\x12,\n" +
+	"\x0fhierarchy_alpha\x18\x05 \x01(\x01H\x01R\x0ehierarchyAlpha\x88\x01\x01B\f\n" +
+	"\n" +
+	"_hierarchyB\x12\n" +
+	"\x10_hierarchy_alpha\"\xd2\x01\n" +
 	"\vChatRequest\x12\x1a\n" +
 	"\bquestion\x18\x01 \x01(\tR\bquestion\x12+\n" +
 	"\afilters\x18\x02 \x01(\v2\x11.canon.v1.FiltersR\afilters\x12(\n" +
@@ -1060,7 +1120,7 @@ const file_canon_v1_chat_proto_rawDesc = "" +
 	"\tsupported\x18\x04 \x01(\bR\tsupported\"Y\n" +
 	"\x05Usage\x12#\n" +
 	"\rprompt_tokens\x18\x01 \x01(\x05R\fpromptTokens\x12+\n" +
-	"\x11completion_tokens\x18\x02 \x01(\x05R\x10completionTokens\"\x95\x05\n" +
+	"\x11completion_tokens\x18\x02 \x01(\x05R\x10completionTokens\"\xfe\x05\n" +
 	"\bChatMeta\x12\x1a\n" +
 	"\bprovider\x18\x01 \x01(\tR\bprovider\x12\x14\n" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x12!\n" +
@@ -1081,18 +1141,23 @@ const file_canon_v1_chat_proto_rawDesc = "" +
 	"\blanguage\x18\x0e \x01(\tR\blanguage\x124\n" +
 	"\x16best_vector_similarity\x18\x0f \x01(\x01R\x14bestVectorSimilarity\x122\n" +
 	"\x15best_keyword_coverage\x18\x10 \x01(\x01R\x13bestKeywordCoverage\x12'\n" +
-	"\x0fdropped_markers\x18\x11 \x03(\x05R\x0edroppedMarkers\"\xa7\x01\n" +
+	"\x0fdropped_markers\x18\x11 \x03(\x05R\x0edroppedMarkers\x12)\n" +
+	"\x10hierarchy_reason\x18\x12 \x01(\tR\x0fhierarchyReason\x12<\n" +
+	"\x0epass1_entities\x18\x13 \x03(\v2\x15.canon.v1.EntityScoreR\rpass1Entities\"\xa7\x01\n" +
 	"\fChatResponse\x12\x16\n" +
 	"\x06answer\x18\x01 \x01(\tR\x06answer\x120\n" +
 	"\tcitations\x18\x02 \x03(\v2\x12.canon.v1.CitationR\tcitations\x12%\n" +
 	"\x0erefusal_reason\x18\x03 \x01(\tR\rrefusalReason\x12&\n" +
-	"\x04meta\x18\x04 \x01(\v2\x12.canon.v1.ChatMetaR\x04meta\"\xc1\x01\n" +
+	"\x04meta\x18\x04 \x01(\v2\x12.canon.v1.ChatMetaR\x04meta\"\x8d\x02\n" +
 	"\x10RetrievalSummary\x12#\n" +
 	"\rprimary_count\x18\x01 \x01(\x05R\fprimaryCount\x12%\n" +
 	"\x0eexpanded_count\x18\x02 \x01(\x05R\rexpandedCount\x12%\n" +
 	"\x0erejected_count\x18\x03 \x01(\x05R\rrejectedCount\x12\x17\n" +
 	"\adoc_ids\x18\x04 \x03(\tR\x06docIds\x12!\n" +
-	"\fretrieval_ms\x18\x05 \x01(\x01R\vretrievalMs\"\xa1\x01\n" +
+	"\fretrieval_ms\x18\x05 \x01(\x01R\vretrievalMs\x12\x1f\n" +
+	"\vsearch_mode\x18\x06 \x01(\tR\n" +
+	"searchMode\x12)\n" +
+	"\x10hierarchy_reason\x18\a \x01(\tR\x0fhierarchyReason\"\xa1\x01\n" +
 	"\x12ChatStreamResponse\x12:\n" +
 	"\tretrieval\x18\x01 \x01(\v2\x1a.canon.v1.RetrievalSummaryH\x00R\tretrieval\x12\x16\n" +
 	"\x05delta\x18\x02 \x01(\tH\x00R\x05delta\x12.\n" +
@@ -1145,6 +1210,7 @@ var file_canon_v1_chat_proto_goTypes = []any{
 	(*ContentGap)(nil),          // 11: canon.v1.ContentGap
 	(*ContentGapsResponse)(nil), // 12: canon.v1.ContentGapsResponse
 	(*Filters)(nil),             // 13: canon.v1.Filters
+	(*EntityScore)(nil),         // 14: canon.v1.EntityScore
 }
 var file_canon_v1_chat_proto_depIdxs = []int32{
 	13, // 0: canon.v1.ChatRequest.filters:type_name -> canon.v1.Filters
@@ -1153,22 +1219,23 @@ var file_canon_v1_chat_proto_depIdxs = []int32{
 	13, // 3: canon.v1.ChatMeta.filters:type_name -> canon.v1.Filters
 	5,  // 4: canon.v1.ChatMeta.usage:type_name -> canon.v1.Usage
 	4,  // 5: canon.v1.ChatMeta.sentences:type_name -> canon.v1.SentenceSupport
-	3,  // 6: canon.v1.ChatResponse.citations:type_name -> canon.v1.Citation
-	6,  // 7: canon.v1.ChatResponse.meta:type_name -> canon.v1.ChatMeta
-	8,  // 8: canon.v1.ChatStreamResponse.retrieval:type_name -> canon.v1.RetrievalSummary
-	7,  // 9: canon.v1.ChatStreamResponse.final:type_name -> canon.v1.ChatResponse
-	11, // 10: canon.v1.ContentGapsResponse.gaps:type_name -> canon.v1.ContentGap
-	2,  // 11: canon.v1.ChatService.Chat:input_type -> canon.v1.ChatRequest
-	2,  // 12: canon.v1.ChatService.ChatStream:input_type -> canon.v1.ChatRequest
-	10, // 13: canon.v1.ChatService.ContentGaps:input_type -> canon.v1.ContentGapsRequest
-	7,  // 14: canon.v1.ChatService.Chat:output_type -> canon.v1.ChatResponse
-	9,  // 15: canon.v1.ChatService.ChatStream:output_type -> canon.v1.ChatStreamResponse
-	12, // 16: canon.v1.ChatService.ContentGaps:output_type -> canon.v1.ContentGapsResponse
-	14, // [14:17] is the sub-list for method output_type
-	11, // [11:14] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	14, // 6: canon.v1.ChatMeta.pass1_entities:type_name -> canon.v1.EntityScore
+	3,  // 7: canon.v1.ChatResponse.citations:type_name -> canon.v1.Citation
+	6,  // 8: canon.v1.ChatResponse.meta:type_name -> canon.v1.ChatMeta
+	8,  // 9: canon.v1.ChatStreamResponse.retrieval:type_name -> canon.v1.RetrievalSummary
+	7,  // 10: canon.v1.ChatStreamResponse.final:type_name -> canon.v1.ChatResponse
+	11, // 11: canon.v1.ContentGapsResponse.gaps:type_name -> canon.v1.ContentGap
+	2,  // 12: canon.v1.ChatService.Chat:input_type -> canon.v1.ChatRequest
+	2,  // 13: canon.v1.ChatService.ChatStream:input_type -> canon.v1.ChatRequest
+	10, // 14: canon.v1.ChatService.ContentGaps:input_type -> canon.v1.ContentGapsRequest
+	7,  // 15: canon.v1.ChatService.Chat:output_type -> canon.v1.ChatResponse
+	9,  // 16: canon.v1.ChatService.ChatStream:output_type -> canon.v1.ChatStreamResponse
+	12, // 17: canon.v1.ChatService.ContentGaps:output_type -> canon.v1.ContentGapsResponse
+	15, // [15:18] is the sub-list for method output_type
+	12, // [12:15] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_canon_v1_chat_proto_init() }
@@ -1177,6 +1244,7 @@ func file_canon_v1_chat_proto_init() {
 		return
 	}
 	file_canon_v1_search_proto_init()
+	file_canon_v1_chat_proto_msgTypes[1].OneofWrappers = []any{}
 	file_canon_v1_chat_proto_msgTypes[9].OneofWrappers = []any{
 		(*ChatStreamResponse_Retrieval)(nil),
 		(*ChatStreamResponse_Delta)(nil),

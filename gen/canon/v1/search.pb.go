@@ -757,7 +757,10 @@ type Hit struct {
 	ParentEntityScore float64  `protobuf:"fixed64,18,opt,name=parent_entity_score,json=parentEntityScore,proto3" json:"parent_entity_score,omitempty"`
 	Explain           *Explain `protobuf:"bytes,19,opt,name=explain,proto3" json:"explain,omitempty"`
 	// Absolute evidence, comparable across questions: the raw cosine of the question
-	// and the chunk, and the share of the question's terms the chunk contains.
+	// and the chunk, and the share of the question's terms the chunk contains. In a
+	// two-pass search both are for the question asked (not the one pass 2 ranked,
+	// without the entity names), and the words that named a chosen entity count as
+	// contained: every hit is a document linked to it.
 	VectorSimilarity float64 `protobuf:"fixed64,20,opt,name=vector_similarity,json=vectorSimilarity,proto3" json:"vector_similarity,omitempty"`
 	KeywordCoverage  float64 `protobuf:"fixed64,21,opt,name=keyword_coverage,json=keywordCoverage,proto3" json:"keyword_coverage,omitempty"`
 	unknownFields    protoimpl.UnknownFields
