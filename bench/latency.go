@@ -42,7 +42,7 @@ import (
 // runs (*search.Searcher).
 type StatementSearcher interface {
 	Searcher
-	Statement(ctx context.Context, req *canonv1.SearchRequest) (string, error)
+	RankingStatement(ctx context.Context, req *canonv1.SearchRequest) (string, error)
 }
 
 // LatencySetup is the system under test. Pool must be a database of its own
@@ -787,7 +787,7 @@ func explainAll(ctx context.Context, s LatencySetup, o LatencyOptions, rep *Late
 		literal := newExplain("canon/" + fusion + " (search.sql, parameters bound as literals: a custom plan)")
 		prepared := newExplain("canon/" + fusion + " (EXECUTE of pgx's prepared statement, as the searcher plans it)")
 		for _, q := range qs {
-			script, err := s.Searcher.Statement(ctx, &canonv1.SearchRequest{Query: q,
+			script, err := s.Searcher.RankingStatement(ctx, &canonv1.SearchRequest{Query: q,
 				Filters: &canonv1.Filters{ProjectKeys: []string{rep.Project}},
 				Options: &canonv1.SearchOptions{Fusion: fusion, Limit: int32(o.Limit)}})
 			if err != nil {

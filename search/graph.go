@@ -85,59 +85,13 @@ const DefaultRejectedMinSimilarity = 0.30
 // documents gets empty sections, so its result is exactly the plain hybrid one.
 func (s *Searcher) graph(ctx context.Context, req *canonv1.SearchRequest, p *plan, rows []db.SearchRankRow,
 	res *canonv1.SearchResult) error {
-	cfg := s.cfg.Graph
-	opts := req.GetOptions()
-	expansion, rejected := cfg.Expansion, cfg.RejectedInjection
-	if opts != nil && opts.GraphExpansion != nil {
-		expansion = opts.GetGraphExpansion()
-	}
-	if opts != nil && opts.RejectedInjection != nil {
-		rejected = opts.GetRejectedInjection()
-	}
+	params, expansion, rejected, ok, err := s.graphParams(ctx, req, p, rows)
 	strategy := res.GetMeta().GetSearchStrategy()
 	strategy.GraphExpansionEnabled, strategy.RejectedInjectionEnabled = expansion, rejected
-	// Only the documents of relevant hits are expanded from; without any, the page
-	// is a guess and the step is skipped.
-	var page, relevant []int64
-	for _, r := range rows {
-		if int(r.Position) > p.limit {
-			continue
-		}
-		page = append(page, r.DocumentID)
-		if cfg.SeedGate.Relevant(domain.Evidence{VectorSimilarity: r.VectorSimilarity, KeywordCoverage: r.KeywordCoverage}) {
-			relevant = append(relevant, r.DocumentID)
-		}
+	if err != nil || !ok {
+		return err
 	}
-	if (!expansion && !rejected) || len(relevant) == 0 {
-		return nil
-	}
-	perSeed := cfg.MaxPerSeed
-	if perSeed <= 0 {
-		perSeed = cfg.MaxNodes
-	}
-
-	qvec := p.params.QueryEmbedding
-	if !p.params.SemanticEnabled && rejected {
-		// keyword_only ranked without a vector; similarity needs one.
-		v, err := s.embedder.EmbedQuery(ctx, p.query)
-		if err != nil {
-			return fmt.Errorf("embed query: %w", err)
-		}
-		vec := pgvector.NewVector(v)
-		qvec = &vec
-	}
-	f := p.filters
-	out, err := db.New(s.pool).GraphSearch(ctx, db.GraphSearchParams{
-		RelevantDocumentIds: relevant, PrimaryDocumentIds: page, ProjectIds: p.projectIDs, QueryEmbedding: qvec,
-		HubTypes: nonNil(cfg.HubTypes), ExpansionEnabled: expansion, EdgeTypes: nonNil(cfg.EdgeTypes),
-		MaxNodes: int32(max(cfg.MaxNodes, 0)), MaxPerSeed: int32(max(perSeed, 0)),
-		RejectedEnabled: rejected, RejectedMaxDocs: int32(max(cfg.RejectedMaxDocs, 0)),
-		RejectedMinSimilarity: cfg.RejectedMinSimilarity,
-		IncludeArchived:       cfg.IncludeArchived || slices.Contains(f.Statuses, "archived"),
-		Tags:                  nonNil(f.Tags), SourceTypes: nonNil(f.SourceTypes), CanonicalTypes: nonNil(f.CanonicalTypes),
-		Statuses: nonNil(f.Statuses), EvidenceTiers: nonNil(f.EvidenceTiers), DateFrom: f.DateFrom, DateTo: f.DateTo,
-		IncludeSuperseded: f.IncludeSuperseded, DocIdsFilter: f.DocIDsFilter, DocIds: nonNil(f.DocIDs),
-	})
+	out, err := db.New(s.pool).GraphSearch(ctx, params)
 	if err != nil {
 		return fmt.Errorf("graph step: %w", err)
 	}
@@ -167,4 +121,62 @@ func (s *Searcher) graph(ctx context.Context, req *canonv1.SearchRequest, p *pla
 	res.Meta.ExpandedCount = int32(len(res.Expanded))
 	res.Meta.RejectedCount = int32(len(res.Rejected))
 	return nil
+}
+
+// graphParams decides whether the graph step runs for a ranked page (ok) and
+// binds its statement: the features as the request and configuration set them,
+// seeded by the documents of the page's relevant hits only (without any, the
+// page is a guess and the step is skipped).
+func (s *Searcher) graphParams(ctx context.Context, req *canonv1.SearchRequest, p *plan, rows []db.SearchRankRow) (
+	params db.GraphSearchParams, expansion, rejected, ok bool, err error) {
+	cfg := s.cfg.Graph
+	opts := req.GetOptions()
+	expansion, rejected = cfg.Expansion, cfg.RejectedInjection
+	if opts != nil && opts.GraphExpansion != nil {
+		expansion = opts.GetGraphExpansion()
+	}
+	if opts != nil && opts.RejectedInjection != nil {
+		rejected = opts.GetRejectedInjection()
+	}
+	var page, relevant []int64
+	for _, r := range rows {
+		if int(r.Position) > p.limit {
+			continue
+		}
+		page = append(page, r.DocumentID)
+		if cfg.SeedGate.Relevant(domain.Evidence{VectorSimilarity: r.VectorSimilarity, KeywordCoverage: r.KeywordCoverage}) {
+			relevant = append(relevant, r.DocumentID)
+		}
+	}
+	if (!expansion && !rejected) || len(relevant) == 0 {
+		return params, expansion, rejected, false, nil
+	}
+	perSeed := cfg.MaxPerSeed
+	if perSeed <= 0 {
+		perSeed = cfg.MaxNodes
+	}
+
+	qvec := p.params.QueryEmbedding
+	if !p.params.SemanticEnabled && rejected {
+		// keyword_only ranked without a vector; similarity needs one.
+		v, err := s.embedder.EmbedQuery(ctx, p.query)
+		if err != nil {
+			return params, expansion, rejected, false, fmt.Errorf("embed query: %w", err)
+		}
+		vec := pgvector.NewVector(v)
+		qvec = &vec
+	}
+	f := p.filters
+	params = db.GraphSearchParams{
+		RelevantDocumentIds: relevant, PrimaryDocumentIds: page, ProjectIds: p.projectIDs, QueryEmbedding: qvec,
+		HubTypes: nonNil(cfg.HubTypes), ExpansionEnabled: expansion, EdgeTypes: nonNil(cfg.EdgeTypes),
+		MaxNodes: int32(max(cfg.MaxNodes, 0)), MaxPerSeed: int32(max(perSeed, 0)),
+		RejectedEnabled: rejected, RejectedMaxDocs: int32(max(cfg.RejectedMaxDocs, 0)),
+		RejectedMinSimilarity: cfg.RejectedMinSimilarity,
+		IncludeArchived:       cfg.IncludeArchived || slices.Contains(f.Statuses, "archived"),
+		Tags:                  nonNil(f.Tags), SourceTypes: nonNil(f.SourceTypes), CanonicalTypes: nonNil(f.CanonicalTypes),
+		Statuses: nonNil(f.Statuses), EvidenceTiers: nonNil(f.EvidenceTiers), DateFrom: f.DateFrom, DateTo: f.DateTo,
+		IncludeSuperseded: f.IncludeSuperseded, DocIdsFilter: f.DocIDsFilter, DocIds: nonNil(f.DocIDs),
+	}
+	return params, expansion, rejected, true, nil
 }

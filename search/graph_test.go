@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgvector/pgvector-go"
 	"google.golang.org/protobuf/proto"
@@ -799,5 +800,59 @@ func TestLifecycleChangesFeedSearch(t *testing.T) {
 	i := rankOf(res.GetRejected(), "mtg-2025-02-26-cache-review")
 	if i < 0 || edgeOf(res.GetRejected()[i]) != "mtg-2025-02-26-cache-review<decision_for 1.0 incoming from dec-cache-v2>" {
 		t.Errorf("rejected: %v", edgesOf(res.GetRejected()))
+	}
+}
+
+// canon search --sql prints the graph step's statement after the ranking, bound to
+// the page the ranking returns: run as printed, it returns the expanded and
+// rejected sections Search returned.
+func TestGraphStatementIsRunnable(t *testing.T) {
+	handbook(t)
+	s := graphSearcher(pool, search.DefaultGraphConfig())
+	r := req("what cache layer did we standardise on?", func(r *canonv1.SearchRequest) { r.Options.Limit = 8 })
+	stmt, err := s.Statement(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := mustSearch(t, s, r)
+	conn, err := pool.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	var rows pgx.Rows
+
+	// The graph step's statement follows, bound to the page above: run as printed,
+	// it returns the expanded and rejected sections Search returned.
+	_, graph, ok := strings.Cut(stmt, "-- 2. Graph step")
+	if !ok || !strings.Contains(graph, "WITH") {
+		t.Fatalf("no graph statement after the ranking:\n%s", graph)
+	}
+	graph = graph[strings.Index(graph, "WITH"):strings.LastIndex(graph, ";")]
+	rows, err = conn.Query(context.Background(), "SELECT origin, slug FROM ("+graph+") g ORDER BY origin, position")
+	if err != nil {
+		t.Fatalf("bound graph statement does not run: %v", err)
+	}
+	var expanded, rejected []string
+	for rows.Next() {
+		var origin, slug string
+		if err := rows.Scan(&origin, &slug); err != nil {
+			t.Fatal(err)
+		}
+		switch origin {
+		case "graph_expansion":
+			expanded = append(expanded, slug)
+		case "rejected_approach":
+			rejected = append(rejected, slug)
+		}
+	}
+	if rows.Err() != nil {
+		t.Fatal(rows.Err())
+	}
+	if want := docIDs(res.GetExpanded()); len(want) == 0 || !slices.Equal(expanded, want) {
+		t.Errorf("psql graph statement expanded %v, Search %v", expanded, want)
+	}
+	if want := docIDs(res.GetRejected()); len(want) == 0 || !slices.Equal(rejected, want) {
+		t.Errorf("psql graph statement rejected %v, Search %v", rejected, want)
 	}
 }

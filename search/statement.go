@@ -18,15 +18,67 @@ import (
 )
 
 // Statement returns the exact SQL a request runs, every parameter bound as a
-// literal and wrapped in the transaction that sets the HNSW options, ready to paste
-// into psql (prefix the SELECT with EXPLAIN ANALYZE to see the plan).
+// literal, ready to paste into psql (prefix a SELECT with EXPLAIN ANALYZE to see
+// its plan): the ranking statement (RankingStatement), then the graph step's
+// statement, seeded by the page the ranking returns now (so it runs the ranking
+// once to know that page).
 func (s *Searcher) Statement(ctx context.Context, req *canonv1.SearchRequest) (string, error) {
 	p, err := s.plan(ctx, req)
 	if err != nil {
 		return "", err
 	}
+	ranking, err := rankingScript(ctx, p)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.WriteString("-- 1. Ranking (db/queries/search.sql)\n")
+	b.WriteString(ranking)
+
+	rows, err := s.run(ctx, p)
+	if err != nil {
+		return "", err
+	}
+	params, expansion, rejected, ok, err := s.graphParams(ctx, req, p, rows)
+	if err != nil {
+		return "", err
+	}
+	b.WriteString("\n-- 2. Graph step (db/queries/graph_search.sql), seeded by the page statement 1 returns now\n")
+	if !ok {
+		reason := "no hit on the page carries the relevance evidence the graph step needs"
+		if !expansion && !rejected {
+			reason = "graph expansion and rejected-approach injection are both off"
+		}
+		fmt.Fprintf(&b, "-- (not run for this request: %s)\n", reason)
+		return b.String(), nil
+	}
 	rec := &recorder{}
-	_, err = db.New(rec).SearchRank(ctx, p.params)
+	if _, err := db.New(rec).GraphSearch(ctx, params); !errors.Is(err, errRecorded) {
+		return "", fmt.Errorf("render graph statement: %v", err)
+	}
+	graphBody, err := bind(rec.sql, rec.args)
+	if err != nil {
+		return "", err
+	}
+	b.WriteString(strings.TrimSpace(graphBody))
+	b.WriteString(";\n")
+	return b.String(), nil
+}
+
+// RankingStatement returns the ranking statement of a request alone, bound like
+// Statement's, in the transaction that sets the HNSW options: BEGIN; SET LOCAL
+// lines; the statement; COMMIT.
+func (s *Searcher) RankingStatement(ctx context.Context, req *canonv1.SearchRequest) (string, error) {
+	p, err := s.plan(ctx, req)
+	if err != nil {
+		return "", err
+	}
+	return rankingScript(ctx, p)
+}
+
+func rankingScript(ctx context.Context, p *plan) (string, error) {
+	rec := &recorder{}
+	_, err := db.New(rec).SearchRank(ctx, p.params)
 	if !errors.Is(err, errRecorded) {
 		return "", fmt.Errorf("render statement: %v", err)
 	}

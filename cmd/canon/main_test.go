@@ -82,7 +82,8 @@ func TestCommandLineEndToEnd(t *testing.T) {
 	}
 
 	out, err = run(t, "search", "error E5032", "--project", "platform", "--sql")
-	if err != nil || !strings.HasPrefix(out, "BEGIN;") || strings.Contains(out, "$1") {
+	if err != nil || !strings.HasPrefix(out, "-- 1. Ranking") || !strings.Contains(out, "\nBEGIN;\n") ||
+		!strings.Contains(out, "-- 2. Graph step") || strings.Contains(out, "$1") {
 		t.Errorf("--sql: %v\n%.300s", err, out)
 	}
 	if out, err = run(t, "search", "x", "--project", "platform", "--fusion", "magic"); err == nil || !strings.Contains(err.Error(), "unknown fusion") {

@@ -63,8 +63,8 @@ func newSearchCmd() *cobra.Command {
 gradient, per-document cap. A question about a person, team or project that
 names it confidently runs in two passes: its entities first, then their documents
 (--no-hierarchy ranks flat). --explain shows every signal and its contribution
-and the entities; --sql prints the exact (flat) statement with its parameters
-bound, ready for psql.`,
+and the entities; --sql prints the exact (flat) statements with their parameters
+bound, ready for psql: the ranking, then the graph step seeded by its page.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := loadConfig(databaseURL)
@@ -107,7 +107,7 @@ bound, ready for psql.`,
 	hflags.register(cmd)
 	cmd.Flags().BoolVar(&explain, "explain", false, "show every signal and its contribution to the score")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as protobuf JSON (snake_case field names)")
-	cmd.Flags().BoolVar(&sqlF, "sql", false, "print the exact SQL with parameters bound instead of running it")
+	cmd.Flags().BoolVar(&sqlF, "sql", false, "print the exact SQL (ranking, then graph step) with parameters bound instead of the result")
 	return cmd
 }
 
