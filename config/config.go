@@ -36,6 +36,9 @@ type Config struct {
 	QueryCacheSize int           `env:"KB_QUERY_CACHE_SIZE" envDefault:"50"`
 	QueryCacheTTL  time.Duration `env:"KB_QUERY_CACHE_TTL" envDefault:"60s"`
 
+	// Batches of documents an ingest stores at once (0: one per core, at most 4).
+	IngestWorkers int `env:"KB_INGEST_WORKERS" envDefault:"0"`
+
 	ChunkTokens  int    `env:"KB_CHUNK_TOKENS" envDefault:"512"`
 	ChunkOverlap int    `env:"KB_CHUNK_OVERLAP" envDefault:"64"`
 	DefaultLimit int    `env:"KB_SEARCH_LIMIT" envDefault:"8"`
@@ -203,6 +206,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("KB_CHUNK_TOKENS must be at least 32 (got %d)", c.ChunkTokens)
 	case c.ChunkOverlap < 0 || c.ChunkOverlap >= c.ChunkTokens:
 		return fmt.Errorf("KB_CHUNK_OVERLAP must be between 0 and KB_CHUNK_TOKENS-1 (got %d)", c.ChunkOverlap)
+	case c.IngestWorkers < 0 || c.IngestWorkers > 64:
+		return fmt.Errorf("KB_INGEST_WORKERS must be between 0 (one per core) and 64 (got %d)", c.IngestWorkers)
 	case c.DefaultLimit < 1 || c.DefaultLimit > 100:
 		return fmt.Errorf("KB_SEARCH_LIMIT must be between 1 and 100 (got %d)", c.DefaultLimit)
 	case c.RejectedMinSimilarity < -1 || c.RejectedMinSimilarity > 1:

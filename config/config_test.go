@@ -58,6 +58,7 @@ func TestInvalidSettingsAreClear(t *testing.T) {
 		"KB_LLM_PROVIDER=magic":               "KB_LLM_PROVIDER",
 		"KB_REFUSAL_MIN_SIMILARITY=2":         "KB_REFUSAL_MIN_SIMILARITY",
 		"KB_CHUNK_OVERLAP=600":                "KB_CHUNK_OVERLAP",
+		"KB_INGEST_WORKERS=-1":                "KB_INGEST_WORKERS",
 		"KB_RRF_K=abc":                        "KB_RRF_K",
 		"KB_RRF_TRUST_POSITIONS=-2":           "rrf_trust_positions",
 	}

@@ -13,13 +13,16 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgvector/pgvector-go"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/canonkb/canon/embed"
 	db "github.com/canonkb/canon/gen/db"
@@ -64,6 +67,8 @@ type Ingester struct {
 	pool     *pgxpool.Pool
 	embedder embed.Embedder
 	chunking markdown.Options
+	// Workers is how many batches are stored at once (0: DefaultWorkers).
+	Workers int
 	// AfterChange runs after a run that changed something (caches keyed on the
 	// corpus drop their entries).
 	AfterChange func(projectKeys []string)
@@ -205,61 +210,60 @@ func (in *Ingester) ingestProject(ctx context.Context, project string, docs []pa
 		return false, fmt.Errorf("project %s: %w", project, err)
 	}
 
-	changed := false
-	// Embed a batch of documents at a time: one embedder call per batch keeps a
-	// remote embedder efficient, and memory stays bounded for big runs.
-	const batchChunks = 256
-	for len(todo) > 0 {
-		n, chunks := 0, 0
-		for n < len(todo) && (n == 0 || chunks+len(todo[n].doc.Chunks) <= batchChunks) {
-			chunks += len(todo[n].doc.Chunks)
-			n++
-		}
-		batch := todo[:n]
-		todo = todo[n:]
-		vectors, err := in.embedBatch(ctx, batch)
+	// Batches of documents are embedded and stored by several workers at once
+	// (one transaction each): HNSW and postings inserts, most of an ingest's
+	// time, then use every core. Chunk ids are reserved here, in file order, so
+	// they do not depend on which batch commits first.
+	var (
+		mu      sync.Mutex
+		changed bool
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(in.workers())
+	var reserveErr error
+	for _, batch := range batches(todo, batchChunks) {
+		ids, err := in.reserveIDs(gctx, batch)
 		if err != nil {
-			return changed, err
+			reserveErr = err
+			break
 		}
-		// The whole batch in one transaction (one COPY, so the statement triggers
-		// that keep the BM25 statistics run once per batch instead of once per
-		// file); when that fails, each file on its own, so one bad file costs
-		// only itself.
-		errs := make([]error, len(batch))
-		if err := in.storeBatch(ctx, projectID, batch, vectors); err != nil {
-			if ctx.Err() != nil {
-				return changed, ctx.Err()
-			}
-			for i, p := range batch {
-				errs[i] = in.storeBatch(ctx, projectID, []parsed{p}, vectors[i:i+1])
-			}
-		}
-		for i, p := range batch {
-			_, existed := storedBySlug[p.doc.Slug]
-			err := errs[i]
-			*done++
-			if opts.Progress != nil {
-				opts.Progress(*done, total)
-			}
+		g.Go(func() error {
+			errs, err := in.storeWithFallback(gctx, projectID, batch, ids)
 			if err != nil {
-				if ctx.Err() != nil {
-					return changed, ctx.Err()
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for i, p := range batch {
+				_, existed := storedBySlug[p.doc.Slug]
+				*done++
+				if opts.Progress != nil {
+					opts.Progress(*done, total)
 				}
-				res.Errors = append(res.Errors, FileError{Path: p.file.Path, Line: 1, Reason: "not stored: " + err.Error()})
-				failed[p.file.Path] = true
-				continue
+				if errs[i] != nil {
+					res.Errors = append(res.Errors, FileError{Path: p.file.Path, Line: 1, Reason: "not stored: " + errs[i].Error()})
+					failed[p.file.Path] = true
+					continue
+				}
+				changed = true
+				if notice, ok := overrides[p.doc.Slug]; ok {
+					res.Notices = append(res.Notices, notice)
+				}
+				res.Chunks += len(p.doc.Chunks)
+				if existed {
+					res.Updated++
+				} else {
+					res.Created++
+				}
 			}
-			changed = true
-			if notice, ok := overrides[p.doc.Slug]; ok {
-				res.Notices = append(res.Notices, notice)
-			}
-			res.Chunks += len(p.doc.Chunks)
-			if existed {
-				res.Updated++
-			} else {
-				res.Created++
-			}
-		}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return changed, err
+	}
+	if reserveErr != nil {
+		return changed, reserveErr
 	}
 
 	if opts.Prune {
@@ -296,6 +300,84 @@ func (in *Ingester) ingestProject(ctx context.Context, project string, docs []pa
 			u.DeclaredBy, u.EdgeType, u.FromSlug, u.ToSlug))
 	}
 	return changed, nil
+}
+
+// batchChunks bounds the chunks of one batch: one embedder call and one
+// transaction (one COPY, so the statement triggers that keep the BM25 statistics
+// run once per batch, not once per file).
+const batchChunks = 256
+
+// batches splits documents into runs of at most batchChunks chunks (a larger
+// document makes a batch of its own).
+func batches(todo []parsed, limit int) [][]parsed {
+	var out [][]parsed
+	for len(todo) > 0 {
+		n, chunks := 0, 0
+		for n < len(todo) && (n == 0 || chunks+len(todo[n].doc.Chunks) <= limit) {
+			chunks += len(todo[n].doc.Chunks)
+			n++
+		}
+		out = append(out, todo[:n])
+		todo = todo[n:]
+	}
+	return out
+}
+
+// workers is how many batches are stored at once.
+func (in *Ingester) workers() int {
+	if in.Workers > 0 {
+		return in.Workers
+	}
+	return DefaultWorkers()
+}
+
+// DefaultWorkers is one worker per core, at most four: beyond that the
+// statistics lock at the end of each batch and the database's own cores decide.
+func DefaultWorkers() int { return min(runtime.GOMAXPROCS(0), 4) }
+
+// reserveIDs takes the chunk ids of a batch, per document.
+func (in *Ingester) reserveIDs(ctx context.Context, batch []parsed) ([][]int64, error) {
+	n := 0
+	for _, p := range batch {
+		n += len(p.doc.Chunks)
+	}
+	ids, err := db.New(in.pool).ChunkReserveIDs(ctx, int32(n))
+	if err != nil {
+		return nil, fmt.Errorf("reserve chunk ids: %w", err)
+	}
+	if len(ids) != n {
+		return nil, fmt.Errorf("reserve chunk ids: got %d for %d chunks", len(ids), n)
+	}
+	slices.Sort(ids)
+	out := make([][]int64, len(batch))
+	for i, p := range batch {
+		out[i], ids = ids[:len(p.doc.Chunks)], ids[len(p.doc.Chunks):]
+	}
+	return out, nil
+}
+
+// storeWithFallback embeds and stores a batch in one transaction; when that
+// fails, each file on its own, so one bad file costs only itself. errs[i] is
+// file i's failure; err a failure of the run (embedder, cancellation).
+func (in *Ingester) storeWithFallback(ctx context.Context, projectID int64, batch []parsed, ids [][]int64) (errs []error, err error) {
+	vectors, err := in.embedBatch(ctx, batch)
+	if err != nil {
+		return nil, err
+	}
+	errs = make([]error, len(batch))
+	if err := in.storeBatch(ctx, projectID, batch, vectors, ids); err == nil {
+		return errs, nil
+	}
+	for i, p := range batch {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		errs[i] = in.storeBatch(ctx, projectID, []parsed{p}, vectors[i:i+1], ids[i:i+1])
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return errs, nil
 }
 
 func ensureProject(ctx context.Context, q *db.Queries, key string) (int64, error) {
@@ -375,31 +457,53 @@ func (in *Ingester) embedBatch(ctx context.Context, batch []parsed) ([][]pgvecto
 
 // storeBatch replaces the rows of a batch of documents in one transaction: a
 // failure leaves what was stored before untouched. vectors[i] holds document i's
-// chunk vectors (and its entity vector last).
-func (in *Ingester) storeBatch(ctx context.Context, projectID int64, batch []parsed, vectors [][]pgvector.Vector) error {
+// chunk vectors (and its entity vector last), ids[i] its chunk ids.
+//
+// The graph links go last, under a per-project lock held to the commit: links
+// join documents of other batches, and a batch stored beside this one is
+// visible only once it has committed. Taking the lock after the COPY keeps the
+// slow part (HNSW and postings inserts) parallel.
+func (in *Ingester) storeBatch(ctx context.Context, projectID int64, batch []parsed, vectors [][]pgvector.Vector, ids [][]int64) error {
 	return pgx.BeginFunc(ctx, in.pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		var rows []db.ChunkInsertCopyParams
+		docIDs := make([]int64, len(batch))
 		for i, p := range batch {
-			docRows, err := in.storeDocument(ctx, q, projectID, p, vectors[i])
+			docID, docRows, err := in.storeDocument(ctx, q, projectID, p, vectors[i], ids[i])
 			if err != nil {
-				if len(batch) > 1 {
-					return fmt.Errorf("%s: %w", p.file.Path, err)
-				}
-				return err
+				return inFile(batch, p, err)
 			}
+			docIDs[i] = docID
 			rows = append(rows, docRows...)
 		}
 		if _, err := q.ChunkInsertCopy(ctx, rows); err != nil {
 			return describe("chunks", err)
 		}
+		if err := q.GraphLock(ctx, projectID); err != nil {
+			return describe("links", err)
+		}
+		for i, p := range batch {
+			if err := in.storeLinks(ctx, q, projectID, docIDs[i], p.doc); err != nil {
+				return inFile(batch, p, err)
+			}
+		}
 		return nil
 	})
 }
 
+// inFile names the file an error belongs to when the batch holds several.
+func inFile(batch []parsed, p parsed, err error) error {
+	if len(batch) > 1 {
+		return fmt.Errorf("%s: %w", p.file.Path, err)
+	}
+	return err
+}
+
 // storeDocument writes one document's rows except its chunks, which it returns
-// for the batch's COPY (its old chunks are deleted here).
-func (in *Ingester) storeDocument(ctx context.Context, q *db.Queries, projectID int64, p parsed, vectors []pgvector.Vector) ([]db.ChunkInsertCopyParams, error) {
+// for the batch's COPY (its old chunks are deleted here), and its graph links,
+// which storeBatch writes last.
+func (in *Ingester) storeDocument(ctx context.Context, q *db.Queries, projectID int64, p parsed,
+	vectors []pgvector.Vector, ids []int64) (int64, []db.ChunkInsertCopyParams, error) {
 	d := p.doc
 	row, err := q.DocumentUpsert(ctx, db.DocumentUpsertParams{
 		ProjectID:         projectID,
@@ -420,16 +524,16 @@ func (in *Ingester) storeDocument(ctx context.Context, q *db.Queries, projectID 
 		Summary:           d.Summary,
 	})
 	if err != nil {
-		return nil, describe("document", err)
+		return 0, nil, describe("document", err)
 	}
 	docID := row.ID
 	if err := q.ChunkDeleteByDocument(ctx, db.ChunkDeleteByDocumentParams{ProjectID: projectID, DocumentID: docID}); err != nil {
-		return nil, describe("chunks", err)
+		return 0, nil, describe("chunks", err)
 	}
 	rows := make([]db.ChunkInsertCopyParams, len(d.Chunks))
 	for i, c := range d.Chunks {
 		rows[i] = db.ChunkInsertCopyParams{
-			ProjectID: projectID, DocumentID: docID, Ordinal: int32(c.Ordinal),
+			ID: ids[i], ProjectID: projectID, DocumentID: docID, Ordinal: int32(c.Ordinal),
 			HeadingPath: nonNil(c.HeadingPath), Text: c.Text, TokenCount: int32(c.TokenCount),
 			IsSummary: c.IsSummary, Embedding: &vectors[i],
 		}
@@ -441,18 +545,15 @@ func (in *Ingester) storeDocument(ctx context.Context, q *db.Queries, projectID 
 		err = q.NodeDeleteByDocument(ctx, db.NodeDeleteByDocumentParams{ProjectID: projectID, DocumentID: docID})
 	}
 	if err != nil {
-		return nil, describe("graph node", err)
-	}
-	if err := in.storeLinks(ctx, q, projectID, docID, d); err != nil {
-		return nil, err
+		return 0, nil, describe("graph node", err)
 	}
 	if err := in.storeEntity(ctx, q, projectID, docID, d, vectors); err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	if err := in.storeMentions(ctx, q, projectID, docID, d); err != nil {
-		return nil, err
+		return 0, nil, err
 	}
-	return rows, nil
+	return docID, rows, nil
 }
 
 func (in *Ingester) storeLinks(ctx context.Context, q *db.Queries, projectID, docID int64, d *markdown.Document) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -357,4 +358,74 @@ func TestStoreFailureCostsOnlyItsFile(t *testing.T) {
 		t.Errorf("%d edges, want c -> a", n)
 	}
 	checkStats(t, pool)
+}
+
+// Batches stored side by side (Workers > 1) leave exactly what one at a time
+// does: the same edges (links between documents of different batches resolve
+// whichever commits first), exact BM25 statistics, and chunk ids in file order.
+// The second round rewrites half the documents' links so re-ingests race too.
+func TestParallelBatchesMatchSerial(t *testing.T) {
+	const docs = 120 // eleven chunks each: six batches
+	corpus := func(round int) []ingest.File {
+		var files []ingest.File
+		for i := 0; i < docs; i++ {
+			var sb strings.Builder
+			next, far := (i+1)%docs, (i+37+round*11)%docs
+			fmt.Fprintf(&sb, "---\nid: doc-%02d\ntype: decision\nstatus: accepted\nrelated:\n  - doc-%02d\n"+
+				"  - {to: doc-%02d, type: depends_on, weight: 0.9}\n", i, next, far)
+			if i%2 == round%2 && i > 0 {
+				fmt.Fprintf(&sb, "supersedes: [doc-%02d]\n", i-1)
+			}
+			fmt.Fprintf(&sb, "---\n# Decision %d\n\n", i)
+			for s := 0; s < 10; s++ {
+				fmt.Fprintf(&sb, "## Part %d\n\n", s)
+				for w := 0; w < 250; w++ {
+					fmt.Fprintf(&sb, "term%d ", (i*7+s*13+w*w+round)%400)
+				}
+				sb.WriteString("\n\n")
+			}
+			files = append(files, file(fmt.Sprintf("d/%03d.md", i), sb.String()))
+		}
+		return files
+	}
+	edges := func(pool *pgxpool.Pool) []string {
+		return strings_(t, pool, `
+			SELECT fd.slug || ' ' || e.edge_type || ' ' || td.slug || ' ' || e.weight
+			FROM kb_edges e
+			JOIN kb_nodes fn ON fn.id = e.from_node_id JOIN documents fd ON fd.id = fn.document_id
+			JOIN kb_nodes tn ON tn.id = e.to_node_id JOIN documents td ON td.id = tn.document_id
+			ORDER BY 1`)
+	}
+	serial, serialPool := newIngester(t)
+	serial.Workers = 1
+	parallel, parallelPool := newIngester(t)
+	parallel.Workers = 4
+	for round := 0; round < 2; round++ {
+		files := corpus(round)
+		rs := run(t, serial, "p", false, files...)
+		rp := run(t, parallel, "p", false, files...)
+		if len(rs.Errors)+len(rp.Errors) > 0 || rs.Chunks != rp.Chunks || rs.Chunks < 5*256 {
+			t.Fatalf("round %d: serial %+v, parallel %+v", round, rs, rp)
+		}
+		want, got := edges(serialPool), edges(parallelPool)
+		if len(want) < 2*docs || !slices.Equal(got, want) {
+			t.Fatalf("round %d: parallel edges differ from serial (%d vs %d)", round, len(got), len(want))
+		}
+		checkStats(t, parallelPool)
+		// Chunk ids follow the files: sorted by id, chunks come in path, ordinal order.
+		order := strings_(t, parallelPool, `
+			SELECT d.source_path || '#' || c.ordinal FROM chunks c JOIN documents d ON d.id = c.document_id ORDER BY c.id`)
+		if !slices.IsSortedFunc(order, func(a, b string) int {
+			pa, oa, _ := strings.Cut(a, "#")
+			pb, ob, _ := strings.Cut(b, "#")
+			if c := strings.Compare(pa, pb); c != 0 {
+				return c
+			}
+			na, _ := strconv.Atoi(oa)
+			nb, _ := strconv.Atoi(ob)
+			return na - nb
+		}) {
+			t.Errorf("round %d: chunk ids do not follow file order", round)
+		}
+	}
 }

@@ -107,6 +107,7 @@ func openApp(ctx context.Context, cfg config.Config) (*app, error) {
 	}
 	a.hierarchy = hierarchy.New(pool, a.searcher, hcfg)
 	a.ingester = ingest.New(pool, embedder, markdown.Options{ChunkTokens: cfg.ChunkTokens, OverlapTokens: cfg.ChunkOverlap})
+	a.ingester.Workers = cfg.IngestWorkers
 	// An ingest that changed a project drops the two-pass caches' entries for it.
 	afterChange := a.ingester.AfterChange
 	a.ingester.AfterChange = func(projectKeys []string) {

@@ -47,3 +47,8 @@ WHERE l.project_id = sqlc.arg(project_id)
   AND (NOT EXISTS (SELECT 1 FROM documents x WHERE x.project_id = l.project_id AND x.slug = l.from_slug)
        OR NOT EXISTS (SELECT 1 FROM documents x WHERE x.project_id = l.project_id AND x.slug = l.to_slug))
 ORDER BY d.slug, l.to_slug;
+
+-- name: GraphLock :exec
+-- Serialises the graph-link writes of concurrent ingest transactions of a project
+-- until they commit (ingest.storeBatch explains why).
+SELECT pg_advisory_xact_lock(hashtextextended('canon.graph', sqlc.arg(project_id)::bigint));

@@ -27,6 +27,7 @@ func (q *Queries) ChunkDeleteByDocument(ctx context.Context, arg ChunkDeleteByDo
 }
 
 type ChunkInsertCopyParams struct {
+	ID          int64
 	ProjectID   int64
 	DocumentID  int64
 	Ordinal     int32
@@ -35,4 +36,32 @@ type ChunkInsertCopyParams struct {
 	TokenCount  int32
 	IsSummary   bool
 	Embedding   *pgvector.Vector
+}
+
+const chunkReserveIDs = `-- name: ChunkReserveIDs :many
+SELECT nextval(pg_get_serial_sequence('chunks', 'id'))::bigint AS id
+FROM generate_series(1, $1::integer)
+`
+
+// Ids for the next n chunks, taken before batches are stored side by side: chunk
+// ids (the ranking's tie-break) then follow the order of the files, not which
+// transaction reached the sequence first.
+func (q *Queries) ChunkReserveIDs(ctx context.Context, n int32) ([]int64, error) {
+	rows, err := q.db.Query(ctx, chunkReserveIDs, n)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

@@ -29,6 +29,7 @@ func (r *iteratorForChunkInsertCopy) Next() bool {
 
 func (r iteratorForChunkInsertCopy) Values() ([]interface{}, error) {
 	return []interface{}{
+		r.rows[0].ID,
 		r.rows[0].ProjectID,
 		r.rows[0].DocumentID,
 		r.rows[0].Ordinal,
@@ -44,7 +45,8 @@ func (r iteratorForChunkInsertCopy) Err() error {
 	return nil
 }
 
-// tsv, heading_lexemes, length and the postings are derived by triggers.
+// tsv, heading_lexemes, length and the postings are derived by triggers. COPY
+// writes the given id into the identity column (ChunkReserveIDs reserved it).
 func (q *Queries) ChunkInsertCopy(ctx context.Context, arg []ChunkInsertCopyParams) (int64, error) {
-	return q.db.CopyFrom(ctx, []string{"chunks"}, []string{"project_id", "document_id", "ordinal", "heading_path", "text", "token_count", "is_summary", "embedding"}, &iteratorForChunkInsertCopy{rows: arg})
+	return q.db.CopyFrom(ctx, []string{"chunks"}, []string{"id", "project_id", "document_id", "ordinal", "heading_path", "text", "token_count", "is_summary", "embedding"}, &iteratorForChunkInsertCopy{rows: arg})
 }

@@ -54,6 +54,17 @@ func (q *Queries) EdgeResolve(ctx context.Context, arg EdgeResolveParams) (int64
 	return result.RowsAffected(), nil
 }
 
+const graphLock = `-- name: GraphLock :exec
+SELECT pg_advisory_xact_lock(hashtextextended('canon.graph', $1::bigint))
+`
+
+// Serialises the graph-link writes of concurrent ingest transactions of a project
+// until they commit (ingest.storeBatch explains why).
+func (q *Queries) GraphLock(ctx context.Context, projectID int64) error {
+	_, err := q.db.Exec(ctx, graphLock, projectID)
+	return err
+}
+
 const linkDeleteByDocument = `-- name: LinkDeleteByDocument :exec
 DELETE FROM doc_links WHERE project_id = $1 AND declared_by = $2
 `
