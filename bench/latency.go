@@ -104,10 +104,12 @@ type LatencyReport struct {
 	Explain     []ExplainInfo  `json:"explain"`
 	// Prepared reports what PostgreSQL's plan cache did with canon's statement on
 	// the pool's connections (pgx prepares and caches it per connection).
-	Prepared []PreparedInfo  `json:"prepared_statements"`
-	Targets  []LatencyTarget `json:"targets"`
-	Memory   LatencyMemory   `json:"memory"`
-	Notes    []string        `json:"notes,omitempty"`
+	Prepared []PreparedInfo `json:"prepared_statements"`
+	// Paired: canon/weighted and ref/hnsw measured interleaved (see runPaired).
+	Paired  *LatencyPair    `json:"paired,omitempty"`
+	Targets []LatencyTarget `json:"targets"`
+	Memory  LatencyMemory   `json:"memory"`
+	Notes   []string        `json:"notes,omitempty"`
 }
 
 // LatencyMachine describes where the run happened.
@@ -372,6 +374,12 @@ func Latency(ctx context.Context, s LatencySetup, o LatencyOptions) (*LatencyRep
 				return nil, err
 			}
 		}
+	}
+	if a, b := findMethod(methods, "canon/weighted"), findMethod(methods, "ref/hnsw"); a != nil && b != nil {
+		o.Log("latency: canon/weighted and ref/hnsw interleaved ...")
+		p := runPaired(ctx, *a, *b, queries, o)
+		rep.Paired = &p
+		o.Log("latency: interleaved: canon/weighted p50 %.2f ms, ref/hnsw p50 %.2f ms (%d pairs)", p.A.P50Ms, p.B.P50Ms, p.Pairs)
 	}
 	rep.Prepared = preparedPlans(ctx, s.Pool)
 	o.Log("latency: EXPLAIN (ANALYZE) ...")
@@ -760,6 +768,92 @@ func runCell(ctx context.Context, m method, queries []string, conc int, o Latenc
 	return cell
 }
 
+func findMethod(ms []method, name string) *method {
+	for i := range ms {
+		if ms[i].name == name {
+			return &ms[i]
+		}
+	}
+	return nil
+}
+
+// LatencyPair is two methods measured interleaved, one request in flight: each
+// question runs through A, then B (the order alternating from one question to
+// the next), so a change in the machine's speed during the run (another
+// process, the CPU's clock) slows both alike. The cells above run one method
+// after another and are exposed to that drift; their ratios moved by up to a
+// third between consecutive runs on a 2-core machine, this one's do not.
+type LatencyPair struct {
+	A     LatencyCell `json:"a"`
+	B     LatencyCell `json:"b"`
+	Pairs int         `json:"pairs"`
+	// MedianRatio is the median over questions of A's time / B's time.
+	MedianRatio float64 `json:"median_ratio"`
+}
+
+func runPaired(ctx context.Context, a, b method, queries []string, o LatencyOptions) LatencyPair {
+	for k := range 3 { // warm-up, unmeasured
+		q := queries[len(queries)-1-k]
+		a.run(ctx, q) //nolint:errcheck // measured below
+		b.run(ctx, q) //nolint:errcheck
+	}
+	var da, db, ratios []time.Duration
+	var rowsA, rowsB, errsA, errsB int
+	var firstA, firstB string
+	timed := func(m method, q string, rows, errs *int, first *string) (time.Duration, bool) {
+		t0 := time.Now()
+		n, err := m.run(ctx, q)
+		d := time.Since(t0)
+		if err != nil {
+			*errs++
+			if *first == "" {
+				*first = err.Error()
+			}
+			return 0, false
+		}
+		*rows += n
+		return d, true
+	}
+	start := time.Now()
+	deadline := start.Add(2 * o.Duration)
+	for i := 0; time.Now().Before(deadline) && i < o.MaxRequests && ctx.Err() == nil; i++ {
+		q := queries[i%len(queries)]
+		var ta, tb time.Duration
+		var okA, okB bool
+		if i%2 == 0 {
+			ta, okA = timed(a, q, &rowsA, &errsA, &firstA)
+			tb, okB = timed(b, q, &rowsB, &errsB, &firstB)
+		} else {
+			tb, okB = timed(b, q, &rowsB, &errsB, &firstB)
+			ta, okA = timed(a, q, &rowsA, &errsA, &firstA)
+		}
+		if okA && okB {
+			da, db = append(da, ta), append(db, tb)
+			// A ratio kept as a Duration of "nanoseconds per second" for Percentile.
+			ratios = append(ratios, time.Duration(float64(time.Second)*float64(ta)/float64(max(tb, 1))))
+		}
+	}
+	elapsed := time.Since(start).Seconds()
+	cell := func(name string, ds []time.Duration, rows, errs int, first string) LatencyCell {
+		c := LatencyCell{Method: name, Concurrency: 1, Requests: len(ds), Errors: errs, FirstError: first, ElapsedS: elapsed}
+		if len(ds) > 0 {
+			var sum time.Duration
+			for _, d := range ds {
+				sum += d
+			}
+			c.MeanMs = ms(sum / time.Duration(len(ds)))
+			c.P50Ms, c.P95Ms, c.P99Ms = ms(Percentile(ds, 50)), ms(Percentile(ds, 95)), ms(Percentile(ds, 99))
+			c.AvgRows = float64(rows) / float64(len(ds))
+		}
+		return c
+	}
+	p := LatencyPair{A: cell(a.name, da, rowsA, errsA, firstA), B: cell(b.name, db, rowsB, errsB, firstB), Pairs: len(da)}
+	if len(ratios) > 0 {
+		p.MedianRatio = Percentile(ratios, 50).Seconds()
+	}
+	return p
+}
+
 // preparedPlans reads pg_prepared_statements on the pool's idle connections for
 // canon's ranking statement.
 func preparedPlans(ctx context.Context, pool *pgxpool.Pool) []PreparedInfo {
@@ -1135,6 +1229,15 @@ func (r *LatencyReport) checkTargets() {
 		r.Targets = append(r.Targets, LatencyTarget{
 			Name: fmt.Sprintf("canon/weighted p50 <= 2x ref/hnsw p50 (concurrency %d)", conc), Value: ratio, Limit: 2,
 			Passed: ratio <= 2, Detail: fmt.Sprintf("%.2f ms vs %.2f ms", w.P50Ms, h.P50Ms),
+		})
+	}
+	if p := r.Paired; p != nil && p.B.P50Ms > 0 {
+		ratio := p.A.P50Ms / p.B.P50Ms
+		r.Targets = append(r.Targets, LatencyTarget{
+			Name:  "canon/weighted p50 <= 2x ref/hnsw p50 (interleaved, concurrency 1)",
+			Value: ratio, Limit: 2, Passed: ratio <= 2,
+			Detail: fmt.Sprintf("%.2f ms vs %.2f ms over %d pairs; median per-question ratio %.2f",
+				p.A.P50Ms, p.B.P50Ms, p.Pairs, p.MedianRatio),
 		})
 	}
 	for _, e := range r.Explain {

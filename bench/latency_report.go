@@ -87,6 +87,12 @@ func (r *LatencyReport) WriteMarkdown(w io.Writer) {
 			fmt.Fprintf(w, "- %s at concurrency %d: first error: %s\n", c.Method, c.Concurrency, c.FirstError)
 		}
 	}
+	if p := r.Paired; p != nil {
+		fmt.Fprintf(w, "\nInterleaved, one request in flight (each question through both, in alternating order, for %.0f s): "+
+			"canon/weighted p50 %.2f ms (p95 %.2f), ref/hnsw p50 %.2f ms (p95 %.2f), %d pairs; "+
+			"the median over questions of canon/weighted's time / ref/hnsw's is %.2f.\n",
+			p.A.ElapsedS, p.A.P50Ms, p.A.P95Ms, p.B.P50Ms, p.B.P95Ms, p.Pairs, p.MedianRatio)
+	}
 	fmt.Fprintln(w, "\nMethods:")
 	for _, mi := range r.Methods {
 		fmt.Fprintf(w, "- `%s`: %s\n", mi.Name, mi.What)

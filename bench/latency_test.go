@@ -53,6 +53,11 @@ func TestLatencySmall(t *testing.T) {
 			t.Errorf("%s at %d: %+v", c.Method, c.Concurrency, c)
 		}
 	}
+	// The interleaved pair: both methods answered every question of each pair.
+	if p := rep.Paired; p == nil || p.Pairs == 0 || p.A.Requests != p.Pairs || p.B.Requests != p.Pairs ||
+		p.A.Errors+p.B.Errors > 0 || p.A.Method != "canon/weighted" || p.B.Method != "ref/hnsw" || p.MedianRatio <= 0 {
+		t.Errorf("paired measurement: %+v", rep.Paired)
+	}
 	for _, e := range rep.Explain {
 		if e.Error != "" || e.Runs == 0 || e.ExecMs <= 0 {
 			t.Errorf("explain %s: %+v", e.Statement, e)
@@ -70,7 +75,7 @@ func TestLatencySmall(t *testing.T) {
 	if err != nil || len(paths) != 2 {
 		t.Fatalf("%v %v", paths, err)
 	}
-	for _, want := range []string{"| canon/weighted | 1 |", "| peer/supabase | 2 |", "chunks/s", "## Targets"} {
+	for _, want := range []string{"| canon/weighted | 1 |", "| peer/supabase | 2 |", "chunks/s", "## Targets", "Interleaved", "(interleaved, concurrency 1)"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("latency.md lacks %q", want)
 		}

@@ -27,14 +27,18 @@ func TestApproximateKeywordLegScoresExactly(t *testing.T) {
 		"how do deployment rollbacks work?",
 		"error E5032 in the payment worker",
 		"which service handles email and push notifications and the session store",
+		// More than 63 distinct terms: the ones past keyword_scored's mask are
+		// always probed, never counted twice.
+		longQuestion,
 	} {
 		exact := mustSearch(t, s, req(q, limit(0)))
 		if m := exact.GetMeta().GetSearchStrategy().GetKeywordMode(); m != "exact" {
 			t.Fatalf("%q: keyword_mode %q, want exact", q, m)
 		}
-		exactBM25 := map[int64]float64{}
+		exactBM25, exactCoverage := map[int64]float64{}, map[int64]float64{}
 		for _, h := range append(exact.GetPrimary(), exact.GetRunnerUp()...) {
 			exactBM25[h.GetChunkId()] = h.GetExplain().GetKeywordBm25()
+			exactCoverage[h.GetChunkId()] = h.GetKeywordCoverage()
 		}
 
 		// A limit of 2 postings per term is far below the handbook's lists:
@@ -51,17 +55,20 @@ func TestApproximateKeywordLegScoresExactly(t *testing.T) {
 			}
 			shared++
 			if got := h.GetExplain().GetKeywordBm25(); math.Abs(got-want) > 1e-9 {
-				t.Errorf("%q: chunk %d scored %.6f approximately, %.6f exactly", q, h.GetChunkId(), got, want)
+				t.Errorf("%.40q: chunk %d scored %.6f approximately, %.6f exactly", q, h.GetChunkId(), got, want)
+			}
+			if got, want := h.GetKeywordCoverage(), exactCoverage[h.GetChunkId()]; math.Abs(got-want) > 1e-9 {
+				t.Errorf("%.40q: chunk %d keyword coverage %.4f approximately, %.4f exactly", q, h.GetChunkId(), got, want)
 			}
 		}
 		if shared == 0 {
-			t.Errorf("%q: approximate and exact pages share no chunk", q)
+			t.Errorf("%.40q: approximate and exact pages share no chunk", q)
 		}
 
 		// Far above every list: the same ranking as exact mode.
 		wide := mustSearch(t, s, req(q, limit(domain.MaxBM25TermLimit)))
 		if got, want := chunkIDs(wide), chunkIDs(exact); !slices.Equal(got, want) {
-			t.Errorf("%q: a limit above every postings list ranks %v, exact %v", q, got, want)
+			t.Errorf("%.40q: a limit above every postings list ranks %v, exact %v", q, got, want)
 		}
 	}
 
@@ -76,3 +83,12 @@ func TestApproximateKeywordLegScoresExactly(t *testing.T) {
 		t.Error("filtered request found nothing")
 	}
 }
+
+// longQuestion has more distinct terms than keyword_scored's 63-bit mask.
+const longQuestion = "cache layer redis cluster replication lag ledger migration postgres runbook deploy canary " +
+	"rollback incident tenant shard queue kafka consumer offset latency budget error retry backoff session " +
+	"store notification email push payment worker standard logging logfmt decision accepted superseded " +
+	"deprecated archived memcached graphql gateway federation apollo platform team dana lee project atlas " +
+	"module service database access pool connection timeout alert pager oncall escalation dashboard metric " +
+	"trace span sampling budget quota rate limit throttle circuit breaker bulkhead idempotency key schema " +
+	"index vacuum partition"

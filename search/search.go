@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -37,6 +38,11 @@ type Searcher struct {
 	pool     *pgxpool.Pool
 	embedder embed.Embedder
 	cfg      Config
+	// projectIDs remembers the id of each project key found: a key names one
+	// project for the project's life, so only keys not seen yet (or an unknown
+	// project, always looked up) cost a round trip. The TTL covers a project
+	// dropped and re-created outside canon.
+	projectIDs *expirable.LRU[string, int64]
 	// Today anchors the recency signal; tests pin it.
 	Today func() time.Time
 }
@@ -49,7 +55,8 @@ func New(pool *pgxpool.Pool, embedder embed.Embedder, cfg Config) *Searcher {
 	if cfg.DefaultFusion == "" {
 		cfg.DefaultFusion = domain.FusionWeighted
 	}
-	return &Searcher{pool: pool, embedder: embedder, cfg: cfg, Today: time.Now}
+	return &Searcher{pool: pool, embedder: embedder, cfg: cfg, Today: time.Now,
+		projectIDs: expirable.NewLRU[string, int64](1024, nil, time.Minute)}
 }
 
 // plan is a validated request, ready to bind.
@@ -262,27 +269,13 @@ func (s *Searcher) plan(ctx context.Context, req *canonv1.SearchRequest) (*plan,
 		return nil, err
 	}
 
-	ids, err := db.New(s.pool).ProjectIDsByKeys(ctx, filters.ProjectKeys)
+	projectIDs, err := s.lookUpProjects(ctx, filters.ProjectKeys)
 	if err != nil {
-		return nil, fmt.Errorf("look up projects: %w", err)
-	}
-	if len(ids) != len(filters.ProjectKeys) {
-		found := map[string]bool{}
-		for _, r := range ids {
-			found[r.ProjectKey] = true
-		}
-		for _, k := range filters.ProjectKeys {
-			if !found[k] {
-				return nil, &domain.NotFoundError{Message: fmt.Sprintf("unknown project %q (canon projects lists them)", k)}
-			}
-		}
+		return nil, err
 	}
 	p := &plan{
 		query: req.GetQuery(), fusion: fusion, limit: limit, explain: opts.GetExplain(),
-		ranking: ranking, filters: filters,
-	}
-	for _, r := range ids {
-		p.projectIDs = append(p.projectIDs, r.ID)
+		ranking: ranking, filters: filters, projectIDs: projectIDs,
 	}
 	p.mentioned = domain.Mentions(p.query)
 	if !filters.DocIDsFilter {
@@ -346,6 +339,39 @@ func (s *Searcher) plan(ctx context.Context, req *canonv1.SearchRequest) (*plan,
 	return p, nil
 }
 
+// lookUpProjects returns the ids of the projects (sorted), or a NotFoundError
+// naming the first key no project has.
+func (s *Searcher) lookUpProjects(ctx context.Context, keys []string) ([]int64, error) {
+	ids := make([]int64, 0, len(keys))
+	var missing []string
+	for _, k := range keys {
+		if id, ok := s.projectIDs.Get(k); ok {
+			ids = append(ids, id)
+		} else {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		rows, err := db.New(s.pool).ProjectIDsByKeys(ctx, missing)
+		if err != nil {
+			return nil, fmt.Errorf("look up projects: %w", err)
+		}
+		found := map[string]bool{}
+		for _, r := range rows {
+			found[r.ProjectKey] = true
+			s.projectIDs.Add(r.ProjectKey, r.ID)
+			ids = append(ids, r.ID)
+		}
+		for _, k := range missing {
+			if !found[k] {
+				return nil, &domain.NotFoundError{Message: fmt.Sprintf("unknown project %q (canon projects lists them)", k)}
+			}
+		}
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
 // keywordMode names how the keyword leg read its postings for meta.search_strategy.
 func keywordMode(p *plan) string {
 	switch {
@@ -361,20 +387,29 @@ func keywordMode(p *plan) string {
 // sessionSettings sets the HNSW search breadth, iterative scans and the plan
 // cache mode for the one statement that follows it in the same batch
 // (set_config(..., true) lasts until the batch's implicit transaction ends). JIT
-// is off: the statement touches a few hundred rows, and on the generic plan's
-// estimates PostgreSQL spent 4 s compiling it at 100,000 chunks.
+// and parallel workers are off: the statement touches a few hundred rows, JIT
+// once spent 4 s compiling it on a bad plan's estimates, and a generic plan's
+// parallel branch launched a worker (9 ms) even when its filter was false.
 const sessionSettings = `SELECT set_config('hnsw.ef_search', $1::text, true),
        set_config('hnsw.iterative_scan', 'relaxed_order', true),
        set_config('plan_cache_mode', $2::text, true),
-       set_config('jit', 'off', true)`
+       set_config('jit', 'off', true),
+       set_config('max_parallel_workers_per_gather', '0', true)`
 
-// planCacheMode chooses how PostgreSQL plans one request: always for its own
-// values. A generic plan would save the 3-4 ms of planning, but it cannot see
-// the fanout (a LIMIT parameter) or the filters, estimates thousands of
-// candidates, and joins them to chunks and documents by sequential scans: 800 ms
-// per search at 100,000 chunks against 8 ms for the custom plan (canon bench
-// latency, 2026-11-22).
-func planCacheMode(*plan) string { return "force_custom_plan" }
+// planCacheMode chooses how PostgreSQL plans one request. Without document
+// filters, one generic plan serves every request (planning the statement for its
+// values costs 3-5 ms, as much as running it): the legs are index scans either
+// way and the candidates are counted as a handful (candidate_ids), so the plan
+// does not depend on the values. With filters, the best plan for the filtered
+// legs depends on how selective they are (an HNSW scan that skips what the
+// filter rejects, or the filtered documents' chunks sorted by distance), which
+// only a plan for the request's own values can see.
+func planCacheMode(p *plan) string {
+	if p.filters.RestrictsDocuments() {
+		return "force_custom_plan"
+	}
+	return "force_generic_plan"
+}
 
 // run executes the settings and the ranking statement in one round trip.
 func (s *Searcher) run(ctx context.Context, p *plan) ([]db.SearchRankRow, error) {

@@ -91,6 +91,7 @@ func rankingScript(ctx context.Context, p *plan) (string, error) {
 	fmt.Fprintf(&b, "SET LOCAL hnsw.ef_search = %d;\n", p.efSearch)
 	b.WriteString("SET LOCAL hnsw.iterative_scan = relaxed_order;\n")
 	b.WriteString("SET LOCAL jit = off;\n")
+	b.WriteString("SET LOCAL max_parallel_workers_per_gather = 0;\n")
 	b.WriteString(strings.TrimSpace(body))
 	b.WriteString(";\nCOMMIT;\n")
 	return b.String(), nil

@@ -38,18 +38,30 @@ corpus AS (
 ),
 term_stats AS (
     -- Lucene's idf: ln(1 + (N - df + 0.5) / (df + 0.5)), never negative.
-    SELECT t.lexeme, t.qtf,
-           ln(1 + (c.n - coalesce(sum(s.df), 0) + 0.5) / (coalesce(sum(s.df), 0) + 0.5)) AS idf
-    FROM query_terms t
-    CROSS JOIN corpus c
-    LEFT JOIN lexeme_stats s ON s.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND s.lexeme = t.lexeme
-    GROUP BY t.lexeme, t.qtf, c.n
+    -- bit: the term's flag in keyword_scored's per-chunk mask (the first 63 terms).
+    -- complete: the keyword leg reads every posting of the term (exact mode, or no
+    -- project has more than bm25_term_limit of them), so a chunk the leg did not
+    -- find with it does not contain it.
+    SELECT x.lexeme, x.qtf, x.idf,
+           CASE WHEN x.idx < 63 THEN 1::bigint << x.idx ELSE 0 END AS bit,
+           sqlc.arg(fts_enabled)::boolean AND x.idx < 63
+               AND (sqlc.arg(bm25_exact)::boolean OR x.max_df <= sqlc.arg(bm25_term_limit)::integer) AS complete
+    FROM (
+        SELECT t.lexeme, t.qtf,
+               ln(1 + (c.n - coalesce(sum(s.df), 0) + 0.5) / (coalesce(sum(s.df), 0) + 0.5)) AS idf,
+               coalesce(max(s.df), 0) AS max_df,
+               (row_number() OVER (ORDER BY t.lexeme) - 1)::integer AS idx
+        FROM query_terms t
+        CROSS JOIN corpus c
+        LEFT JOIN lexeme_stats s ON s.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND s.lexeme = t.lexeme
+        GROUP BY t.lexeme, t.qtf, c.n
+    ) AS x
 ),
 -- Vector leg: HNSW cosine, over-retrieving `fanout` chunks. Without document
 -- filters it is the index scan alone; with filters they sit inside the leg
 -- (iterative index scans keep the page full when they are selective).
 vector_leg AS (
-    SELECT v.chunk_id, row_number() OVER (ORDER BY v.distance, v.chunk_id) AS vector_rank
+    SELECT v.chunk_id, v.distance, row_number() OVER (ORDER BY v.distance, v.chunk_id) AS vector_rank
     FROM (
         (SELECT c.id AS chunk_id, c.embedding <=> sqlc.arg(query_embedding)::vector AS distance
          FROM chunks c
@@ -82,26 +94,33 @@ vector_leg AS (
 -- and the sum is each chunk's exact BM25. Approximate mode reads the first
 -- bm25_term_limit postings of each range, the chunks where the term weighs most:
 -- a chunk outside one of those lists misses that term's part here, which only
--- decides whether it becomes a candidate (keyword_exact rescores candidates).
--- Occurrences in the title/heading path count bm25_heading_boost times.
+-- decides whether it becomes a candidate (keyword_exact completes candidates).
+-- Occurrences in the title/heading path count bm25_heading_boost times. Besides
+-- the sum, each chunk keeps what keyword_exact reuses: the mask of the terms found
+-- (bits of the first 63) and their part of the sum and count.
 keyword_scored AS (
-    SELECT p.chunk_id,
-           sum(t.idf * t.qtf
+    SELECT p.chunk_id, sum(p.part) AS bm25,
+           bit_or(p.bit) AS found, sum(p.part) FILTER (WHERE p.bit <> 0) AS found_bm25,
+           count(*) FILTER (WHERE p.bit <> 0) AS found_terms
+    FROM (
+        SELECT p.chunk_id, t.bit,
+               t.idf * t.qtf
                * ((p.tf + sqlc.arg(bm25_heading_boost)::float8 * p.tf_heading) * (sqlc.arg(bm25_k1)::float8 + 1))
                / ((p.tf + sqlc.arg(bm25_heading_boost)::float8 * p.tf_heading)
                   + sqlc.arg(bm25_k1)::float8 * (1 - sqlc.arg(bm25_b)::float8
-                                                 + sqlc.arg(bm25_b)::float8 * p.length / c.avgdl))) AS bm25
-    FROM unnest(sqlc.arg(project_ids)::bigint[]) AS pr (id)
-    CROSS JOIN term_stats t
-    CROSS JOIN corpus c
-    CROSS JOIN LATERAL (
-        SELECT p.chunk_id, p.tf, p.tf_heading, p.length
-        FROM postings p
-        WHERE p.project_id = pr.id AND p.lexeme = t.lexeme
-        ORDER BY p.impact DESC
-        LIMIT CASE WHEN sqlc.arg(bm25_exact)::boolean THEN NULL ELSE sqlc.arg(bm25_term_limit)::integer END
+                                                 + sqlc.arg(bm25_b)::float8 * p.length / c.avgdl)) AS part
+        FROM unnest(sqlc.arg(project_ids)::bigint[]) AS pr (id)
+        CROSS JOIN term_stats t
+        CROSS JOIN corpus c
+        CROSS JOIN LATERAL (
+            SELECT p.chunk_id, p.tf, p.tf_heading, p.length
+            FROM postings p
+            WHERE p.project_id = pr.id AND p.lexeme = t.lexeme
+            ORDER BY p.impact DESC
+            LIMIT CASE WHEN sqlc.arg(bm25_exact)::boolean THEN NULL ELSE sqlc.arg(bm25_term_limit)::integer END
+        ) AS p
+        WHERE sqlc.arg(fts_enabled)::boolean
     ) AS p
-    WHERE sqlc.arg(fts_enabled)::boolean
     GROUP BY p.chunk_id
 ),
 -- Keyword leg, step 2: its best `fanout` chunks. Without document filters that is
@@ -159,43 +178,54 @@ mention_leg AS (
     ORDER BY c.id
     LIMIT sqlc.arg(fanout)::integer
 ),
--- Union of the legs' chunks.
+-- Union of the legs' chunks. Read back from an array so the planner counts a
+-- handful of rows (it cannot see into an array it has not built): a plan cached
+-- for every request (generic) otherwise takes LIMIT fanout for 10% of the table
+-- and joins the candidates to chunks and documents by whole-table hashes.
 candidate_ids AS (
-    SELECT v.chunk_id FROM vector_leg v
-    UNION
-    SELECT k.chunk_id FROM keyword_top k
-    UNION
-    SELECT m.chunk_id FROM mention_leg m
+    SELECT u.chunk_id
+    FROM unnest(ARRAY(SELECT v.chunk_id FROM vector_leg v
+                      UNION
+                      SELECT k.chunk_id FROM keyword_top k
+                      UNION
+                      SELECT m.chunk_id FROM mention_leg m)) AS u (chunk_id)
 ),
--- Every candidate's exact BM25, whichever leg found it, from its own postings of
--- the query terms (index-only lookups on (chunk_id, lexeme)): the same formula as
--- keyword_scored over complete information. It also counts the query terms the
--- chunk contains, for keyword_coverage (computed even when the keyword leg is
--- off: the refusal gate reads it under every fusion).
+-- Every candidate's exact BM25, whichever leg found it, and the number of query
+-- terms it contains (for keyword_coverage, computed even when the keyword leg is
+-- off: the refusal gate reads it under every fusion). What keyword_scored found is
+-- reused; a (candidate, term) pair it could have missed, a term whose list it
+-- read only in part and did not find the chunk in, costs one probe of the
+-- chunk's own postings (an index-only lookup on (chunk_id, lexeme)), with the
+-- same formula. In exact mode nothing is probed.
 keyword_exact AS (
     SELECT ci.chunk_id,
-           sum(t.idf * t.qtf
-               * ((p.tf + sqlc.arg(bm25_heading_boost)::float8 * p.tf_heading) * (sqlc.arg(bm25_k1)::float8 + 1))
-               / ((p.tf + sqlc.arg(bm25_heading_boost)::float8 * p.tf_heading)
-                  + sqlc.arg(bm25_k1)::float8 * (1 - sqlc.arg(bm25_b)::float8
-                                                 + sqlc.arg(bm25_b)::float8 * p.length / c.avgdl))) AS bm25,
-           count(*)::float8 AS matched_terms
+           coalesce(ks.found_bm25, 0) + coalesce(pr.bm25, 0) AS bm25,
+           coalesce(ks.found_terms, 0) + coalesce(pr.terms, 0) AS matched_terms
     FROM candidate_ids ci
-    CROSS JOIN term_stats t
-    CROSS JOIN corpus c
-    -- One probe per (candidate, term); LIMIT 1 (there is at most one posting)
-    -- keeps the planner from joining every posting of each candidate instead.
+    LEFT JOIN keyword_scored ks ON ks.chunk_id = ci.chunk_id
     CROSS JOIN LATERAL (
-        SELECT p.tf, p.tf_heading, p.length FROM postings p
-        WHERE p.chunk_id = ci.chunk_id AND p.lexeme = t.lexeme
-        LIMIT 1
-    ) AS p
-    GROUP BY ci.chunk_id
+        SELECT sum(t.idf * t.qtf
+                   * ((p.tf + sqlc.arg(bm25_heading_boost)::float8 * p.tf_heading) * (sqlc.arg(bm25_k1)::float8 + 1))
+                   / ((p.tf + sqlc.arg(bm25_heading_boost)::float8 * p.tf_heading)
+                      + sqlc.arg(bm25_k1)::float8 * (1 - sqlc.arg(bm25_b)::float8
+                                                     + sqlc.arg(bm25_b)::float8 * p.length / c.avgdl))) AS bm25,
+               count(*) AS terms
+        FROM term_stats t
+        CROSS JOIN corpus c
+        -- LIMIT 1 (there is at most one posting) keeps the planner from joining
+        -- every posting of the candidate instead.
+        CROSS JOIN LATERAL (
+            SELECT p.tf, p.tf_heading, p.length FROM postings p
+            WHERE p.chunk_id = ci.chunk_id AND p.lexeme = t.lexeme
+            LIMIT 1
+        ) AS p
+        WHERE NOT t.complete AND (coalesce(ks.found, 0) & t.bit) = 0
+    ) AS pr
 ),
 -- Each candidate with its rank in the leg(s) that found it (RRF counts those
 -- only). The keyword rank orders the keyword leg's chunks by their exact BM25.
 candidates AS (
-    SELECT ci.chunk_id, v.vector_rank,
+    SELECT ci.chunk_id, v.vector_rank, v.distance,
            CASE WHEN k.chunk_id IS NOT NULL
                 THEN row_number() OVER (PARTITION BY k.chunk_id IS NOT NULL
                                         ORDER BY coalesce(ke.bm25, 0) DESC, ci.chunk_id)
@@ -223,30 +253,29 @@ signals AS (
            d.retrieval_priority, d.tier, p.project_key,
            cand.vector_rank, cand.keyword_rank,
            -- Without the semantic leg (keyword_only, or a question that embeds to the
-           -- zero vector, whose cosine is NaN) the similarity is 0.
-           CASE WHEN sqlc.arg(semantic_enabled)::boolean
-                THEN greatest(1 - (c.embedding <=> sqlc.arg(query_embedding)::vector), 0)
-                ELSE 0
+           -- zero vector, whose cosine is NaN) the similarity is 0. The vector leg
+           -- measured its own chunks already.
+           CASE WHEN NOT sqlc.arg(semantic_enabled)::boolean THEN 0
+                ELSE greatest(1 - coalesce(cand.distance, c.embedding <=> sqlc.arg(query_embedding)::vector), 0)
            END::float8 AS vector_similarity,
            cand.bm25,
            CASE WHEN q.n = 0 THEN 0
-                ELSE cardinality(ARRAY(SELECT unnest(c.heading_lexemes) INTERSECT SELECT unnest(q.lexemes)))::float8 / q.n
+                ELSE (SELECT count(*) FROM unnest(q.lexemes) x WHERE x = ANY (c.heading_lexemes))::float8 / q.n
            END AS heading,
            -- A chunk whose title or heading names the identifier is about it; the
            -- legs cannot tell it from one that mentions it once among other terms.
            CASE WHEN qi.n = 0 THEN 0
-                ELSE cardinality(ARRAY(SELECT unnest(c.heading_lexemes) INTERSECT SELECT unnest(qi.lexemes)))::float8 / qi.n
+                ELSE (SELECT count(*) FROM unnest(qi.lexemes) x WHERE x = ANY (c.heading_lexemes))::float8 / qi.n
            END AS identifier,
            -- Absolute evidence for the refusal gate: the share of the question's terms
            -- the chunk contains (never normalised against the other candidates).
            CASE WHEN q.n = 0 THEN 0 ELSE cand.matched_terms / q.n END AS keyword_coverage,
            CASE WHEN cardinality(d.tag_lexemes) = 0 THEN 0
-                ELSE cardinality(ARRAY(SELECT unnest(d.tag_lexemes)
-                                       INTERSECT SELECT unnest(q.lexemes || ft.lexemes)))::float8
+                ELSE (SELECT count(*) FROM unnest(d.tag_lexemes) x WHERE x = ANY (q.lexemes || ft.lexemes))::float8
                      / cardinality(d.tag_lexemes)
            END AS tag_overlap,
            CASE WHEN q.n = 0 THEN 0
-                ELSE cardinality(ARRAY(SELECT unnest(d.preamble_lexemes) INTERSECT SELECT unnest(q.lexemes)))::float8 / q.n
+                ELSE (SELECT count(*) FROM unnest(q.lexemes) x WHERE x = ANY (d.preamble_lexemes))::float8 / q.n
            END AS preamble,
            CASE WHEN d.effective_date IS NULL THEN 0
                 ELSE power(0.5, greatest(sqlc.arg(today)::date - d.effective_date, 0)::float8

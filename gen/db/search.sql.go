@@ -114,69 +114,86 @@ corpus AS (
 ),
 term_stats AS (
     -- Lucene's idf: ln(1 + (N - df + 0.5) / (df + 0.5)), never negative.
-    SELECT t.lexeme, t.qtf,
-           ln(1 + (c.n - coalesce(sum(s.df), 0) + 0.5) / (coalesce(sum(s.df), 0) + 0.5)) AS idf
-    FROM query_terms t
-    CROSS JOIN corpus c
-    LEFT JOIN lexeme_stats s ON s.project_id = ANY ($5::bigint[]) AND s.lexeme = t.lexeme
-    GROUP BY t.lexeme, t.qtf, c.n
+    -- bit: the term's flag in keyword_scored's per-chunk mask (the first 63 terms).
+    -- complete: the keyword leg reads every posting of the term (exact mode, or no
+    -- project has more than bm25_term_limit of them), so a chunk the leg did not
+    -- find with it does not contain it.
+    SELECT x.lexeme, x.qtf, x.idf,
+           CASE WHEN x.idx < 63 THEN 1::bigint << x.idx ELSE 0 END AS bit,
+           $6::boolean AND x.idx < 63
+               AND ($7::boolean OR x.max_df <= $8::integer) AS complete
+    FROM (
+        SELECT t.lexeme, t.qtf,
+               ln(1 + (c.n - coalesce(sum(s.df), 0) + 0.5) / (coalesce(sum(s.df), 0) + 0.5)) AS idf,
+               coalesce(max(s.df), 0) AS max_df,
+               (row_number() OVER (ORDER BY t.lexeme) - 1)::integer AS idx
+        FROM query_terms t
+        CROSS JOIN corpus c
+        LEFT JOIN lexeme_stats s ON s.project_id = ANY ($5::bigint[]) AND s.lexeme = t.lexeme
+        GROUP BY t.lexeme, t.qtf, c.n
+    ) AS x
 ),
 vector_leg AS (
-    SELECT v.chunk_id, row_number() OVER (ORDER BY v.distance, v.chunk_id) AS vector_rank
+    SELECT v.chunk_id, v.distance, row_number() OVER (ORDER BY v.distance, v.chunk_id) AS vector_rank
     FROM (
-        (SELECT c.id AS chunk_id, c.embedding <=> $6::vector AS distance
+        (SELECT c.id AS chunk_id, c.embedding <=> $9::vector AS distance
          FROM chunks c
-         WHERE $7::boolean AND NOT $8::boolean
+         WHERE $10::boolean AND NOT $11::boolean
            AND c.project_id = ANY ($5::bigint[])
-         ORDER BY c.embedding <=> $6::vector
-         LIMIT $9::integer)
+         ORDER BY c.embedding <=> $9::vector
+         LIMIT $12::integer)
         UNION ALL
-        (SELECT c.id, c.embedding <=> $6::vector
+        (SELECT c.id, c.embedding <=> $9::vector
          FROM chunks c
          JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
-         WHERE $7::boolean AND $8::boolean
+         WHERE $10::boolean AND $11::boolean
            AND c.project_id = ANY ($5::bigint[])
            -- Filters: the same predicate as keyword_top and mention_leg.
            AND (cardinality($4::text[]) = 0 OR d.tags && $4::text[])
-           AND (cardinality($10::text[]) = 0 OR d.source_type = ANY ($10::text[]))
-           AND (cardinality($11::text[]) = 0 OR d.canonical_type = ANY ($11::text[]))
-           AND (cardinality($12::text[]) = 0 OR d.status = ANY ($12::text[]))
-           AND (cardinality($13::text[]) = 0 OR d.evidence_tier = ANY ($13::text[]))
-           AND ($14::date IS NULL OR d.effective_date >= $14::date)
-           AND ($15::date IS NULL OR d.effective_date <= $15::date)
-           AND ($16::boolean OR d.status IS DISTINCT FROM 'superseded')
-           AND (NOT $17::boolean OR d.slug = ANY ($18::text[]))
-         ORDER BY c.embedding <=> $6::vector
-         LIMIT $9::integer)
+           AND (cardinality($13::text[]) = 0 OR d.source_type = ANY ($13::text[]))
+           AND (cardinality($14::text[]) = 0 OR d.canonical_type = ANY ($14::text[]))
+           AND (cardinality($15::text[]) = 0 OR d.status = ANY ($15::text[]))
+           AND (cardinality($16::text[]) = 0 OR d.evidence_tier = ANY ($16::text[]))
+           AND ($17::date IS NULL OR d.effective_date >= $17::date)
+           AND ($18::date IS NULL OR d.effective_date <= $18::date)
+           AND ($19::boolean OR d.status IS DISTINCT FROM 'superseded')
+           AND (NOT $20::boolean OR d.slug = ANY ($21::text[]))
+         ORDER BY c.embedding <=> $9::vector
+         LIMIT $12::integer)
     ) AS v
 ),
 keyword_scored AS (
-    SELECT p.chunk_id,
-           sum(t.idf * t.qtf
-               * ((p.tf + $19::float8 * p.tf_heading) * ($20::float8 + 1))
-               / ((p.tf + $19::float8 * p.tf_heading)
-                  + $20::float8 * (1 - $21::float8
-                                                 + $21::float8 * p.length / c.avgdl))) AS bm25
-    FROM unnest($5::bigint[]) AS pr (id)
-    CROSS JOIN term_stats t
-    CROSS JOIN corpus c
-    CROSS JOIN LATERAL (
-        SELECT p.chunk_id, p.tf, p.tf_heading, p.length
-        FROM postings p
-        WHERE p.project_id = pr.id AND p.lexeme = t.lexeme
-        ORDER BY p.impact DESC
-        LIMIT CASE WHEN $22::boolean THEN NULL ELSE $23::integer END
+    SELECT p.chunk_id, sum(p.part) AS bm25,
+           bit_or(p.bit) AS found, sum(p.part) FILTER (WHERE p.bit <> 0) AS found_bm25,
+           count(*) FILTER (WHERE p.bit <> 0) AS found_terms
+    FROM (
+        SELECT p.chunk_id, t.bit,
+               t.idf * t.qtf
+               * ((p.tf + $22::float8 * p.tf_heading) * ($23::float8 + 1))
+               / ((p.tf + $22::float8 * p.tf_heading)
+                  + $23::float8 * (1 - $24::float8
+                                                 + $24::float8 * p.length / c.avgdl)) AS part
+        FROM unnest($5::bigint[]) AS pr (id)
+        CROSS JOIN term_stats t
+        CROSS JOIN corpus c
+        CROSS JOIN LATERAL (
+            SELECT p.chunk_id, p.tf, p.tf_heading, p.length
+            FROM postings p
+            WHERE p.project_id = pr.id AND p.lexeme = t.lexeme
+            ORDER BY p.impact DESC
+            LIMIT CASE WHEN $7::boolean THEN NULL ELSE $8::integer END
+        ) AS p
+        WHERE $6::boolean
     ) AS p
-    WHERE $24::boolean
     GROUP BY p.chunk_id
 ),
 keyword_top AS (
     SELECT k.chunk_id, k.bm25
     FROM (
         SELECT ks.chunk_id, ks.bm25 FROM keyword_scored ks
-        WHERE NOT $8::boolean
+        WHERE NOT $11::boolean
         ORDER BY ks.bm25 DESC, ks.chunk_id
-        LIMIT $9::integer
+        LIMIT $12::integer
     ) AS k
     UNION ALL
     SELECT k.chunk_id, k.bm25
@@ -185,19 +202,19 @@ keyword_top AS (
         FROM keyword_scored ks
         JOIN chunks c ON c.id = ks.chunk_id
         JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
-        WHERE $8::boolean
+        WHERE $11::boolean
           -- Filters: the same predicate as vector_leg.
           AND (cardinality($4::text[]) = 0 OR d.tags && $4::text[])
-          AND (cardinality($10::text[]) = 0 OR d.source_type = ANY ($10::text[]))
-          AND (cardinality($11::text[]) = 0 OR d.canonical_type = ANY ($11::text[]))
-          AND (cardinality($12::text[]) = 0 OR d.status = ANY ($12::text[]))
-          AND (cardinality($13::text[]) = 0 OR d.evidence_tier = ANY ($13::text[]))
-          AND ($14::date IS NULL OR d.effective_date >= $14::date)
-          AND ($15::date IS NULL OR d.effective_date <= $15::date)
-          AND ($16::boolean OR d.status IS DISTINCT FROM 'superseded')
-          AND (NOT $17::boolean OR d.slug = ANY ($18::text[]))
+          AND (cardinality($13::text[]) = 0 OR d.source_type = ANY ($13::text[]))
+          AND (cardinality($14::text[]) = 0 OR d.canonical_type = ANY ($14::text[]))
+          AND (cardinality($15::text[]) = 0 OR d.status = ANY ($15::text[]))
+          AND (cardinality($16::text[]) = 0 OR d.evidence_tier = ANY ($16::text[]))
+          AND ($17::date IS NULL OR d.effective_date >= $17::date)
+          AND ($18::date IS NULL OR d.effective_date <= $18::date)
+          AND ($19::boolean OR d.status IS DISTINCT FROM 'superseded')
+          AND (NOT $20::boolean OR d.slug = ANY ($21::text[]))
         ORDER BY ks.bm25 DESC, ks.chunk_id
-        LIMIT $9::integer
+        LIMIT $12::integer
     ) AS k
 ),
 mention_leg AS (
@@ -208,51 +225,57 @@ mention_leg AS (
       AND d.project_id = ANY ($5::bigint[]) AND d.slug = ANY ($25::text[])
       -- Filters: the same predicate as vector_leg.
       AND (cardinality($4::text[]) = 0 OR d.tags && $4::text[])
-      AND (cardinality($10::text[]) = 0 OR d.source_type = ANY ($10::text[]))
-      AND (cardinality($11::text[]) = 0 OR d.canonical_type = ANY ($11::text[]))
-      AND (cardinality($12::text[]) = 0 OR d.status = ANY ($12::text[]))
-      AND (cardinality($13::text[]) = 0 OR d.evidence_tier = ANY ($13::text[]))
-      AND ($14::date IS NULL OR d.effective_date >= $14::date)
-      AND ($15::date IS NULL OR d.effective_date <= $15::date)
-      AND ($16::boolean OR d.status IS DISTINCT FROM 'superseded')
-      AND (NOT $17::boolean OR d.slug = ANY ($18::text[]))
+      AND (cardinality($13::text[]) = 0 OR d.source_type = ANY ($13::text[]))
+      AND (cardinality($14::text[]) = 0 OR d.canonical_type = ANY ($14::text[]))
+      AND (cardinality($15::text[]) = 0 OR d.status = ANY ($15::text[]))
+      AND (cardinality($16::text[]) = 0 OR d.evidence_tier = ANY ($16::text[]))
+      AND ($17::date IS NULL OR d.effective_date >= $17::date)
+      AND ($18::date IS NULL OR d.effective_date <= $18::date)
+      AND ($19::boolean OR d.status IS DISTINCT FROM 'superseded')
+      AND (NOT $20::boolean OR d.slug = ANY ($21::text[]))
     ORDER BY c.id
-    LIMIT $9::integer
+    LIMIT $12::integer
 ),
 candidate_ids AS (
-    SELECT v.chunk_id FROM vector_leg v
-    UNION
-    SELECT k.chunk_id FROM keyword_top k
-    UNION
-    SELECT m.chunk_id FROM mention_leg m
+    SELECT u.chunk_id
+    FROM unnest(ARRAY(SELECT v.chunk_id FROM vector_leg v
+                      UNION
+                      SELECT k.chunk_id FROM keyword_top k
+                      UNION
+                      SELECT m.chunk_id FROM mention_leg m)) AS u (chunk_id)
 ),
 keyword_exact AS (
     SELECT ci.chunk_id,
-           sum(t.idf * t.qtf
-               * ((p.tf + $19::float8 * p.tf_heading) * ($20::float8 + 1))
-               / ((p.tf + $19::float8 * p.tf_heading)
-                  + $20::float8 * (1 - $21::float8
-                                                 + $21::float8 * p.length / c.avgdl))) AS bm25,
-           count(*)::float8 AS matched_terms
+           coalesce(ks.found_bm25, 0) + coalesce(pr.bm25, 0) AS bm25,
+           coalesce(ks.found_terms, 0) + coalesce(pr.terms, 0) AS matched_terms
     FROM candidate_ids ci
-    CROSS JOIN term_stats t
-    CROSS JOIN corpus c
-    -- One probe per (candidate, term); LIMIT 1 (there is at most one posting)
-    -- keeps the planner from joining every posting of each candidate instead.
+    LEFT JOIN keyword_scored ks ON ks.chunk_id = ci.chunk_id
     CROSS JOIN LATERAL (
-        SELECT p.tf, p.tf_heading, p.length FROM postings p
-        WHERE p.chunk_id = ci.chunk_id AND p.lexeme = t.lexeme
-        LIMIT 1
-    ) AS p
-    GROUP BY ci.chunk_id
+        SELECT sum(t.idf * t.qtf
+                   * ((p.tf + $22::float8 * p.tf_heading) * ($23::float8 + 1))
+                   / ((p.tf + $22::float8 * p.tf_heading)
+                      + $23::float8 * (1 - $24::float8
+                                                     + $24::float8 * p.length / c.avgdl))) AS bm25,
+               count(*) AS terms
+        FROM term_stats t
+        CROSS JOIN corpus c
+        -- LIMIT 1 (there is at most one posting) keeps the planner from joining
+        -- every posting of the candidate instead.
+        CROSS JOIN LATERAL (
+            SELECT p.tf, p.tf_heading, p.length FROM postings p
+            WHERE p.chunk_id = ci.chunk_id AND p.lexeme = t.lexeme
+            LIMIT 1
+        ) AS p
+        WHERE NOT t.complete AND (coalesce(ks.found, 0) & t.bit) = 0
+    ) AS pr
 ),
 candidates AS (
-    SELECT ci.chunk_id, v.vector_rank,
+    SELECT ci.chunk_id, v.vector_rank, v.distance,
            CASE WHEN k.chunk_id IS NOT NULL
                 THEN row_number() OVER (PARTITION BY k.chunk_id IS NOT NULL
                                         ORDER BY coalesce(ke.bm25, 0) DESC, ci.chunk_id)
            END AS keyword_rank,
-           CASE WHEN $24::boolean THEN coalesce(ke.bm25, 0) ELSE 0 END::float8 AS bm25,
+           CASE WHEN $6::boolean THEN coalesce(ke.bm25, 0) ELSE 0 END::float8 AS bm25,
            coalesce(ke.matched_terms, 0)::float8 AS matched_terms
     FROM candidate_ids ci
     LEFT JOIN vector_leg v ON v.chunk_id = ci.chunk_id
@@ -265,30 +288,29 @@ signals AS (
            d.retrieval_priority, d.tier, p.project_key,
            cand.vector_rank, cand.keyword_rank,
            -- Without the semantic leg (keyword_only, or a question that embeds to the
-           -- zero vector, whose cosine is NaN) the similarity is 0.
-           CASE WHEN $7::boolean
-                THEN greatest(1 - (c.embedding <=> $6::vector), 0)
-                ELSE 0
+           -- zero vector, whose cosine is NaN) the similarity is 0. The vector leg
+           -- measured its own chunks already.
+           CASE WHEN NOT $10::boolean THEN 0
+                ELSE greatest(1 - coalesce(cand.distance, c.embedding <=> $9::vector), 0)
            END::float8 AS vector_similarity,
            cand.bm25,
            CASE WHEN q.n = 0 THEN 0
-                ELSE cardinality(ARRAY(SELECT unnest(c.heading_lexemes) INTERSECT SELECT unnest(q.lexemes)))::float8 / q.n
+                ELSE (SELECT count(*) FROM unnest(q.lexemes) x WHERE x = ANY (c.heading_lexemes))::float8 / q.n
            END AS heading,
            -- A chunk whose title or heading names the identifier is about it; the
            -- legs cannot tell it from one that mentions it once among other terms.
            CASE WHEN qi.n = 0 THEN 0
-                ELSE cardinality(ARRAY(SELECT unnest(c.heading_lexemes) INTERSECT SELECT unnest(qi.lexemes)))::float8 / qi.n
+                ELSE (SELECT count(*) FROM unnest(qi.lexemes) x WHERE x = ANY (c.heading_lexemes))::float8 / qi.n
            END AS identifier,
            -- Absolute evidence for the refusal gate: the share of the question's terms
            -- the chunk contains (never normalised against the other candidates).
            CASE WHEN q.n = 0 THEN 0 ELSE cand.matched_terms / q.n END AS keyword_coverage,
            CASE WHEN cardinality(d.tag_lexemes) = 0 THEN 0
-                ELSE cardinality(ARRAY(SELECT unnest(d.tag_lexemes)
-                                       INTERSECT SELECT unnest(q.lexemes || ft.lexemes)))::float8
+                ELSE (SELECT count(*) FROM unnest(d.tag_lexemes) x WHERE x = ANY (q.lexemes || ft.lexemes))::float8
                      / cardinality(d.tag_lexemes)
            END AS tag_overlap,
            CASE WHEN q.n = 0 THEN 0
-                ELSE cardinality(ARRAY(SELECT unnest(d.preamble_lexemes) INTERSECT SELECT unnest(q.lexemes)))::float8 / q.n
+                ELSE (SELECT count(*) FROM unnest(q.lexemes) x WHERE x = ANY (d.preamble_lexemes))::float8 / q.n
            END AS preamble,
            CASE WHEN d.effective_date IS NULL THEN 0
                 ELSE power(0.5, greatest($26::date - d.effective_date, 0)::float8
@@ -403,6 +425,9 @@ type SearchRankParams struct {
 	Query               string
 	Tags                []string
 	ProjectIds          []int64
+	FtsEnabled          bool
+	Bm25Exact           bool
+	Bm25TermLimit       int32
 	QueryEmbedding      *pgvector.Vector
 	SemanticEnabled     bool
 	Filtered            bool
@@ -419,9 +444,6 @@ type SearchRankParams struct {
 	Bm25HeadingBoost    float64
 	Bm25K1              float64
 	Bm25B               float64
-	Bm25Exact           bool
-	Bm25TermLimit       int32
-	FtsEnabled          bool
 	Mentioned           []string
 	Today               time.Time
 	RecencyHalfLifeDays float64
@@ -519,20 +541,27 @@ type SearchRankRow struct {
 // and the sum is each chunk's exact BM25. Approximate mode reads the first
 // bm25_term_limit postings of each range, the chunks where the term weighs most:
 // a chunk outside one of those lists misses that term's part here, which only
-// decides whether it becomes a candidate (keyword_exact rescores candidates).
-// Occurrences in the title/heading path count bm25_heading_boost times.
+// decides whether it becomes a candidate (keyword_exact completes candidates).
+// Occurrences in the title/heading path count bm25_heading_boost times. Besides
+// the sum, each chunk keeps what keyword_exact reuses: the mask of the terms found
+// (bits of the first 63) and their part of the sum and count.
 // Keyword leg, step 2: its best `fanout` chunks. Without document filters that is
 // the postings alone; with filters (the searcher then always reads exact ranges,
 // so a selective filter still fills the page) each scored chunk's document is
 // checked first, never after the LIMIT.
 // The mention leg: chunks of the documents the question names (@slug or doc_ids),
 // so their boost can act even when neither leg found them; filtered like the legs.
-// Union of the legs' chunks.
-// Every candidate's exact BM25, whichever leg found it, from its own postings of
-// the query terms (index-only lookups on (chunk_id, lexeme)): the same formula as
-// keyword_scored over complete information. It also counts the query terms the
-// chunk contains, for keyword_coverage (computed even when the keyword leg is
-// off: the refusal gate reads it under every fusion).
+// Union of the legs' chunks. Read back from an array so the planner counts a
+// handful of rows (it cannot see into an array it has not built): a plan cached
+// for every request (generic) otherwise takes LIMIT fanout for 10% of the table
+// and joins the candidates to chunks and documents by whole-table hashes.
+// Every candidate's exact BM25, whichever leg found it, and the number of query
+// terms it contains (for keyword_coverage, computed even when the keyword leg is
+// off: the refusal gate reads it under every fusion). What keyword_scored found is
+// reused; a (candidate, term) pair it could have missed, a term whose list it
+// read only in part and did not find the chunk in, costs one probe of the
+// chunk's own postings (an index-only lookup on (chunk_id, lexeme)), with the
+// same formula. In exact mode nothing is probed.
 // Each candidate with its rank in the leg(s) that found it (RRF counts those
 // only). The keyword rank orders the keyword leg's chunks by their exact BM25.
 // Raw signals, each defined in the README:
@@ -578,6 +607,9 @@ func (q *Queries) SearchRank(ctx context.Context, arg SearchRankParams) ([]Searc
 		arg.Query,
 		arg.Tags,
 		arg.ProjectIds,
+		arg.FtsEnabled,
+		arg.Bm25Exact,
+		arg.Bm25TermLimit,
 		arg.QueryEmbedding,
 		arg.SemanticEnabled,
 		arg.Filtered,
@@ -594,9 +626,6 @@ func (q *Queries) SearchRank(ctx context.Context, arg SearchRankParams) ([]Searc
 		arg.Bm25HeadingBoost,
 		arg.Bm25K1,
 		arg.Bm25B,
-		arg.Bm25Exact,
-		arg.Bm25TermLimit,
-		arg.FtsEnabled,
 		arg.Mentioned,
 		arg.Today,
 		arg.RecencyHalfLifeDays,
