@@ -482,3 +482,7 @@ END $$;
 
 DROP INDEX chunks_document;
 
+-- db/migrations/00006_chunks_by_document.sql
+ALTER TABLE chunks ADD CONSTRAINT chunks_document_ordinal UNIQUE (document_id, ordinal) INCLUDE (id);
+ALTER TABLE chunks DROP CONSTRAINT chunks_document_id_ordinal_key;
+

@@ -161,17 +161,23 @@ func (pr *Prepared) Requery(ctx context.Context, query string) (*Prepared, error
 func (pr *Prepared) Rank(ctx context.Context, docSlugs []string) ([]db.SearchRankRow, error) {
 	p := pr.p
 	if docSlugs != nil {
-		q := *p
-		ids := docSlugs
-		if p.filters.DocIDsFilter {
-			ids = slices.DeleteFunc(slices.Clone(docSlugs), func(d string) bool { return !slices.Contains(p.filters.DocIDs, d) })
-		}
-		q.params.DocIdsFilter, q.params.DocIds = true, nonNil(ids)
-		// A document filter: checked inside the legs, over exact postings ranges.
-		q.params.Filtered, q.params.Bm25Exact = true, true
-		p = &q
+		p = p.restrictedTo(docSlugs)
 	}
 	return pr.s.run(ctx, p)
+}
+
+// restrictedTo is the plan ranking only the given documents (and only those the
+// request's own doc_ids filter allows): a document filter, checked inside the
+// legs over exact postings ranges.
+func (p *plan) restrictedTo(docSlugs []string) *plan {
+	q := *p
+	ids := docSlugs
+	if p.filters.DocIDsFilter {
+		ids = slices.DeleteFunc(slices.Clone(docSlugs), func(d string) bool { return !slices.Contains(p.filters.DocIDs, d) })
+	}
+	q.params.DocIdsFilter, q.params.DocIds = true, nonNil(ids)
+	q.params.Filtered, q.params.Bm25Exact = true, true
+	return &q
 }
 
 // Result builds the SearchResult from rows as Search does (graph step, explain's
@@ -405,7 +411,7 @@ const sessionSettings = `SELECT set_config('hnsw.ef_search', $1::text, true),
 // filter rejects, or the filtered documents' chunks sorted by distance), which
 // only a plan for the request's own values can see.
 func planCacheMode(p *plan) string {
-	if p.filters.RestrictsDocuments() {
+	if p.params.Filtered {
 		return "force_custom_plan"
 	}
 	return "force_generic_plan"

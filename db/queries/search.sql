@@ -74,8 +74,10 @@ vector_leg AS (
          FROM chunks c
          JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
          WHERE sqlc.arg(semantic_enabled)::boolean AND sqlc.arg(filtered)::boolean
+           AND NOT sqlc.arg(doc_ids_filter)::boolean
            AND c.project_id = ANY (sqlc.arg(project_ids)::bigint[])
-           -- Filters: the same predicate as keyword_top and mention_leg.
+           AND d.project_id = ANY (sqlc.arg(project_ids)::bigint[])
+           -- Filters: the same predicate as keyword_scored and mention_leg.
            AND (cardinality(sqlc.arg(tags)::text[]) = 0 OR d.tags && sqlc.arg(tags)::text[])
            AND (cardinality(sqlc.arg(source_types)::text[]) = 0 OR d.source_type = ANY (sqlc.arg(source_types)::text[]))
            AND (cardinality(sqlc.arg(canonical_types)::text[]) = 0 OR d.canonical_type = ANY (sqlc.arg(canonical_types)::text[]))
@@ -87,17 +89,92 @@ vector_leg AS (
            AND (NOT sqlc.arg(doc_ids_filter)::boolean OR d.slug = ANY (sqlc.arg(doc_ids)::text[]))
          ORDER BY c.embedding <=> sqlc.arg(query_embedding)::vector
          LIMIT sqlc.arg(fanout)::integer)
+        UNION ALL
+        -- A list of documents (doc_ids_mode=filter, and pass 2 of a two-pass
+        -- search) is a few hundred documents at most: their chunks are measured
+        -- exactly, found through the (project_id, slug) index. The HNSW scan would
+        -- have to skip the rest of the corpus (iteratively: 140 ms for 545 of
+        -- 22,461 documents), so `+ 0` keeps the planner off it.
+        (SELECT c.id, c.embedding <=> sqlc.arg(query_embedding)::vector
+         FROM documents d
+         JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
+         WHERE sqlc.arg(semantic_enabled)::boolean AND sqlc.arg(filtered)::boolean
+           AND sqlc.arg(doc_ids_filter)::boolean
+           AND d.project_id = ANY (sqlc.arg(project_ids)::bigint[])
+           -- Filters: the same predicate as keyword_scored and mention_leg.
+           AND (cardinality(sqlc.arg(tags)::text[]) = 0 OR d.tags && sqlc.arg(tags)::text[])
+           AND (cardinality(sqlc.arg(source_types)::text[]) = 0 OR d.source_type = ANY (sqlc.arg(source_types)::text[]))
+           AND (cardinality(sqlc.arg(canonical_types)::text[]) = 0 OR d.canonical_type = ANY (sqlc.arg(canonical_types)::text[]))
+           AND (cardinality(sqlc.arg(statuses)::text[]) = 0 OR d.status = ANY (sqlc.arg(statuses)::text[]))
+           AND (cardinality(sqlc.arg(evidence_tiers)::text[]) = 0 OR d.evidence_tier = ANY (sqlc.arg(evidence_tiers)::text[]))
+           AND (sqlc.narg(date_from)::date IS NULL OR d.effective_date >= sqlc.narg(date_from)::date)
+           AND (sqlc.narg(date_to)::date IS NULL OR d.effective_date <= sqlc.narg(date_to)::date)
+           AND (sqlc.arg(include_superseded)::boolean OR d.status IS DISTINCT FROM 'superseded')
+           AND (NOT sqlc.arg(doc_ids_filter)::boolean OR d.slug = ANY (sqlc.arg(doc_ids)::text[]))
+         ORDER BY (c.embedding <=> sqlc.arg(query_embedding)::vector) + 0
+         LIMIT sqlc.arg(fanout)::integer)
     ) AS v
 ),
--- Keyword leg, step 1: BM25 from the postings of each (project, query term), one
--- index range each, in impact order. Exact mode (bm25_exact) reads whole ranges
--- and the sum is each chunk's exact BM25. Approximate mode reads the first
--- bm25_term_limit postings of each range, the chunks where the term weighs most:
--- a chunk outside one of those lists misses that term's part here, which only
--- decides whether it becomes a candidate (keyword_exact completes candidates).
--- Occurrences in the title/heading path count bm25_heading_boost times. Besides
--- the sum, each chunk keeps what keyword_exact reuses: the mask of the terms found
--- (bits of the first 63) and their part of the sum and count.
+-- Keyword leg, step 1: BM25 from the postings of the query terms. Besides the
+-- sum, each chunk keeps what keyword_exact reuses: the mask of the terms found
+-- (bits of the first 63) and their part of the sum and count. Occurrences in the
+-- title/heading path count bm25_heading_boost times.
+--   Without document filters: each (project, term)'s postings, one index range
+--   each, in impact order. Exact mode (bm25_exact) reads whole ranges and the sum
+--   is each chunk's exact BM25. Approximate mode reads the first bm25_term_limit
+--   postings of each range, the chunks where the term weighs most: a chunk outside
+--   one of those lists misses that term's part here, which only decides whether it
+--   becomes a candidate (keyword_exact completes candidates).
+--   With filters the leg is exact, so a selective filter still fills the page: for
+--   a list of documents (doc_ids_mode=filter, pass 2 of a two-pass search) the
+--   postings of their chunks, a join PostgreSQL starts from the few documents;
+--   for the other filters, keyword_all's chunks that are in filtered_chunks.
+-- The chunks of the documents that pass the filters (empty without filters), for
+-- the filtered keyword leg.
+filtered_chunks AS MATERIALIZED (
+    SELECT ch.id
+    FROM documents d
+    JOIN chunks ch ON ch.project_id = d.project_id AND ch.document_id = d.id
+    WHERE sqlc.arg(filtered)::boolean AND sqlc.arg(fts_enabled)::boolean
+      AND d.project_id = ANY (sqlc.arg(project_ids)::bigint[])
+      -- Filters: the same predicate as vector_leg and mention_leg.
+      AND (cardinality(sqlc.arg(tags)::text[]) = 0 OR d.tags && sqlc.arg(tags)::text[])
+      AND (cardinality(sqlc.arg(source_types)::text[]) = 0 OR d.source_type = ANY (sqlc.arg(source_types)::text[]))
+      AND (cardinality(sqlc.arg(canonical_types)::text[]) = 0 OR d.canonical_type = ANY (sqlc.arg(canonical_types)::text[]))
+      AND (cardinality(sqlc.arg(statuses)::text[]) = 0 OR d.status = ANY (sqlc.arg(statuses)::text[]))
+      AND (cardinality(sqlc.arg(evidence_tiers)::text[]) = 0 OR d.evidence_tier = ANY (sqlc.arg(evidence_tiers)::text[]))
+      AND (sqlc.narg(date_from)::date IS NULL OR d.effective_date >= sqlc.narg(date_from)::date)
+      AND (sqlc.narg(date_to)::date IS NULL OR d.effective_date <= sqlc.narg(date_to)::date)
+      AND (sqlc.arg(include_superseded)::boolean OR d.status IS DISTINCT FROM 'superseded')
+      AND (NOT sqlc.arg(doc_ids_filter)::boolean OR d.slug = ANY (sqlc.arg(doc_ids)::text[]))
+),
+-- With filters other than a list of documents, whose selectivity the planner
+-- cannot judge against a query's terms: every chunk with a query term, scored
+-- exactly (one index range per term), to be matched with filtered_chunks by hash
+-- (a term in 30,000 chunks costs 30,000 hash lookups, never 30,000 index probes).
+keyword_all AS MATERIALIZED (
+    SELECT p.chunk_id, sum(p.part) AS bm25,
+           bit_or(p.bit) AS found, sum(p.part) FILTER (WHERE p.bit <> 0) AS found_bm25,
+           count(*) FILTER (WHERE p.bit <> 0) AS found_terms
+    FROM (
+        SELECT p.chunk_id, t.bit,
+               t.idf * t.qtf
+               * ((p.tf + sqlc.arg(bm25_heading_boost)::float8 * p.tf_heading) * (sqlc.arg(bm25_k1)::float8 + 1))
+               / ((p.tf + sqlc.arg(bm25_heading_boost)::float8 * p.tf_heading)
+                  + sqlc.arg(bm25_k1)::float8 * (1 - sqlc.arg(bm25_b)::float8
+                                                 + sqlc.arg(bm25_b)::float8 * p.length / c.avgdl)) AS part
+        FROM unnest(sqlc.arg(project_ids)::bigint[]) AS pr (id)
+        CROSS JOIN term_stats t
+        CROSS JOIN corpus c
+        CROSS JOIN LATERAL (
+            SELECT p.chunk_id, p.tf, p.tf_heading, p.length
+            FROM postings p
+            WHERE p.project_id = pr.id AND p.lexeme = t.lexeme
+        ) AS p
+        WHERE sqlc.arg(fts_enabled)::boolean AND sqlc.arg(filtered)::boolean AND NOT sqlc.arg(doc_ids_filter)::boolean
+    ) AS p
+    GROUP BY p.chunk_id
+),
 keyword_scored AS (
     SELECT p.chunk_id, sum(p.part) AS bm25,
            bit_or(p.bit) AS found, sum(p.part) FILTER (WHERE p.bit <> 0) AS found_bm25,
@@ -119,43 +196,32 @@ keyword_scored AS (
             ORDER BY p.impact DESC
             LIMIT CASE WHEN sqlc.arg(bm25_exact)::boolean THEN NULL ELSE sqlc.arg(bm25_term_limit)::integer END
         ) AS p
-        WHERE sqlc.arg(fts_enabled)::boolean
+        WHERE sqlc.arg(fts_enabled)::boolean AND NOT sqlc.arg(filtered)::boolean
+        UNION ALL
+        SELECT p.chunk_id, t.bit,
+               t.idf * t.qtf
+               * ((p.tf + sqlc.arg(bm25_heading_boost)::float8 * p.tf_heading) * (sqlc.arg(bm25_k1)::float8 + 1))
+               / ((p.tf + sqlc.arg(bm25_heading_boost)::float8 * p.tf_heading)
+                  + sqlc.arg(bm25_k1)::float8 * (1 - sqlc.arg(bm25_b)::float8
+                                                 + sqlc.arg(bm25_b)::float8 * p.length / c.avgdl))
+        FROM term_stats t
+        CROSS JOIN corpus c
+        JOIN postings p ON p.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND p.lexeme = t.lexeme
+        WHERE sqlc.arg(fts_enabled)::boolean AND sqlc.arg(filtered)::boolean AND sqlc.arg(doc_ids_filter)::boolean
+          AND p.chunk_id IN (SELECT fc.id FROM filtered_chunks fc)
     ) AS p
     GROUP BY p.chunk_id
-),
--- Keyword leg, step 2: its best `fanout` chunks. Without document filters that is
--- the postings alone; with filters (the searcher then always reads exact ranges,
--- so a selective filter still fills the page) each scored chunk's document is
--- checked first, never after the LIMIT.
-keyword_top AS (
-    SELECT k.chunk_id, k.bm25
-    FROM (
-        SELECT ks.chunk_id, ks.bm25 FROM keyword_scored ks
-        WHERE NOT sqlc.arg(filtered)::boolean
-        ORDER BY ks.bm25 DESC, ks.chunk_id
-        LIMIT sqlc.arg(fanout)::integer
-    ) AS k
     UNION ALL
-    SELECT k.chunk_id, k.bm25
-    FROM (
-        SELECT ks.chunk_id, ks.bm25
-        FROM keyword_scored ks
-        JOIN chunks c ON c.id = ks.chunk_id
-        JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
-        WHERE sqlc.arg(filtered)::boolean
-          -- Filters: the same predicate as vector_leg.
-          AND (cardinality(sqlc.arg(tags)::text[]) = 0 OR d.tags && sqlc.arg(tags)::text[])
-          AND (cardinality(sqlc.arg(source_types)::text[]) = 0 OR d.source_type = ANY (sqlc.arg(source_types)::text[]))
-          AND (cardinality(sqlc.arg(canonical_types)::text[]) = 0 OR d.canonical_type = ANY (sqlc.arg(canonical_types)::text[]))
-          AND (cardinality(sqlc.arg(statuses)::text[]) = 0 OR d.status = ANY (sqlc.arg(statuses)::text[]))
-          AND (cardinality(sqlc.arg(evidence_tiers)::text[]) = 0 OR d.evidence_tier = ANY (sqlc.arg(evidence_tiers)::text[]))
-          AND (sqlc.narg(date_from)::date IS NULL OR d.effective_date >= sqlc.narg(date_from)::date)
-          AND (sqlc.narg(date_to)::date IS NULL OR d.effective_date <= sqlc.narg(date_to)::date)
-          AND (sqlc.arg(include_superseded)::boolean OR d.status IS DISTINCT FROM 'superseded')
-          AND (NOT sqlc.arg(doc_ids_filter)::boolean OR d.slug = ANY (sqlc.arg(doc_ids)::text[]))
-        ORDER BY ks.bm25 DESC, ks.chunk_id
-        LIMIT sqlc.arg(fanout)::integer
-    ) AS k
+    SELECT ka.chunk_id, ka.bm25, ka.found, ka.found_bm25, ka.found_terms
+    FROM keyword_all ka
+    WHERE ka.chunk_id IN (SELECT fc.id FROM filtered_chunks fc)
+),
+-- Keyword leg, step 2: its best `fanout` chunks (keyword_scored holds only chunks
+-- that pass the filters).
+keyword_top AS (
+    SELECT ks.chunk_id, ks.bm25 FROM keyword_scored ks
+    ORDER BY ks.bm25 DESC, ks.chunk_id
+    LIMIT sqlc.arg(fanout)::integer
 ),
 -- The mention leg: chunks of the documents the question names (@slug or doc_ids),
 -- so their boost can act even when neither leg found them; filtered like the legs.
@@ -165,7 +231,7 @@ mention_leg AS (
     JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
     WHERE cardinality(sqlc.arg(mentioned)::text[]) > 0
       AND d.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND d.slug = ANY (sqlc.arg(mentioned)::text[])
-      -- Filters: the same predicate as vector_leg.
+      -- Filters: the same predicate as vector_leg and keyword_scored.
       AND (cardinality(sqlc.arg(tags)::text[]) = 0 OR d.tags && sqlc.arg(tags)::text[])
       AND (cardinality(sqlc.arg(source_types)::text[]) = 0 OR d.source_type = ANY (sqlc.arg(source_types)::text[]))
       AND (cardinality(sqlc.arg(canonical_types)::text[]) = 0 OR d.canonical_type = ANY (sqlc.arg(canonical_types)::text[]))
