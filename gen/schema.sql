@@ -486,3 +486,11 @@ DROP INDEX chunks_document;
 ALTER TABLE chunks ADD CONSTRAINT chunks_document_ordinal UNIQUE (document_id, ordinal) INCLUDE (id);
 ALTER TABLE chunks DROP CONSTRAINT chunks_document_id_ordinal_key;
 
+-- db/migrations/00007_bm25_function.sql
+CREATE FUNCTION canon_bm25(tf integer, tf_heading integer, length integer, idf float8, qtf float8,
+                           k1 float8, b float8, heading_boost float8, avgdl float8) RETURNS float8
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT idf * qtf * ((tf + heading_boost * tf_heading) * (k1 + 1))
+           / ((tf + heading_boost * tf_heading) + k1 * (1 - b + b * length / avgdl))
+$$;
+

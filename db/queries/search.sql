@@ -158,11 +158,8 @@ keyword_all AS MATERIALIZED (
            count(*) FILTER (WHERE p.bit <> 0) AS found_terms
     FROM (
         SELECT p.chunk_id, t.bit,
-               t.idf * t.qtf
-               * ((p.tf + sqlc.arg(bm25_heading_boost)::float8 * p.tf_heading) * (sqlc.arg(bm25_k1)::float8 + 1))
-               / ((p.tf + sqlc.arg(bm25_heading_boost)::float8 * p.tf_heading)
-                  + sqlc.arg(bm25_k1)::float8 * (1 - sqlc.arg(bm25_b)::float8
-                                                 + sqlc.arg(bm25_b)::float8 * p.length / c.avgdl)) AS part
+               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, sqlc.arg(bm25_k1)::float8, sqlc.arg(bm25_b)::float8,
+                          sqlc.arg(bm25_heading_boost)::float8, c.avgdl) AS part
         FROM unnest(sqlc.arg(project_ids)::bigint[]) AS pr (id)
         CROSS JOIN term_stats t
         CROSS JOIN corpus c
@@ -181,11 +178,8 @@ keyword_scored AS (
            count(*) FILTER (WHERE p.bit <> 0) AS found_terms
     FROM (
         SELECT p.chunk_id, t.bit,
-               t.idf * t.qtf
-               * ((p.tf + sqlc.arg(bm25_heading_boost)::float8 * p.tf_heading) * (sqlc.arg(bm25_k1)::float8 + 1))
-               / ((p.tf + sqlc.arg(bm25_heading_boost)::float8 * p.tf_heading)
-                  + sqlc.arg(bm25_k1)::float8 * (1 - sqlc.arg(bm25_b)::float8
-                                                 + sqlc.arg(bm25_b)::float8 * p.length / c.avgdl)) AS part
+               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, sqlc.arg(bm25_k1)::float8, sqlc.arg(bm25_b)::float8,
+                          sqlc.arg(bm25_heading_boost)::float8, c.avgdl) AS part
         FROM unnest(sqlc.arg(project_ids)::bigint[]) AS pr (id)
         CROSS JOIN term_stats t
         CROSS JOIN corpus c
@@ -199,11 +193,8 @@ keyword_scored AS (
         WHERE sqlc.arg(fts_enabled)::boolean AND NOT sqlc.arg(filtered)::boolean
         UNION ALL
         SELECT p.chunk_id, t.bit,
-               t.idf * t.qtf
-               * ((p.tf + sqlc.arg(bm25_heading_boost)::float8 * p.tf_heading) * (sqlc.arg(bm25_k1)::float8 + 1))
-               / ((p.tf + sqlc.arg(bm25_heading_boost)::float8 * p.tf_heading)
-                  + sqlc.arg(bm25_k1)::float8 * (1 - sqlc.arg(bm25_b)::float8
-                                                 + sqlc.arg(bm25_b)::float8 * p.length / c.avgdl))
+               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, sqlc.arg(bm25_k1)::float8, sqlc.arg(bm25_b)::float8,
+                          sqlc.arg(bm25_heading_boost)::float8, c.avgdl)
         FROM term_stats t
         CROSS JOIN corpus c
         JOIN postings p ON p.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND p.lexeme = t.lexeme
@@ -270,11 +261,8 @@ keyword_exact AS (
     FROM candidate_ids ci
     LEFT JOIN keyword_scored ks ON ks.chunk_id = ci.chunk_id
     CROSS JOIN LATERAL (
-        SELECT sum(t.idf * t.qtf
-                   * ((p.tf + sqlc.arg(bm25_heading_boost)::float8 * p.tf_heading) * (sqlc.arg(bm25_k1)::float8 + 1))
-                   / ((p.tf + sqlc.arg(bm25_heading_boost)::float8 * p.tf_heading)
-                      + sqlc.arg(bm25_k1)::float8 * (1 - sqlc.arg(bm25_b)::float8
-                                                     + sqlc.arg(bm25_b)::float8 * p.length / c.avgdl))) AS bm25,
+        SELECT sum(canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, sqlc.arg(bm25_k1)::float8,
+                              sqlc.arg(bm25_b)::float8, sqlc.arg(bm25_heading_boost)::float8, c.avgdl)) AS bm25,
                count(*) AS terms
         FROM term_stats t
         CROSS JOIN corpus c
@@ -489,11 +477,8 @@ term_stats AS (
     GROUP BY t.lexeme, t.qtf, c.n
 )
 SELECT p.chunk_id, t.lexeme::text AS lexeme,
-       (t.idf * t.qtf
-        * ((p.tf + sqlc.arg(bm25_heading_boost)::float8 * p.tf_heading) * (sqlc.arg(bm25_k1)::float8 + 1))
-        / ((p.tf + sqlc.arg(bm25_heading_boost)::float8 * p.tf_heading)
-           + sqlc.arg(bm25_k1)::float8 * (1 - sqlc.arg(bm25_b)::float8
-                                          + sqlc.arg(bm25_b)::float8 * p.length / c.avgdl)))::float8 AS score
+       canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, sqlc.arg(bm25_k1)::float8, sqlc.arg(bm25_b)::float8,
+                  sqlc.arg(bm25_heading_boost)::float8, c.avgdl) AS score
 FROM term_stats t
 CROSS JOIN corpus c
 JOIN postings p ON p.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND p.lexeme = t.lexeme

@@ -211,11 +211,8 @@ keyword_all AS MATERIALIZED (
            count(*) FILTER (WHERE p.bit <> 0) AS found_terms
     FROM (
         SELECT p.chunk_id, t.bit,
-               t.idf * t.qtf
-               * ((p.tf + $22::float8 * p.tf_heading) * ($23::float8 + 1))
-               / ((p.tf + $22::float8 * p.tf_heading)
-                  + $23::float8 * (1 - $24::float8
-                                                 + $24::float8 * p.length / c.avgdl)) AS part
+               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $22::float8, $23::float8,
+                          $24::float8, c.avgdl) AS part
         FROM unnest($5::bigint[]) AS pr (id)
         CROSS JOIN term_stats t
         CROSS JOIN corpus c
@@ -234,11 +231,8 @@ keyword_scored AS (
            count(*) FILTER (WHERE p.bit <> 0) AS found_terms
     FROM (
         SELECT p.chunk_id, t.bit,
-               t.idf * t.qtf
-               * ((p.tf + $22::float8 * p.tf_heading) * ($23::float8 + 1))
-               / ((p.tf + $22::float8 * p.tf_heading)
-                  + $23::float8 * (1 - $24::float8
-                                                 + $24::float8 * p.length / c.avgdl)) AS part
+               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $22::float8, $23::float8,
+                          $24::float8, c.avgdl) AS part
         FROM unnest($5::bigint[]) AS pr (id)
         CROSS JOIN term_stats t
         CROSS JOIN corpus c
@@ -252,11 +246,8 @@ keyword_scored AS (
         WHERE $6::boolean AND NOT $11::boolean
         UNION ALL
         SELECT p.chunk_id, t.bit,
-               t.idf * t.qtf
-               * ((p.tf + $22::float8 * p.tf_heading) * ($23::float8 + 1))
-               / ((p.tf + $22::float8 * p.tf_heading)
-                  + $23::float8 * (1 - $24::float8
-                                                 + $24::float8 * p.length / c.avgdl))
+               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $22::float8, $23::float8,
+                          $24::float8, c.avgdl)
         FROM term_stats t
         CROSS JOIN corpus c
         JOIN postings p ON p.project_id = ANY ($5::bigint[]) AND p.lexeme = t.lexeme
@@ -308,11 +299,8 @@ keyword_exact AS (
     FROM candidate_ids ci
     LEFT JOIN keyword_scored ks ON ks.chunk_id = ci.chunk_id
     CROSS JOIN LATERAL (
-        SELECT sum(t.idf * t.qtf
-                   * ((p.tf + $22::float8 * p.tf_heading) * ($23::float8 + 1))
-                   / ((p.tf + $22::float8 * p.tf_heading)
-                      + $23::float8 * (1 - $24::float8
-                                                     + $24::float8 * p.length / c.avgdl))) AS bm25,
+        SELECT sum(canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $22::float8,
+                              $23::float8, $24::float8, c.avgdl)) AS bm25,
                count(*) AS terms
         FROM term_stats t
         CROSS JOIN corpus c
@@ -498,9 +486,9 @@ type SearchRankParams struct {
 	DateTo              *time.Time
 	IncludeSuperseded   bool
 	DocIds              []string
-	Bm25HeadingBoost    float64
 	Bm25K1              float64
 	Bm25B               float64
+	Bm25HeadingBoost    float64
 	Mentioned           []string
 	Today               time.Time
 	RecencyHalfLifeDays float64
@@ -691,9 +679,9 @@ func (q *Queries) SearchRank(ctx context.Context, arg SearchRankParams) ([]Searc
 		arg.DateTo,
 		arg.IncludeSuperseded,
 		arg.DocIds,
-		arg.Bm25HeadingBoost,
 		arg.Bm25K1,
 		arg.Bm25B,
+		arg.Bm25HeadingBoost,
 		arg.Mentioned,
 		arg.Today,
 		arg.RecencyHalfLifeDays,
@@ -798,11 +786,8 @@ term_stats AS (
     GROUP BY t.lexeme, t.qtf, c.n
 )
 SELECT p.chunk_id, t.lexeme::text AS lexeme,
-       (t.idf * t.qtf
-        * ((p.tf + $1::float8 * p.tf_heading) * ($2::float8 + 1))
-        / ((p.tf + $1::float8 * p.tf_heading)
-           + $2::float8 * (1 - $3::float8
-                                          + $3::float8 * p.length / c.avgdl)))::float8 AS score
+       canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $1::float8, $2::float8,
+                  $3::float8, c.avgdl) AS score
 FROM term_stats t
 CROSS JOIN corpus c
 JOIN postings p ON p.project_id = ANY ($4::bigint[]) AND p.lexeme = t.lexeme
@@ -811,9 +796,9 @@ ORDER BY p.chunk_id, score DESC, t.lexeme
 `
 
 type SearchTermScoresParams struct {
-	Bm25HeadingBoost float64
 	Bm25K1           float64
 	Bm25B            float64
+	Bm25HeadingBoost float64
 	ProjectIds       []int64
 	ChunkIds         []int64
 	Query            string
@@ -829,9 +814,9 @@ type SearchTermScoresRow struct {
 // formula as keyword_scored in SearchRank.
 func (q *Queries) SearchTermScores(ctx context.Context, arg SearchTermScoresParams) ([]SearchTermScoresRow, error) {
 	rows, err := q.db.Query(ctx, searchTermScores,
-		arg.Bm25HeadingBoost,
 		arg.Bm25K1,
 		arg.Bm25B,
+		arg.Bm25HeadingBoost,
 		arg.ProjectIds,
 		arg.ChunkIds,
 		arg.Query,
