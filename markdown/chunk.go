@@ -123,7 +123,17 @@ func (p *packer) pack() {
 	var cur []entry // overlap entries first, then fresh ones
 	fresh := 0      // entries of cur that are not overlap
 	budget := p.budget * 100
-	for i := 0; i < len(flat); {
+	for i := 0; ; {
+		if i == len(flat) {
+			if fresh == 0 {
+				return
+			}
+			// The last chunk: entries its real token count has no room for come
+			// back (flush moves i back) and start another chunk.
+			i, cur = p.flush(cur, fresh, i)
+			fresh = 0
+			continue
+		}
 		e := flat[i]
 		blk := p.blocks[e.block]
 		firstOfBlock := i == 0 || flat[i-1].block != e.block
@@ -153,9 +163,6 @@ func (p *packer) pack() {
 		cur = append(cur, e)
 		fresh++
 		i++
-	}
-	if fresh > 0 {
-		p.flush(cur, fresh, len(flat))
 	}
 }
 
