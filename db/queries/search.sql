@@ -125,10 +125,11 @@ vector_leg AS (
 --   postings of each range, the chunks where the term weighs most: a chunk outside
 --   one of those lists misses that term's part here, which only decides whether it
 --   becomes a candidate (keyword_exact completes candidates).
---   With filters the leg is exact, so a selective filter still fills the page: for
---   a list of documents (doc_ids_mode=filter, pass 2 of a two-pass search) the
---   postings of their chunks, a join PostgreSQL starts from the few documents;
---   for the other filters, keyword_all's chunks that are in filtered_chunks.
+--   With filters the leg is exact (the searcher sets bm25_exact), so a selective
+--   filter still fills the page: for a list of documents (doc_ids_mode=filter,
+--   pass 2 of a two-pass search) the postings of their chunks, a join PostgreSQL
+--   starts from the few documents; for the other filters, the whole ranges as
+--   without filters, then the chunks that are in filtered_chunks.
 -- The chunks of the documents that pass the filters (empty without filters), for
 -- the filtered keyword leg.
 filtered_chunks AS MATERIALIZED (
@@ -148,30 +149,6 @@ filtered_chunks AS MATERIALIZED (
       AND (sqlc.arg(include_superseded)::boolean OR d.status IS DISTINCT FROM 'superseded')
       AND (NOT sqlc.arg(doc_ids_filter)::boolean OR d.slug = ANY (sqlc.arg(doc_ids)::text[]))
 ),
--- With filters other than a list of documents, whose selectivity the planner
--- cannot judge against a query's terms: every chunk with a query term, scored
--- exactly (one index range per term), to be matched with filtered_chunks by hash
--- (a term in 30,000 chunks costs 30,000 hash lookups, never 30,000 index probes).
-keyword_all AS MATERIALIZED (
-    SELECT p.chunk_id, sum(p.part) AS bm25,
-           bit_or(p.bit) AS found, sum(p.part) FILTER (WHERE p.bit <> 0) AS found_bm25,
-           count(*) FILTER (WHERE p.bit <> 0) AS found_terms
-    FROM (
-        SELECT p.chunk_id, t.bit,
-               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, sqlc.arg(bm25_k1)::float8, sqlc.arg(bm25_b)::float8,
-                          sqlc.arg(bm25_heading_boost)::float8, c.avgdl) AS part
-        FROM unnest(sqlc.arg(project_ids)::bigint[]) AS pr (id)
-        CROSS JOIN term_stats t
-        CROSS JOIN corpus c
-        CROSS JOIN LATERAL (
-            SELECT p.chunk_id, p.tf, p.tf_heading, p.length
-            FROM postings p
-            WHERE p.project_id = pr.id AND p.lexeme = t.lexeme
-        ) AS p
-        WHERE sqlc.arg(fts_enabled)::boolean AND sqlc.arg(filtered)::boolean AND NOT sqlc.arg(doc_ids_filter)::boolean
-    ) AS p
-    GROUP BY p.chunk_id
-),
 keyword_scored AS (
     SELECT p.chunk_id, sum(p.part) AS bm25,
            bit_or(p.bit) AS found, sum(p.part) FILTER (WHERE p.bit <> 0) AS found_bm25,
@@ -190,7 +167,7 @@ keyword_scored AS (
             ORDER BY p.impact DESC
             LIMIT CASE WHEN sqlc.arg(bm25_exact)::boolean THEN NULL ELSE sqlc.arg(bm25_term_limit)::integer END
         ) AS p
-        WHERE sqlc.arg(fts_enabled)::boolean AND NOT sqlc.arg(filtered)::boolean
+        WHERE sqlc.arg(fts_enabled)::boolean AND NOT sqlc.arg(doc_ids_filter)::boolean
         UNION ALL
         SELECT p.chunk_id, t.bit,
                canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, sqlc.arg(bm25_k1)::float8, sqlc.arg(bm25_b)::float8,
@@ -202,10 +179,11 @@ keyword_scored AS (
           AND p.chunk_id IN (SELECT fc.id FROM filtered_chunks fc)
     ) AS p
     GROUP BY p.chunk_id
-    UNION ALL
-    SELECT ka.chunk_id, ka.bm25, ka.found, ka.found_bm25, ka.found_terms
-    FROM keyword_all ka
-    WHERE ka.chunk_id IN (SELECT fc.id FROM filtered_chunks fc)
+    -- Other filters keep the chunks of filtered_chunks, looked up by hash after
+    -- the sums (a term in 30,000 chunks costs 30,000 hash lookups, never 30,000
+    -- index probes).
+    HAVING NOT sqlc.arg(filtered)::boolean OR sqlc.arg(doc_ids_filter)::boolean
+        OR p.chunk_id IN (SELECT fc.id FROM filtered_chunks fc)
 ),
 -- Keyword leg, step 2: its best `fanout` chunks (keyword_scored holds only chunks
 -- that pass the filters).
