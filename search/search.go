@@ -348,7 +348,21 @@ func (s *Searcher) plan(ctx context.Context, req *canonv1.SearchRequest) (*plan,
 // lookUpProjects returns the ids of the projects (sorted), or a NotFoundError
 // naming the first key no project has.
 func (s *Searcher) lookUpProjects(ctx context.Context, keys []string) ([]int64, error) {
-	ids := make([]int64, 0, len(keys))
+	ids, unknown, err := s.projectIDsOf(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	if len(unknown) > 0 {
+		return nil, &domain.NotFoundError{Message: fmt.Sprintf("unknown project %q (canon projects lists them)", unknown[0])}
+	}
+	return ids, nil
+}
+
+// projectIDsOf returns the ids of the keys' projects (sorted) and the keys no
+// project has, in the order given. Ids found are remembered (s.projectIDs), so
+// only keys not seen yet cost a round trip.
+func (s *Searcher) projectIDsOf(ctx context.Context, keys []string) (ids []int64, unknown []string, err error) {
+	ids = make([]int64, 0, len(keys))
 	var missing []string
 	for _, k := range keys {
 		if id, ok := s.projectIDs.Get(k); ok {
@@ -360,7 +374,7 @@ func (s *Searcher) lookUpProjects(ctx context.Context, keys []string) ([]int64, 
 	if len(missing) > 0 {
 		rows, err := db.New(s.pool).ProjectIDsByKeys(ctx, missing)
 		if err != nil {
-			return nil, fmt.Errorf("look up projects: %w", err)
+			return nil, nil, fmt.Errorf("look up projects: %w", err)
 		}
 		found := map[string]bool{}
 		for _, r := range rows {
@@ -370,12 +384,12 @@ func (s *Searcher) lookUpProjects(ctx context.Context, keys []string) ([]int64, 
 		}
 		for _, k := range missing {
 			if !found[k] {
-				return nil, &domain.NotFoundError{Message: fmt.Sprintf("unknown project %q (canon projects lists them)", k)}
+				unknown = append(unknown, k)
 			}
 		}
 	}
 	slices.Sort(ids)
-	return ids, nil
+	return ids, unknown, nil
 }
 
 // keywordMode names how the keyword leg read its postings for meta.search_strategy.
@@ -724,13 +738,6 @@ func nonNil(s []string) []string {
 
 // ProjectIDs resolves project keys to ids (unknown keys are skipped).
 func (s *Searcher) ProjectIDs(ctx context.Context, keys []string) ([]int64, error) {
-	rows, err := db.New(s.pool).ProjectIDsByKeys(ctx, keys)
-	if err != nil {
-		return nil, err
-	}
-	ids := make([]int64, len(rows))
-	for i, r := range rows {
-		ids[i] = r.ID
-	}
-	return ids, nil
+	ids, _, err := s.projectIDsOf(ctx, keys)
+	return ids, err
 }
