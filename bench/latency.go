@@ -750,22 +750,27 @@ func runCell(ctx context.Context, m method, queries []string, conc int, o Latenc
 		}()
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
-	cell.Requests, cell.Errors, cell.FirstError = len(all), errCount, firstErr
-	cell.ElapsedS = elapsed.Seconds()
-	if len(all) > 0 {
-		var sum time.Duration
-		for _, d := range all {
-			sum += d
-		}
-		cell.MeanMs = ms(sum / time.Duration(len(all)))
-		cell.P50Ms = ms(Percentile(all, 50))
-		cell.P95Ms = ms(Percentile(all, 95))
-		cell.P99Ms = ms(Percentile(all, 99))
-		cell.QPS = float64(len(all)) / elapsed.Seconds()
-		cell.AvgRows = float64(rowsSum) / float64(len(all))
-	}
+	cell.summarize(all, rowsSum, errCount, firstErr, time.Since(start))
 	return cell
+}
+
+// summarize fills the cell's counts and statistics from its requests' durations.
+func (cell *LatencyCell) summarize(ds []time.Duration, rows, errs int, firstErr string, elapsed time.Duration) {
+	cell.Requests, cell.Errors, cell.FirstError = len(ds), errs, firstErr
+	cell.ElapsedS = elapsed.Seconds()
+	if len(ds) == 0 {
+		return
+	}
+	var sum time.Duration
+	for _, d := range ds {
+		sum += d
+	}
+	cell.MeanMs = ms(sum / time.Duration(len(ds)))
+	cell.P50Ms = ms(Percentile(ds, 50))
+	cell.P95Ms = ms(Percentile(ds, 95))
+	cell.P99Ms = ms(Percentile(ds, 99))
+	cell.QPS = float64(len(ds)) / elapsed.Seconds()
+	cell.AvgRows = float64(rows) / float64(len(ds))
 }
 
 func findMethod(ms []method, name string) *method {
@@ -833,21 +838,10 @@ func runPaired(ctx context.Context, a, b method, queries []string, o LatencyOpti
 			ratios = append(ratios, time.Duration(float64(time.Second)*float64(ta)/float64(max(tb, 1))))
 		}
 	}
-	elapsed := time.Since(start).Seconds()
-	cell := func(name string, ds []time.Duration, rows, errs int, first string) LatencyCell {
-		c := LatencyCell{Method: name, Concurrency: 1, Requests: len(ds), Errors: errs, FirstError: first, ElapsedS: elapsed}
-		if len(ds) > 0 {
-			var sum time.Duration
-			for _, d := range ds {
-				sum += d
-			}
-			c.MeanMs = ms(sum / time.Duration(len(ds)))
-			c.P50Ms, c.P95Ms, c.P99Ms = ms(Percentile(ds, 50)), ms(Percentile(ds, 95)), ms(Percentile(ds, 99))
-			c.AvgRows = float64(rows) / float64(len(ds))
-		}
-		return c
-	}
-	p := LatencyPair{A: cell(a.name, da, rowsA, errsA, firstA), B: cell(b.name, db, rowsB, errsB, firstB), Pairs: len(da)}
+	elapsed := time.Since(start)
+	p := LatencyPair{A: LatencyCell{Method: a.name, Concurrency: 1}, B: LatencyCell{Method: b.name, Concurrency: 1}, Pairs: len(da)}
+	p.A.summarize(da, rowsA, errsA, firstA, elapsed)
+	p.B.summarize(db, rowsB, errsB, firstB, elapsed)
 	if len(ratios) > 0 {
 		p.MedianRatio = Percentile(ratios, 50).Seconds()
 	}
