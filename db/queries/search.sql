@@ -1,5 +1,5 @@
 -- The ranking pipeline, one statement, top to bottom:
---   query_terms (-> query_identifiers) -> corpus / term_stats -> vector_leg
+--   query_terms (-> query_identifiers, query_words) -> corpus / term_stats -> vector_leg
 --   -> keyword_scored -> keyword_top -> mention_leg -> candidate_ids -> keyword_exact
 --   -> candidates -> signals
 --   -> normalized -> fused -> capped -> page
@@ -26,9 +26,18 @@ query_identifiers AS (
     FROM query_terms
     WHERE lexeme ~ '([[:alpha:]].*[[:digit:]]|[[:digit:]].*[[:alpha:]]|_)'
 ),
--- Lexemes of the filter tags, for the tag_overlap signal.
-filter_tag_lexemes AS (
-    SELECT tsvector_to_array(to_tsvector('english', array_to_string(sqlc.arg(tags)::text[], ' '))) AS lexemes
+-- The words the overlap signals look for: the question's lexemes (in_query; the
+-- identifiers among them flagged) and the lexemes of the filter tags, which count
+-- for tag_overlap only. Each once.
+query_words AS MATERIALIZED (
+    SELECT w.lexeme, w.lexeme = ANY (q.lexemes) AS in_query, w.lexeme = ANY (qi.lexemes) AS is_identifier
+    FROM query_lexemes q
+    CROSS JOIN query_identifiers qi
+    CROSS JOIN LATERAL (
+        SELECT unnest(q.lexemes) AS lexeme
+        UNION
+        SELECT unnest(tsvector_to_array(to_tsvector('english', array_to_string(sqlc.arg(tags)::text[], ' '))))
+    ) AS w
 ),
 -- BM25 corpus statistics over the projects searched: N, average length, df.
 corpus AS (
@@ -291,24 +300,15 @@ signals AS (
                 ELSE greatest(1 - coalesce(cand.distance, c.embedding <=> sqlc.arg(query_embedding)::vector), 0)
            END::float8 AS vector_similarity,
            cand.bm25,
-           CASE WHEN q.n = 0 THEN 0
-                ELSE (SELECT count(*) FROM unnest(q.lexemes) x WHERE x = ANY (c.heading_lexemes))::float8 / q.n
-           END AS heading,
+           CASE WHEN q.n = 0 THEN 0 ELSE o.heading_words / q.n END AS heading,
            -- A chunk whose title or heading names the identifier is about it; the
            -- legs cannot tell it from one that mentions it once among other terms.
-           CASE WHEN qi.n = 0 THEN 0
-                ELSE (SELECT count(*) FROM unnest(qi.lexemes) x WHERE x = ANY (c.heading_lexemes))::float8 / qi.n
-           END AS identifier,
+           CASE WHEN qi.n = 0 THEN 0 ELSE o.identifier_words / qi.n END AS identifier,
            -- Absolute evidence for the refusal gate: the share of the question's terms
            -- the chunk contains (never normalised against the other candidates).
            CASE WHEN q.n = 0 THEN 0 ELSE cand.matched_terms / q.n END AS keyword_coverage,
-           CASE WHEN cardinality(d.tag_lexemes) = 0 THEN 0
-                ELSE (SELECT count(*) FROM unnest(d.tag_lexemes) x WHERE x = ANY (q.lexemes || ft.lexemes))::float8
-                     / cardinality(d.tag_lexemes)
-           END AS tag_overlap,
-           CASE WHEN q.n = 0 THEN 0
-                ELSE (SELECT count(*) FROM unnest(q.lexemes) x WHERE x = ANY (d.preamble_lexemes))::float8 / q.n
-           END AS preamble,
+           CASE WHEN cardinality(d.tag_lexemes) = 0 THEN 0 ELSE o.tag_words / cardinality(d.tag_lexemes) END AS tag_overlap,
+           CASE WHEN q.n = 0 THEN 0 ELSE o.preamble_words / q.n END AS preamble,
            CASE WHEN d.effective_date IS NULL THEN 0
                 ELSE power(0.5, greatest(sqlc.arg(today)::date - d.effective_date, 0)::float8
                                 / sqlc.arg(recency_half_life_days)::float8)
@@ -335,7 +335,14 @@ signals AS (
     JOIN projects p ON p.id = c.project_id
     CROSS JOIN query_lexemes q
     CROSS JOIN query_identifiers qi
-    CROSS JOIN filter_tag_lexemes ft
+    -- The overlaps, counted in one pass over the query words per candidate.
+    CROSS JOIN LATERAL (
+        SELECT count(*) FILTER (WHERE w.in_query AND w.lexeme = ANY (c.heading_lexemes))::float8 AS heading_words,
+               count(*) FILTER (WHERE w.is_identifier AND w.lexeme = ANY (c.heading_lexemes))::float8 AS identifier_words,
+               count(*) FILTER (WHERE w.lexeme = ANY (d.tag_lexemes))::float8 AS tag_words,
+               count(*) FILTER (WHERE w.in_query AND w.lexeme = ANY (d.preamble_lexemes))::float8 AS preamble_words
+        FROM query_words w
+    ) AS o
 ),
 -- Normalisation across the candidates: vector min-max (when normalize_scores),
 -- keyword divided by the best BM25 so a chunk matching nothing scores 0.
@@ -402,19 +409,23 @@ fused AS (
 ),
 -- Per-document cap, then the minimum score.
 capped AS (
-    SELECT f.*, count(*) OVER () AS candidates_pre_threshold
+    SELECT f.*
     FROM (
         SELECT f.*, row_number() OVER (PARTITION BY f.document_id ORDER BY f.score DESC, f.chunk_id) AS doc_rank
         FROM fused f
     ) AS f
     WHERE f.doc_rank <= sqlc.arg(max_chunks_per_doc)::integer
 ),
+-- Positions in score order, and the counts before and after the minimum score.
+-- One window for the three: the chunks at or above the minimum come first in
+-- this order, so their row numbers are their positions among themselves.
 page AS (
     SELECT c.*,
-           count(*) OVER () AS candidates_post_threshold,
-           row_number() OVER (ORDER BY c.score DESC, c.chunk_id) AS position
+           count(*) OVER w AS candidates_pre_threshold,
+           count(*) FILTER (WHERE c.score >= sqlc.arg(min_score)::float8) OVER w AS candidates_post_threshold,
+           row_number() OVER w AS position
     FROM capped c
-    WHERE c.score >= sqlc.arg(min_score)::float8
+    WINDOW w AS (ORDER BY c.score DESC, c.chunk_id ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
 )
 -- Primary hits are the first `page_limit`; the next `runner_up_limit` are runners-up.
 SELECT p.chunk_id, p.document_id, p.slug, p.title, p.source_path, p.project_key, p.heading_path, p.text,
@@ -432,8 +443,9 @@ SELECT p.chunk_id, p.document_id, p.slug, p.title, p.source_path, p.project_key,
        p.candidates_post_threshold::integer AS candidates_post_threshold,
        (SELECT q.lexemes FROM query_lexemes q)::text[] AS query_lexemes
 FROM page p
-WHERE p.position <= sqlc.arg(page_limit)::integer + sqlc.arg(runner_up_limit)::integer
-ORDER BY p.position;
+WHERE p.score >= sqlc.arg(min_score)::float8
+  AND p.position <= sqlc.arg(page_limit)::integer + sqlc.arg(runner_up_limit)::integer
+ORDER BY p.score DESC, p.chunk_id;
 
 -- name: SearchTermScores :many
 -- Each query term's BM25 contribution to the given chunks (for explain): the same

@@ -94,7 +94,7 @@ const searchRank = `-- name: SearchRank :many
 
 WITH
 query_terms AS (
-    SELECT t.lexeme, t.qtf FROM canon_query_terms($3::text) AS t (lexeme, qtf)
+    SELECT t.lexeme, t.qtf FROM canon_query_terms($4::text) AS t (lexeme, qtf)
 ),
 query_lexemes AS (
     SELECT coalesce(array_agg(lexeme), '{}')::text[] AS lexemes, count(*)::float8 AS n FROM query_terms
@@ -104,13 +104,20 @@ query_identifiers AS (
     FROM query_terms
     WHERE lexeme ~ '([[:alpha:]].*[[:digit:]]|[[:digit:]].*[[:alpha:]]|_)'
 ),
-filter_tag_lexemes AS (
-    SELECT tsvector_to_array(to_tsvector('english', array_to_string($4::text[], ' '))) AS lexemes
+query_words AS MATERIALIZED (
+    SELECT w.lexeme, w.lexeme = ANY (q.lexemes) AS in_query, w.lexeme = ANY (qi.lexemes) AS is_identifier
+    FROM query_lexemes q
+    CROSS JOIN query_identifiers qi
+    CROSS JOIN LATERAL (
+        SELECT unnest(q.lexemes) AS lexeme
+        UNION
+        SELECT unnest(tsvector_to_array(to_tsvector('english', array_to_string($5::text[], ' '))))
+    ) AS w
 ),
 corpus AS (
     SELECT greatest(sum(chunk_count), 1)::float8 AS n,
            greatest(sum(total_length)::float8 / greatest(sum(chunk_count), 1), 1) AS avgdl
-    FROM project_stats WHERE project_id = ANY ($5::bigint[])
+    FROM project_stats WHERE project_id = ANY ($6::bigint[])
 ),
 term_stats AS (
     -- Lucene's idf: ln(1 + (N - df + 0.5) / (df + 0.5)), never negative.
@@ -120,8 +127,8 @@ term_stats AS (
     -- find with it does not contain it.
     SELECT x.lexeme, x.qtf, x.idf,
            CASE WHEN x.idx < 63 THEN 1::bigint << x.idx ELSE 0 END AS bit,
-           $6::boolean AND x.idx < 63
-               AND ($7::boolean OR x.max_df <= $8::integer) AS complete
+           $7::boolean AND x.idx < 63
+               AND ($8::boolean OR x.max_df <= $9::integer) AS complete
     FROM (
         SELECT t.lexeme, t.qtf,
                ln(1 + (c.n - coalesce(sum(s.df), 0) + 0.5) / (coalesce(sum(s.df), 0) + 0.5)) AS idf,
@@ -129,81 +136,81 @@ term_stats AS (
                (row_number() OVER (ORDER BY t.lexeme) - 1)::integer AS idx
         FROM query_terms t
         CROSS JOIN corpus c
-        LEFT JOIN lexeme_stats s ON s.project_id = ANY ($5::bigint[]) AND s.lexeme = t.lexeme
+        LEFT JOIN lexeme_stats s ON s.project_id = ANY ($6::bigint[]) AND s.lexeme = t.lexeme
         GROUP BY t.lexeme, t.qtf, c.n
     ) AS x
 ),
 vector_leg AS (
     SELECT v.chunk_id, v.distance, row_number() OVER (ORDER BY v.distance, v.chunk_id) AS vector_rank
     FROM (
-        (SELECT c.id AS chunk_id, c.embedding <=> $9::vector AS distance
+        (SELECT c.id AS chunk_id, c.embedding <=> $10::vector AS distance
          FROM chunks c
-         WHERE $10::boolean AND NOT $11::boolean
-           AND c.project_id = ANY ($5::bigint[])
-         ORDER BY c.embedding <=> $9::vector
-         LIMIT $12::integer)
+         WHERE $11::boolean AND NOT $12::boolean
+           AND c.project_id = ANY ($6::bigint[])
+         ORDER BY c.embedding <=> $10::vector
+         LIMIT $13::integer)
         UNION ALL
-        (SELECT c.id, c.embedding <=> $9::vector
+        (SELECT c.id, c.embedding <=> $10::vector
          FROM chunks c
          JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
-         WHERE $10::boolean AND $11::boolean
-           AND NOT $13::boolean
-           AND c.project_id = ANY ($5::bigint[])
-           AND d.project_id = ANY ($5::bigint[])
+         WHERE $11::boolean AND $12::boolean
+           AND NOT $14::boolean
+           AND c.project_id = ANY ($6::bigint[])
+           AND d.project_id = ANY ($6::bigint[])
            -- Filters: the same predicate as keyword_scored and mention_leg.
-           AND (cardinality($4::text[]) = 0 OR d.tags && $4::text[])
-           AND (cardinality($14::text[]) = 0 OR d.source_type = ANY ($14::text[]))
-           AND (cardinality($15::text[]) = 0 OR d.canonical_type = ANY ($15::text[]))
-           AND (cardinality($16::text[]) = 0 OR d.status = ANY ($16::text[]))
-           AND (cardinality($17::text[]) = 0 OR d.evidence_tier = ANY ($17::text[]))
-           AND ($18::date IS NULL OR d.effective_date >= $18::date)
-           AND ($19::date IS NULL OR d.effective_date <= $19::date)
-           AND ($20::boolean OR d.status IS DISTINCT FROM 'superseded')
-           AND (NOT $13::boolean OR d.slug = ANY ($21::text[]))
-         ORDER BY c.embedding <=> $9::vector
-         LIMIT $12::integer)
+           AND (cardinality($5::text[]) = 0 OR d.tags && $5::text[])
+           AND (cardinality($15::text[]) = 0 OR d.source_type = ANY ($15::text[]))
+           AND (cardinality($16::text[]) = 0 OR d.canonical_type = ANY ($16::text[]))
+           AND (cardinality($17::text[]) = 0 OR d.status = ANY ($17::text[]))
+           AND (cardinality($18::text[]) = 0 OR d.evidence_tier = ANY ($18::text[]))
+           AND ($19::date IS NULL OR d.effective_date >= $19::date)
+           AND ($20::date IS NULL OR d.effective_date <= $20::date)
+           AND ($21::boolean OR d.status IS DISTINCT FROM 'superseded')
+           AND (NOT $14::boolean OR d.slug = ANY ($22::text[]))
+         ORDER BY c.embedding <=> $10::vector
+         LIMIT $13::integer)
         UNION ALL
         -- A list of documents (doc_ids_mode=filter, and pass 2 of a two-pass
         -- search) is a few hundred documents at most: their chunks are measured
         -- exactly, found through the (project_id, slug) index. The HNSW scan would
         -- have to skip the rest of the corpus (iteratively: 140 ms for 545 of
         -- 22,461 documents), so ` + "`" + `+ 0` + "`" + ` keeps the planner off it.
-        (SELECT c.id, c.embedding <=> $9::vector
+        (SELECT c.id, c.embedding <=> $10::vector
          FROM documents d
          JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
-         WHERE $10::boolean AND $11::boolean
-           AND $13::boolean
-           AND d.project_id = ANY ($5::bigint[])
+         WHERE $11::boolean AND $12::boolean
+           AND $14::boolean
+           AND d.project_id = ANY ($6::bigint[])
            -- Filters: the same predicate as keyword_scored and mention_leg.
-           AND (cardinality($4::text[]) = 0 OR d.tags && $4::text[])
-           AND (cardinality($14::text[]) = 0 OR d.source_type = ANY ($14::text[]))
-           AND (cardinality($15::text[]) = 0 OR d.canonical_type = ANY ($15::text[]))
-           AND (cardinality($16::text[]) = 0 OR d.status = ANY ($16::text[]))
-           AND (cardinality($17::text[]) = 0 OR d.evidence_tier = ANY ($17::text[]))
-           AND ($18::date IS NULL OR d.effective_date >= $18::date)
-           AND ($19::date IS NULL OR d.effective_date <= $19::date)
-           AND ($20::boolean OR d.status IS DISTINCT FROM 'superseded')
-           AND (NOT $13::boolean OR d.slug = ANY ($21::text[]))
-         ORDER BY (c.embedding <=> $9::vector) + 0
-         LIMIT $12::integer)
+           AND (cardinality($5::text[]) = 0 OR d.tags && $5::text[])
+           AND (cardinality($15::text[]) = 0 OR d.source_type = ANY ($15::text[]))
+           AND (cardinality($16::text[]) = 0 OR d.canonical_type = ANY ($16::text[]))
+           AND (cardinality($17::text[]) = 0 OR d.status = ANY ($17::text[]))
+           AND (cardinality($18::text[]) = 0 OR d.evidence_tier = ANY ($18::text[]))
+           AND ($19::date IS NULL OR d.effective_date >= $19::date)
+           AND ($20::date IS NULL OR d.effective_date <= $20::date)
+           AND ($21::boolean OR d.status IS DISTINCT FROM 'superseded')
+           AND (NOT $14::boolean OR d.slug = ANY ($22::text[]))
+         ORDER BY (c.embedding <=> $10::vector) + 0
+         LIMIT $13::integer)
     ) AS v
 ),
 filtered_chunks AS MATERIALIZED (
     SELECT ch.id
     FROM documents d
     JOIN chunks ch ON ch.project_id = d.project_id AND ch.document_id = d.id
-    WHERE $11::boolean AND $6::boolean
-      AND d.project_id = ANY ($5::bigint[])
+    WHERE $12::boolean AND $7::boolean
+      AND d.project_id = ANY ($6::bigint[])
       -- Filters: the same predicate as vector_leg and mention_leg.
-      AND (cardinality($4::text[]) = 0 OR d.tags && $4::text[])
-      AND (cardinality($14::text[]) = 0 OR d.source_type = ANY ($14::text[]))
-      AND (cardinality($15::text[]) = 0 OR d.canonical_type = ANY ($15::text[]))
-      AND (cardinality($16::text[]) = 0 OR d.status = ANY ($16::text[]))
-      AND (cardinality($17::text[]) = 0 OR d.evidence_tier = ANY ($17::text[]))
-      AND ($18::date IS NULL OR d.effective_date >= $18::date)
-      AND ($19::date IS NULL OR d.effective_date <= $19::date)
-      AND ($20::boolean OR d.status IS DISTINCT FROM 'superseded')
-      AND (NOT $13::boolean OR d.slug = ANY ($21::text[]))
+      AND (cardinality($5::text[]) = 0 OR d.tags && $5::text[])
+      AND (cardinality($15::text[]) = 0 OR d.source_type = ANY ($15::text[]))
+      AND (cardinality($16::text[]) = 0 OR d.canonical_type = ANY ($16::text[]))
+      AND (cardinality($17::text[]) = 0 OR d.status = ANY ($17::text[]))
+      AND (cardinality($18::text[]) = 0 OR d.evidence_tier = ANY ($18::text[]))
+      AND ($19::date IS NULL OR d.effective_date >= $19::date)
+      AND ($20::date IS NULL OR d.effective_date <= $20::date)
+      AND ($21::boolean OR d.status IS DISTINCT FROM 'superseded')
+      AND (NOT $14::boolean OR d.slug = ANY ($22::text[]))
 ),
 keyword_scored AS (
     SELECT p.chunk_id, sum(p.part) AS bm25,
@@ -211,9 +218,9 @@ keyword_scored AS (
            count(*) FILTER (WHERE p.bit <> 0) AS found_terms
     FROM (
         SELECT p.chunk_id, t.bit,
-               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $22::float8, $23::float8,
-                          $24::float8, c.avgdl) AS part
-        FROM unnest($5::bigint[]) AS pr (id)
+               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $23::float8, $24::float8,
+                          $25::float8, c.avgdl) AS part
+        FROM unnest($6::bigint[]) AS pr (id)
         CROSS JOIN term_stats t
         CROSS JOIN corpus c
         CROSS JOIN LATERAL (
@@ -221,49 +228,49 @@ keyword_scored AS (
             FROM postings p
             WHERE p.project_id = pr.id AND p.lexeme = t.lexeme
             ORDER BY p.impact DESC
-            LIMIT CASE WHEN $7::boolean THEN NULL ELSE $8::integer END
+            LIMIT CASE WHEN $8::boolean THEN NULL ELSE $9::integer END
         ) AS p
-        WHERE $6::boolean AND NOT $13::boolean
+        WHERE $7::boolean AND NOT $14::boolean
         UNION ALL
         SELECT p.chunk_id, t.bit,
-               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $22::float8, $23::float8,
-                          $24::float8, c.avgdl)
+               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $23::float8, $24::float8,
+                          $25::float8, c.avgdl)
         FROM term_stats t
         CROSS JOIN corpus c
-        JOIN postings p ON p.project_id = ANY ($5::bigint[]) AND p.lexeme = t.lexeme
-        WHERE $6::boolean AND $11::boolean AND $13::boolean
+        JOIN postings p ON p.project_id = ANY ($6::bigint[]) AND p.lexeme = t.lexeme
+        WHERE $7::boolean AND $12::boolean AND $14::boolean
           AND p.chunk_id IN (SELECT fc.id FROM filtered_chunks fc)
     ) AS p
     GROUP BY p.chunk_id
     -- Other filters keep the chunks of filtered_chunks, looked up by hash after
     -- the sums (a term in 30,000 chunks costs 30,000 hash lookups, never 30,000
     -- index probes).
-    HAVING NOT $11::boolean OR $13::boolean
+    HAVING NOT $12::boolean OR $14::boolean
         OR p.chunk_id IN (SELECT fc.id FROM filtered_chunks fc)
 ),
 keyword_top AS (
     SELECT ks.chunk_id, ks.bm25 FROM keyword_scored ks
     ORDER BY ks.bm25 DESC, ks.chunk_id
-    LIMIT $12::integer
+    LIMIT $13::integer
 ),
 mention_leg AS (
     SELECT c.id AS chunk_id
     FROM documents d
     JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
-    WHERE cardinality($25::text[]) > 0
-      AND d.project_id = ANY ($5::bigint[]) AND d.slug = ANY ($25::text[])
+    WHERE cardinality($26::text[]) > 0
+      AND d.project_id = ANY ($6::bigint[]) AND d.slug = ANY ($26::text[])
       -- Filters: the same predicate as vector_leg and keyword_scored.
-      AND (cardinality($4::text[]) = 0 OR d.tags && $4::text[])
-      AND (cardinality($14::text[]) = 0 OR d.source_type = ANY ($14::text[]))
-      AND (cardinality($15::text[]) = 0 OR d.canonical_type = ANY ($15::text[]))
-      AND (cardinality($16::text[]) = 0 OR d.status = ANY ($16::text[]))
-      AND (cardinality($17::text[]) = 0 OR d.evidence_tier = ANY ($17::text[]))
-      AND ($18::date IS NULL OR d.effective_date >= $18::date)
-      AND ($19::date IS NULL OR d.effective_date <= $19::date)
-      AND ($20::boolean OR d.status IS DISTINCT FROM 'superseded')
-      AND (NOT $13::boolean OR d.slug = ANY ($21::text[]))
+      AND (cardinality($5::text[]) = 0 OR d.tags && $5::text[])
+      AND (cardinality($15::text[]) = 0 OR d.source_type = ANY ($15::text[]))
+      AND (cardinality($16::text[]) = 0 OR d.canonical_type = ANY ($16::text[]))
+      AND (cardinality($17::text[]) = 0 OR d.status = ANY ($17::text[]))
+      AND (cardinality($18::text[]) = 0 OR d.evidence_tier = ANY ($18::text[]))
+      AND ($19::date IS NULL OR d.effective_date >= $19::date)
+      AND ($20::date IS NULL OR d.effective_date <= $20::date)
+      AND ($21::boolean OR d.status IS DISTINCT FROM 'superseded')
+      AND (NOT $14::boolean OR d.slug = ANY ($22::text[]))
     ORDER BY c.id
-    LIMIT $12::integer
+    LIMIT $13::integer
 ),
 candidate_ids AS (
     SELECT u.chunk_id
@@ -280,8 +287,8 @@ keyword_exact AS (
     FROM candidate_ids ci
     LEFT JOIN keyword_scored ks ON ks.chunk_id = ci.chunk_id
     CROSS JOIN LATERAL (
-        SELECT sum(canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $22::float8,
-                              $23::float8, $24::float8, c.avgdl)) AS bm25,
+        SELECT sum(canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $23::float8,
+                              $24::float8, $25::float8, c.avgdl)) AS bm25,
                count(*) AS terms
         FROM term_stats t
         CROSS JOIN corpus c
@@ -301,7 +308,7 @@ candidates AS (
                 THEN row_number() OVER (PARTITION BY k.chunk_id IS NOT NULL
                                         ORDER BY coalesce(ke.bm25, 0) DESC, ci.chunk_id)
            END AS keyword_rank,
-           CASE WHEN $6::boolean THEN coalesce(ke.bm25, 0) ELSE 0 END::float8 AS bm25,
+           CASE WHEN $7::boolean THEN coalesce(ke.bm25, 0) ELSE 0 END::float8 AS bm25,
            coalesce(ke.matched_terms, 0)::float8 AS matched_terms
     FROM candidate_ids ci
     LEFT JOIN vector_leg v ON v.chunk_id = ci.chunk_id
@@ -316,45 +323,36 @@ signals AS (
            -- Without the semantic leg (keyword_only, or a question that embeds to the
            -- zero vector, whose cosine is NaN) the similarity is 0. The vector leg
            -- measured its own chunks already.
-           CASE WHEN NOT $10::boolean THEN 0
-                ELSE greatest(1 - coalesce(cand.distance, c.embedding <=> $9::vector), 0)
+           CASE WHEN NOT $11::boolean THEN 0
+                ELSE greatest(1 - coalesce(cand.distance, c.embedding <=> $10::vector), 0)
            END::float8 AS vector_similarity,
            cand.bm25,
-           CASE WHEN q.n = 0 THEN 0
-                ELSE (SELECT count(*) FROM unnest(q.lexemes) x WHERE x = ANY (c.heading_lexemes))::float8 / q.n
-           END AS heading,
+           CASE WHEN q.n = 0 THEN 0 ELSE o.heading_words / q.n END AS heading,
            -- A chunk whose title or heading names the identifier is about it; the
            -- legs cannot tell it from one that mentions it once among other terms.
-           CASE WHEN qi.n = 0 THEN 0
-                ELSE (SELECT count(*) FROM unnest(qi.lexemes) x WHERE x = ANY (c.heading_lexemes))::float8 / qi.n
-           END AS identifier,
+           CASE WHEN qi.n = 0 THEN 0 ELSE o.identifier_words / qi.n END AS identifier,
            -- Absolute evidence for the refusal gate: the share of the question's terms
            -- the chunk contains (never normalised against the other candidates).
            CASE WHEN q.n = 0 THEN 0 ELSE cand.matched_terms / q.n END AS keyword_coverage,
-           CASE WHEN cardinality(d.tag_lexemes) = 0 THEN 0
-                ELSE (SELECT count(*) FROM unnest(d.tag_lexemes) x WHERE x = ANY (q.lexemes || ft.lexemes))::float8
-                     / cardinality(d.tag_lexemes)
-           END AS tag_overlap,
-           CASE WHEN q.n = 0 THEN 0
-                ELSE (SELECT count(*) FROM unnest(q.lexemes) x WHERE x = ANY (d.preamble_lexemes))::float8 / q.n
-           END AS preamble,
+           CASE WHEN cardinality(d.tag_lexemes) = 0 THEN 0 ELSE o.tag_words / cardinality(d.tag_lexemes) END AS tag_overlap,
+           CASE WHEN q.n = 0 THEN 0 ELSE o.preamble_words / q.n END AS preamble,
            CASE WHEN d.effective_date IS NULL THEN 0
-                ELSE power(0.5, greatest($26::date - d.effective_date, 0)::float8
-                                / $27::float8)
+                ELSE power(0.5, greatest($27::date - d.effective_date, 0)::float8
+                                / $28::float8)
            END AS recency,
            CASE WHEN d.status IN ('accepted', 'active') THEN 1 ELSE 0 END::float8 AS status_active,
-           CASE WHEN d.slug = ANY ($25::text[]) THEN 1 ELSE 0 END::float8 AS mention,
-           coalesce(1 - ($28::float8[])[
-               array_position($29::text[], d.evidence_tier)], 0)::float8 AS evidence_distrust,
+           CASE WHEN d.slug = ANY ($26::text[]) THEN 1 ELSE 0 END::float8 AS mention,
+           coalesce(1 - ($29::float8[])[
+               array_position($30::text[], d.evidence_tier)], 0)::float8 AS evidence_distrust,
            -- The trust gradient applies to canonical documents only, so a project
            -- without any gets exactly the plain hybrid ranking.
            CASE WHEN d.canonical_type IS NULL THEN 0
-                WHEN d.status = 'superseded' THEN $30::float8
-                WHEN d.status = 'deprecated' THEN $31::float8
-                WHEN d.status = 'archived' THEN $32::float8
+                WHEN d.status = 'superseded' THEN $31::float8
+                WHEN d.status = 'deprecated' THEN $32::float8
+                WHEN d.status = 'archived' THEN $33::float8
                 ELSE 0
            END AS status_penalty,
-           CASE WHEN d.canonical_type IS NOT NULL AND d.tier = 'auto' THEN $33::float8
+           CASE WHEN d.canonical_type IS NOT NULL AND d.tier = 'auto' THEN $34::float8
                 ELSE 0
            END AS tier_penalty,
            CASE WHEN d.canonical_type IS NULL THEN 0 ELSE d.retrieval_priority END::float8 AS priority
@@ -364,11 +362,18 @@ signals AS (
     JOIN projects p ON p.id = c.project_id
     CROSS JOIN query_lexemes q
     CROSS JOIN query_identifiers qi
-    CROSS JOIN filter_tag_lexemes ft
+    -- The overlaps, counted in one pass over the query words per candidate.
+    CROSS JOIN LATERAL (
+        SELECT count(*) FILTER (WHERE w.in_query AND w.lexeme = ANY (c.heading_lexemes))::float8 AS heading_words,
+               count(*) FILTER (WHERE w.is_identifier AND w.lexeme = ANY (c.heading_lexemes))::float8 AS identifier_words,
+               count(*) FILTER (WHERE w.lexeme = ANY (d.tag_lexemes))::float8 AS tag_words,
+               count(*) FILTER (WHERE w.in_query AND w.lexeme = ANY (d.preamble_lexemes))::float8 AS preamble_words
+        FROM query_words w
+    ) AS o
 ),
 normalized AS (
     SELECT s.chunk_id, s.document_id, s.ordinal, s.heading_path, s.text, s.is_summary, s.slug, s.title, s.source_path, s.canonical_type, s.status, s.tags, s.evidence_tier, s.retrieval_priority, s.tier, s.project_key, s.vector_rank, s.keyword_rank, s.vector_similarity, s.bm25, s.heading, s.identifier, s.keyword_coverage, s.tag_overlap, s.preamble, s.recency, s.status_active, s.mention, s.evidence_distrust, s.status_penalty, s.tier_penalty, s.priority,
-           CASE WHEN NOT $34::boolean THEN s.vector_similarity
+           CASE WHEN NOT $35::boolean THEN s.vector_similarity
                 WHEN max(s.vector_similarity) OVER () > min(s.vector_similarity) OVER ()
                     THEN (s.vector_similarity - min(s.vector_similarity) OVER ())
                          / (max(s.vector_similarity) OVER () - min(s.vector_similarity) OVER ())
@@ -379,52 +384,53 @@ normalized AS (
 ),
 fused AS (
     SELECT n.chunk_id, n.document_id, n.ordinal, n.heading_path, n.text, n.is_summary, n.slug, n.title, n.source_path, n.canonical_type, n.status, n.tags, n.evidence_tier, n.retrieval_priority, n.tier, n.project_key, n.vector_rank, n.keyword_rank, n.vector_similarity, n.bm25, n.heading, n.identifier, n.keyword_coverage, n.tag_overlap, n.preamble, n.recency, n.status_active, n.mention, n.evidence_distrust, n.status_penalty, n.tier_penalty, n.priority, n.vector_normalized, n.keyword_normalized,
-           CASE $35::text
+           CASE $36::text
                WHEN 'weighted' THEN
-                   $36::float8 * n.vector_normalized
-                   + $37::float8 * n.keyword_normalized
-                   + $38::float8 * n.heading
-                   + $39::float8 * n.tag_overlap
-                   + $40::float8 * n.preamble
-                   + $41::float8 * n.recency
-                   + $42::float8 * n.status_active
-                   + $43::float8 * n.mention
-                   + $44::float8 * n.identifier
-                   + $45::float8 * n.priority - n.status_penalty - n.tier_penalty
-                   - $46::float8 * n.evidence_distrust
+                   $37::float8 * n.vector_normalized
+                   + $38::float8 * n.keyword_normalized
+                   + $39::float8 * n.heading
+                   + $40::float8 * n.tag_overlap
+                   + $41::float8 * n.preamble
+                   + $42::float8 * n.recency
+                   + $43::float8 * n.status_active
+                   + $44::float8 * n.mention
+                   + $45::float8 * n.identifier
+                   + $46::float8 * n.priority - n.status_penalty - n.tier_penalty
+                   - $47::float8 * n.evidence_distrust
                WHEN 'rrf' THEN
-                   coalesce($47::float8 / ($48::float8 + n.vector_rank), 0)
-                   + coalesce($49::float8 / ($48::float8 + n.keyword_rank), 0)
-                   + $50::float8
-                     * ($47::float8 + $49::float8)
-                     / (($48::float8 + 1) * ($48::float8 + 2))
-                     * ($43::float8 * n.mention
-                        + $44::float8 * n.identifier
-                        + $45::float8 * n.priority - n.status_penalty - n.tier_penalty
-                        - $46::float8 * n.evidence_distrust)
+                   coalesce($48::float8 / ($49::float8 + n.vector_rank), 0)
+                   + coalesce($50::float8 / ($49::float8 + n.keyword_rank), 0)
+                   + $51::float8
+                     * ($48::float8 + $50::float8)
+                     / (($49::float8 + 1) * ($49::float8 + 2))
+                     * ($44::float8 * n.mention
+                        + $45::float8 * n.identifier
+                        + $46::float8 * n.priority - n.status_penalty - n.tier_penalty
+                        - $47::float8 * n.evidence_distrust)
                WHEN 'semantic_only' THEN n.vector_similarity
                ELSE n.bm25
            END AS score
     FROM normalized n
     -- The single-leg methods rank only what their own leg found.
-    WHERE $35::text NOT IN ('semantic_only', 'keyword_only')
-       OR ($35::text = 'semantic_only' AND n.vector_rank IS NOT NULL)
-       OR ($35::text = 'keyword_only' AND n.keyword_rank IS NOT NULL)
+    WHERE $36::text NOT IN ('semantic_only', 'keyword_only')
+       OR ($36::text = 'semantic_only' AND n.vector_rank IS NOT NULL)
+       OR ($36::text = 'keyword_only' AND n.keyword_rank IS NOT NULL)
 ),
 capped AS (
-    SELECT f.chunk_id, f.document_id, f.ordinal, f.heading_path, f.text, f.is_summary, f.slug, f.title, f.source_path, f.canonical_type, f.status, f.tags, f.evidence_tier, f.retrieval_priority, f.tier, f.project_key, f.vector_rank, f.keyword_rank, f.vector_similarity, f.bm25, f.heading, f.identifier, f.keyword_coverage, f.tag_overlap, f.preamble, f.recency, f.status_active, f.mention, f.evidence_distrust, f.status_penalty, f.tier_penalty, f.priority, f.vector_normalized, f.keyword_normalized, f.score, f.doc_rank, count(*) OVER () AS candidates_pre_threshold
+    SELECT f.chunk_id, f.document_id, f.ordinal, f.heading_path, f.text, f.is_summary, f.slug, f.title, f.source_path, f.canonical_type, f.status, f.tags, f.evidence_tier, f.retrieval_priority, f.tier, f.project_key, f.vector_rank, f.keyword_rank, f.vector_similarity, f.bm25, f.heading, f.identifier, f.keyword_coverage, f.tag_overlap, f.preamble, f.recency, f.status_active, f.mention, f.evidence_distrust, f.status_penalty, f.tier_penalty, f.priority, f.vector_normalized, f.keyword_normalized, f.score, f.doc_rank
     FROM (
         SELECT f.chunk_id, f.document_id, f.ordinal, f.heading_path, f.text, f.is_summary, f.slug, f.title, f.source_path, f.canonical_type, f.status, f.tags, f.evidence_tier, f.retrieval_priority, f.tier, f.project_key, f.vector_rank, f.keyword_rank, f.vector_similarity, f.bm25, f.heading, f.identifier, f.keyword_coverage, f.tag_overlap, f.preamble, f.recency, f.status_active, f.mention, f.evidence_distrust, f.status_penalty, f.tier_penalty, f.priority, f.vector_normalized, f.keyword_normalized, f.score, row_number() OVER (PARTITION BY f.document_id ORDER BY f.score DESC, f.chunk_id) AS doc_rank
         FROM fused f
     ) AS f
-    WHERE f.doc_rank <= $51::integer
+    WHERE f.doc_rank <= $52::integer
 ),
 page AS (
-    SELECT c.chunk_id, c.document_id, c.ordinal, c.heading_path, c.text, c.is_summary, c.slug, c.title, c.source_path, c.canonical_type, c.status, c.tags, c.evidence_tier, c.retrieval_priority, c.tier, c.project_key, c.vector_rank, c.keyword_rank, c.vector_similarity, c.bm25, c.heading, c.identifier, c.keyword_coverage, c.tag_overlap, c.preamble, c.recency, c.status_active, c.mention, c.evidence_distrust, c.status_penalty, c.tier_penalty, c.priority, c.vector_normalized, c.keyword_normalized, c.score, c.doc_rank, c.candidates_pre_threshold,
-           count(*) OVER () AS candidates_post_threshold,
-           row_number() OVER (ORDER BY c.score DESC, c.chunk_id) AS position
+    SELECT c.chunk_id, c.document_id, c.ordinal, c.heading_path, c.text, c.is_summary, c.slug, c.title, c.source_path, c.canonical_type, c.status, c.tags, c.evidence_tier, c.retrieval_priority, c.tier, c.project_key, c.vector_rank, c.keyword_rank, c.vector_similarity, c.bm25, c.heading, c.identifier, c.keyword_coverage, c.tag_overlap, c.preamble, c.recency, c.status_active, c.mention, c.evidence_distrust, c.status_penalty, c.tier_penalty, c.priority, c.vector_normalized, c.keyword_normalized, c.score, c.doc_rank,
+           count(*) OVER w AS candidates_pre_threshold,
+           count(*) FILTER (WHERE c.score >= $1::float8) OVER w AS candidates_post_threshold,
+           row_number() OVER w AS position
     FROM capped c
-    WHERE c.score >= $52::float8
+    WINDOW w AS (ORDER BY c.score DESC, c.chunk_id ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
 )
 SELECT p.chunk_id, p.document_id, p.slug, p.title, p.source_path, p.project_key, p.heading_path, p.text,
        p.is_summary, p.canonical_type, p.status, p.tags, p.evidence_tier, p.retrieval_priority, p.tier,
@@ -441,11 +447,13 @@ SELECT p.chunk_id, p.document_id, p.slug, p.title, p.source_path, p.project_key,
        p.candidates_post_threshold::integer AS candidates_post_threshold,
        (SELECT q.lexemes FROM query_lexemes q)::text[] AS query_lexemes
 FROM page p
-WHERE p.position <= $1::integer + $2::integer
-ORDER BY p.position
+WHERE p.score >= $1::float8
+  AND p.position <= $2::integer + $3::integer
+ORDER BY p.score DESC, p.chunk_id
 `
 
 type SearchRankParams struct {
+	MinScore            float64
 	PageLimit           int32
 	RunnerUpLimit       int32
 	Query               string
@@ -497,7 +505,6 @@ type SearchRankParams struct {
 	FtsWeight           float64
 	RrfTrustPositions   float64
 	MaxChunksPerDoc     int32
-	MinScore            float64
 }
 
 type SearchRankRow struct {
@@ -543,7 +550,7 @@ type SearchRankRow struct {
 
 // The ranking pipeline, one statement, top to bottom:
 //
-//	query_terms (-> query_identifiers) -> corpus / term_stats -> vector_leg
+//	query_terms (-> query_identifiers, query_words) -> corpus / term_stats -> vector_leg
 //	-> keyword_scored -> keyword_top -> mention_leg -> candidate_ids -> keyword_exact
 //	-> candidates -> signals
 //	-> normalized -> fused -> capped -> page
@@ -557,7 +564,9 @@ type SearchRankRow struct {
 // The question's identifiers: lexemes that mix letters and digits or hold an
 // underscore (E5032, v2.3.1, pgx/v5, KB_RRF_K; not 16, 2024, blue/green or
 // logging). The parser keeps them whole, so they match exactly or not at all.
-// Lexemes of the filter tags, for the tag_overlap signal.
+// The words the overlap signals look for: the question's lexemes (in_query; the
+// identifiers among them flagged) and the lexemes of the filter tags, which count
+// for tag_overlap only. Each once.
 // BM25 corpus statistics over the projects searched: N, average length, df.
 // Vector leg: HNSW cosine, over-retrieving `fanout` chunks. Without document
 // filters it is the index scan alone; with filters they sit inside the leg
@@ -633,9 +642,13 @@ type SearchRankRow struct {
 // 0.225 of search_hint evidence outweighed five places.)
 // semantic_only / keyword_only: the bare leg score, for comparison and benchmarks.
 // Per-document cap, then the minimum score.
+// Positions in score order, and the counts before and after the minimum score.
+// One window for the three: the chunks at or above the minimum come first in
+// this order, so their row numbers are their positions among themselves.
 // Primary hits are the first `page_limit`; the next `runner_up_limit` are runners-up.
 func (q *Queries) SearchRank(ctx context.Context, arg SearchRankParams) ([]SearchRankRow, error) {
 	rows, err := q.db.Query(ctx, searchRank,
+		arg.MinScore,
 		arg.PageLimit,
 		arg.RunnerUpLimit,
 		arg.Query,
@@ -687,7 +700,6 @@ func (q *Queries) SearchRank(ctx context.Context, arg SearchRankParams) ([]Searc
 		arg.FtsWeight,
 		arg.RrfTrustPositions,
 		arg.MaxChunksPerDoc,
-		arg.MinScore,
 	)
 	if err != nil {
 		return nil, err
