@@ -494,3 +494,14 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
            / ((tf + heading_boost * tf_heading) + k1 * (1 - b + b * length / avgdl))
 $$;
 
+-- db/migrations/00008_tsvector_plpgsql.sql
+CREATE OR REPLACE FUNCTION canon_tsvector(body text) RETURNS tsvector
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+BEGIN
+    RETURN to_tsvector('english', body) || coalesce((
+        SELECT string_agg(format('%s:%s', quote_literal(lower(m[1])), n), ' ')::tsvector
+        FROM regexp_matches(body, '([A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+)', 'g') WITH ORDINALITY AS x (m, n)
+    ), ''::tsvector);
+END
+$$;
+
