@@ -14,10 +14,9 @@ const SnippetLength = 240
 // each side that was cut. Lexemes are stemmed (cach, standardis), so a word matches
 // when it starts with one; without a match the window starts at the beginning.
 func Snippet(text string, lexemes []string) string {
-	text = strings.Join(strings.Fields(text), " ")
-	runes := []rune(text)
+	runes := collapseSpace(text)
 	if len(runes) <= SnippetLength {
-		return text
+		return string(runes)
 	}
 	center := firstMatch(runes, lexemes)
 	start := center - SnippetLength/2
@@ -50,12 +49,32 @@ func Snippet(text string, lexemes []string) string {
 	return out
 }
 
+// collapseSpace returns text's runes with every run of white space made one
+// space and none at either end (strings.Fields joined by spaces, in one pass: a
+// search makes a snippet for each of its hits).
+func collapseSpace(text string) []rune {
+	out := make([]rune, 0, len(text))
+	space := false
+	for _, r := range text {
+		if unicode.IsSpace(r) {
+			space = len(out) > 0
+			continue
+		}
+		if space {
+			out = append(out, ' ')
+			space = false
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
 // firstMatch returns the rune offset of the middle of the first matching word.
 func firstMatch(runes []rune, lexemes []string) int {
-	useful := lexemes[:0:0]
+	var useful [][]rune
 	for _, l := range lexemes {
 		if utf8.RuneCountInString(l) >= 2 {
-			useful = append(useful, strings.ToLower(l))
+			useful = append(useful, []rune(strings.ToLower(l)))
 		}
 	}
 	for i := 0; i < len(runes); {
@@ -67,15 +86,27 @@ func firstMatch(runes []rune, lexemes []string) int {
 		for j < len(runes) && (isWord(runes[j]) || runes[j] == '_' || runes[j] == '.' && j+1 < len(runes) && isWord(runes[j+1])) {
 			j++
 		}
-		word := strings.ToLower(string(runes[i:j]))
 		for _, l := range useful {
-			if strings.HasPrefix(word, l) {
+			if hasLowerPrefix(runes[i:j], l) {
 				return (i + j) / 2
 			}
 		}
 		i = j
 	}
 	return 0
+}
+
+// hasLowerPrefix reports whether word, lower-cased, starts with prefix.
+func hasLowerPrefix(word, prefix []rune) bool {
+	if len(word) < len(prefix) {
+		return false
+	}
+	for k, r := range prefix {
+		if unicode.ToLower(word[k]) != r {
+			return false
+		}
+	}
+	return true
 }
 
 func isWord(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
