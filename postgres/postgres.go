@@ -33,6 +33,7 @@ func Connect(ctx context.Context, url string) (*pgxpool.Pool, error) {
 		if err := pgxvec.RegisterTypes(ctx, conn); err != nil {
 			return fmt.Errorf("pgvector types (is the vector extension installed? run `canon migrate up`): %w", err)
 		}
+		sendVectorPointersInBinary(conn.TypeMap())
 		return nil
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
