@@ -77,7 +77,8 @@ type Ranking struct {
 	// BM25TermLimit 0 scores every posting of every query term (exact BM25). N > 0
 	// takes each term's N highest-impact postings as the keyword leg's candidates
 	// and rescores the candidates exactly: faster on large corpora, and only which
-	// chunks are considered is approximate (measured in the README).
+	// chunks are considered is approximate (measured in the README). A request
+	// reads at least its fanout (limit × candidate multiplier) per term.
 	BM25TermLimit int
 	// Recency decays exponentially with this half-life.
 	RecencyHalfLifeDays float64

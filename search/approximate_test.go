@@ -17,7 +17,7 @@ func TestApproximateKeywordLegScoresExactly(t *testing.T) {
 	limit := func(n int32) func(*canonv1.SearchRequest) {
 		return func(r *canonv1.SearchRequest) {
 			r.Options.Fusion = domain.FusionKeywordOnly
-			r.Options.Limit = 20
+			r.Options.Limit = 4
 			r.Options.Explain = true
 			r.Options.Ranking = &canonv1.Ranking{Bm25TermLimit: &n}
 		}
@@ -41,11 +41,12 @@ func TestApproximateKeywordLegScoresExactly(t *testing.T) {
 			exactCoverage[h.GetChunkId()] = h.GetKeywordCoverage()
 		}
 
-		// A limit of 2 postings per term is far below the handbook's lists:
-		// the candidates differ, their scores may not.
+		// A limit of 2 postings per term is raised to the fanout (4 hits × the
+		// candidate multiplier 3), still far below the handbook's lists: the
+		// candidates differ, their scores may not.
 		approx := mustSearch(t, s, req(q, limit(2)))
-		if m := approx.GetMeta().GetSearchStrategy().GetKeywordMode(); m != "approximate:2" {
-			t.Fatalf("%q: keyword_mode %q, want approximate:2", q, m)
+		if m := approx.GetMeta().GetSearchStrategy().GetKeywordMode(); m != "approximate:12" {
+			t.Fatalf("%q: keyword_mode %q, want approximate:12 (the fanout)", q, m)
 		}
 		shared := 0
 		for _, h := range approx.GetPrimary() {
@@ -92,3 +93,34 @@ const longQuestion = "cache layer redis cluster replication lag ledger migration
 	"module service database access pool connection timeout alert pager oncall escalation dashboard metric " +
 	"trace span sampling budget quota rate limit throttle circuit breaker bulkhead idempotency key schema " +
 	"index vacuum partition"
+
+// The approximate leg reads at least the fanout per term, so a one-term question
+// fills the page it asks for however low the term limit is set.
+func TestApproximateKeywordLegFillsThePage(t *testing.T) {
+	s := handbook(t)
+	search := func(termLimit int32) *canonv1.SearchResult {
+		return mustSearch(t, s, req("cache", func(r *canonv1.SearchRequest) {
+			r.Options.Fusion = domain.FusionKeywordOnly
+			r.Options.Limit = 10
+			r.Options.Ranking = &canonv1.Ranking{Bm25TermLimit: &termLimit}
+		}))
+	}
+	primary := func(r *canonv1.SearchResult) (ids []int64) {
+		for _, h := range r.GetPrimary() {
+			ids = append(ids, h.GetChunkId())
+		}
+		return ids
+	}
+	exact, approx := search(0), search(1)
+	if len(exact.GetPrimary()) < 10 {
+		t.Fatalf("exact mode found %d chunks with \"cache\", the test needs 10", len(exact.GetPrimary()))
+	}
+	if m := approx.GetMeta().GetSearchStrategy().GetKeywordMode(); m != "approximate:30" {
+		t.Errorf("keyword_mode %q, want approximate:30 (the fanout)", m)
+	}
+	// Runners-up may differ: past the page, which chunks the leg read decides
+	// what the per-document cap leaves.
+	if got, want := primary(approx), primary(exact); !slices.Equal(got, want) {
+		t.Errorf("term limit 1 ranks %v, exact %v", got, want)
+	}
+}

@@ -295,6 +295,12 @@ func (s *Searcher) plan(ctx context.Context, req *canonv1.SearchRequest) (*plan,
 	// HNSW returns at most ef_search rows per scan; iterative scans (set with it)
 	// continue past that, and a breadth of at least the fanout keeps recall up.
 	p.efSearch = min(max(ranking.EFSearch, fanout), domain.MaxEFSearch)
+	// The approximate keyword leg reads at least the fanout per term: fewer, and a
+	// one-term question could not fill a page it asked for.
+	termLimit := ranking.BM25TermLimit
+	if termLimit > 0 {
+		termLimit = max(termLimit, fanout)
+	}
 
 	semantic := fusion != domain.FusionKeywordOnly
 	keyword := fusion != domain.FusionSemanticOnly
@@ -326,7 +332,7 @@ func (s *Searcher) plan(ctx context.Context, req *canonv1.SearchRequest) (*plan,
 		Bm25HeadingBoost: r.BM25HeadingBoost, Bm25K1: r.BM25K1, Bm25B: r.BM25B,
 		// A filter may exclude most of a term's highest-impact postings, so
 		// filtered requests read the exact ranges and the page still fills.
-		Bm25Exact: r.BM25TermLimit == 0 || filters.RestrictsDocuments(), Bm25TermLimit: int32(r.BM25TermLimit),
+		Bm25Exact: termLimit == 0 || filters.RestrictsDocuments(), Bm25TermLimit: int32(termLimit),
 		Filtered: filters.RestrictsDocuments(),
 		Today:    dateOnly(s.Today()), RecencyHalfLifeDays: r.RecencyHalfLifeDays, Mentioned: nonNil(p.mentioned),
 		SupersededPenalty: r.SupersededPenalty, DeprecatedPenalty: r.DeprecatedPenalty,
