@@ -87,7 +87,7 @@ type Ranking struct {
 // DefaultBM25TermLimit is the approximate keyword leg's postings per query term
 // (see Ranking.BM25TermLimit); MaxBM25TermLimit bounds a request's.
 const (
-	DefaultBM25TermLimit = 200
+	DefaultBM25TermLimit = 64
 	MaxBM25TermLimit     = 1_000_000
 )
 

@@ -191,8 +191,9 @@ type Ranking struct {
 	RecencyHalfLifeDays *float64               `protobuf:"fixed64,25,opt,name=recency_half_life_days,json=recencyHalfLifeDays,proto3,oneof" json:"recency_half_life_days,omitempty"`
 	EvidenceWeight      *float64               `protobuf:"fixed64,26,opt,name=evidence_weight,json=evidenceWeight,proto3,oneof" json:"evidence_weight,omitempty"`
 	// 0: exact BM25 (every posting of every query term). N > 0: approximate
-	// candidate generation from each term's N highest-impact postings; scores
-	// stay exact. Requests with document filters always run exact.
+	// candidate generation from each term's N highest-impact postings (never fewer
+	// than the request's fanout); scores stay exact. Requests with document filters
+	// always run exact.
 	Bm25TermLimit *int32 `protobuf:"varint,27,opt,name=bm25_term_limit,json=bm25TermLimit,proto3,oneof" json:"bm25_term_limit,omitempty"`
 	// Under rrf, how many gaps between rank 1 and rank 2 of every leg one unit of the
 	// trust adjustment is worth (KB_RRF_TRUST_POSITIONS).
