@@ -19,10 +19,10 @@ func TestCollectionsParseBack(t *testing.T) {
 	if root == "" {
 		root = filepath.Join("..", "..", "shared", "datasets")
 	}
-	if dirs, _ := filepath.Glob(filepath.Join(root, "*", "corpus.jsonl")); len(dirs) == 0 {
+	dirs, _ := filepath.Glob(filepath.Join(root, "*", "corpus.jsonl"))
+	if len(dirs) == 0 {
 		t.Skipf("no BEIR collection under %s (set CANON_DATASETS)", root)
 	}
-	dirs, _ := filepath.Glob(filepath.Join(root, "*", "corpus.jsonl"))
 	for _, c := range dirs {
 		dir := filepath.Dir(c)
 		t.Run(filepath.Base(dir), func(t *testing.T) {
