@@ -316,10 +316,7 @@ candidates AS (
     LEFT JOIN keyword_exact ke ON ke.chunk_id = ci.chunk_id
 ),
 signals AS (
-    SELECT c.id AS chunk_id, c.document_id, c.ordinal, c.heading_path, c.text, c.is_summary,
-           d.slug, d.title, d.source_path, d.canonical_type, d.status, d.tags, d.evidence_tier,
-           d.retrieval_priority, d.tier, p.project_key,
-           cand.vector_rank, cand.keyword_rank,
+    SELECT c.id AS chunk_id, c.project_id, c.document_id, cand.vector_rank, cand.keyword_rank,
            -- Without the semantic leg (keyword_only, or a question that embeds to the
            -- zero vector, whose cosine is NaN) the similarity is 0. The vector leg
            -- measured its own chunks already.
@@ -359,7 +356,6 @@ signals AS (
     FROM candidates cand
     JOIN chunks c ON c.id = cand.chunk_id
     JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
-    JOIN projects p ON p.id = c.project_id
     CROSS JOIN query_lexemes q
     CROSS JOIN query_identifiers qi
     -- The overlaps, counted in one pass over the query words per candidate.
@@ -372,7 +368,7 @@ signals AS (
     ) AS o
 ),
 normalized AS (
-    SELECT s.chunk_id, s.document_id, s.ordinal, s.heading_path, s.text, s.is_summary, s.slug, s.title, s.source_path, s.canonical_type, s.status, s.tags, s.evidence_tier, s.retrieval_priority, s.tier, s.project_key, s.vector_rank, s.keyword_rank, s.vector_similarity, s.bm25, s.heading, s.identifier, s.keyword_coverage, s.tag_overlap, s.preamble, s.recency, s.status_active, s.mention, s.evidence_distrust, s.status_penalty, s.tier_penalty, s.priority,
+    SELECT s.chunk_id, s.project_id, s.document_id, s.vector_rank, s.keyword_rank, s.vector_similarity, s.bm25, s.heading, s.identifier, s.keyword_coverage, s.tag_overlap, s.preamble, s.recency, s.status_active, s.mention, s.evidence_distrust, s.status_penalty, s.tier_penalty, s.priority,
            CASE WHEN NOT $35::boolean THEN s.vector_similarity
                 WHEN max(s.vector_similarity) OVER () > min(s.vector_similarity) OVER ()
                     THEN (s.vector_similarity - min(s.vector_similarity) OVER ())
@@ -383,7 +379,7 @@ normalized AS (
     FROM signals s
 ),
 fused AS (
-    SELECT n.chunk_id, n.document_id, n.ordinal, n.heading_path, n.text, n.is_summary, n.slug, n.title, n.source_path, n.canonical_type, n.status, n.tags, n.evidence_tier, n.retrieval_priority, n.tier, n.project_key, n.vector_rank, n.keyword_rank, n.vector_similarity, n.bm25, n.heading, n.identifier, n.keyword_coverage, n.tag_overlap, n.preamble, n.recency, n.status_active, n.mention, n.evidence_distrust, n.status_penalty, n.tier_penalty, n.priority, n.vector_normalized, n.keyword_normalized,
+    SELECT n.chunk_id, n.project_id, n.document_id, n.vector_rank, n.keyword_rank, n.vector_similarity, n.bm25, n.heading, n.identifier, n.keyword_coverage, n.tag_overlap, n.preamble, n.recency, n.status_active, n.mention, n.evidence_distrust, n.status_penalty, n.tier_penalty, n.priority, n.vector_normalized, n.keyword_normalized,
            CASE $36::text
                WHEN 'weighted' THEN
                    $37::float8 * n.vector_normalized
@@ -417,23 +413,23 @@ fused AS (
        OR ($36::text = 'keyword_only' AND n.keyword_rank IS NOT NULL)
 ),
 capped AS (
-    SELECT f.chunk_id, f.document_id, f.ordinal, f.heading_path, f.text, f.is_summary, f.slug, f.title, f.source_path, f.canonical_type, f.status, f.tags, f.evidence_tier, f.retrieval_priority, f.tier, f.project_key, f.vector_rank, f.keyword_rank, f.vector_similarity, f.bm25, f.heading, f.identifier, f.keyword_coverage, f.tag_overlap, f.preamble, f.recency, f.status_active, f.mention, f.evidence_distrust, f.status_penalty, f.tier_penalty, f.priority, f.vector_normalized, f.keyword_normalized, f.score, f.doc_rank
+    SELECT f.chunk_id, f.project_id, f.document_id, f.vector_rank, f.keyword_rank, f.vector_similarity, f.bm25, f.heading, f.identifier, f.keyword_coverage, f.tag_overlap, f.preamble, f.recency, f.status_active, f.mention, f.evidence_distrust, f.status_penalty, f.tier_penalty, f.priority, f.vector_normalized, f.keyword_normalized, f.score, f.doc_rank
     FROM (
-        SELECT f.chunk_id, f.document_id, f.ordinal, f.heading_path, f.text, f.is_summary, f.slug, f.title, f.source_path, f.canonical_type, f.status, f.tags, f.evidence_tier, f.retrieval_priority, f.tier, f.project_key, f.vector_rank, f.keyword_rank, f.vector_similarity, f.bm25, f.heading, f.identifier, f.keyword_coverage, f.tag_overlap, f.preamble, f.recency, f.status_active, f.mention, f.evidence_distrust, f.status_penalty, f.tier_penalty, f.priority, f.vector_normalized, f.keyword_normalized, f.score, row_number() OVER (PARTITION BY f.document_id ORDER BY f.score DESC, f.chunk_id) AS doc_rank
+        SELECT f.chunk_id, f.project_id, f.document_id, f.vector_rank, f.keyword_rank, f.vector_similarity, f.bm25, f.heading, f.identifier, f.keyword_coverage, f.tag_overlap, f.preamble, f.recency, f.status_active, f.mention, f.evidence_distrust, f.status_penalty, f.tier_penalty, f.priority, f.vector_normalized, f.keyword_normalized, f.score, row_number() OVER (PARTITION BY f.document_id ORDER BY f.score DESC, f.chunk_id) AS doc_rank
         FROM fused f
     ) AS f
     WHERE f.doc_rank <= $52::integer
 ),
 page AS (
-    SELECT c.chunk_id, c.document_id, c.ordinal, c.heading_path, c.text, c.is_summary, c.slug, c.title, c.source_path, c.canonical_type, c.status, c.tags, c.evidence_tier, c.retrieval_priority, c.tier, c.project_key, c.vector_rank, c.keyword_rank, c.vector_similarity, c.bm25, c.heading, c.identifier, c.keyword_coverage, c.tag_overlap, c.preamble, c.recency, c.status_active, c.mention, c.evidence_distrust, c.status_penalty, c.tier_penalty, c.priority, c.vector_normalized, c.keyword_normalized, c.score, c.doc_rank,
+    SELECT c.chunk_id, c.project_id, c.document_id, c.vector_rank, c.keyword_rank, c.vector_similarity, c.bm25, c.heading, c.identifier, c.keyword_coverage, c.tag_overlap, c.preamble, c.recency, c.status_active, c.mention, c.evidence_distrust, c.status_penalty, c.tier_penalty, c.priority, c.vector_normalized, c.keyword_normalized, c.score, c.doc_rank,
            count(*) OVER w AS candidates_pre_threshold,
            count(*) FILTER (WHERE c.score >= $1::float8) OVER w AS candidates_post_threshold,
            row_number() OVER w AS position
     FROM capped c
     WINDOW w AS (ORDER BY c.score DESC, c.chunk_id ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
 )
-SELECT p.chunk_id, p.document_id, p.slug, p.title, p.source_path, p.project_key, p.heading_path, p.text,
-       p.is_summary, p.canonical_type, p.status, p.tags, p.evidence_tier, p.retrieval_priority, p.tier,
+SELECT p.chunk_id, p.document_id, d.slug, d.title, d.source_path, pr.project_key, c.heading_path, c.text,
+       c.is_summary, d.canonical_type, d.status, d.tags, d.evidence_tier, d.retrieval_priority, d.tier,
        p.score::float8 AS score, p.position::integer AS position,
        coalesce(p.vector_rank, 0)::integer AS vector_rank, coalesce(p.keyword_rank, 0)::integer AS keyword_rank,
        p.vector_similarity, p.vector_normalized::float8 AS vector_normalized, p.bm25,
@@ -447,6 +443,9 @@ SELECT p.chunk_id, p.document_id, p.slug, p.title, p.source_path, p.project_key,
        p.candidates_post_threshold::integer AS candidates_post_threshold,
        (SELECT q.lexemes FROM query_lexemes q)::text[] AS query_lexemes
 FROM page p
+JOIN chunks c ON c.id = p.chunk_id
+JOIN documents d ON d.project_id = p.project_id AND d.id = p.document_id
+JOIN projects pr ON pr.id = p.project_id
 WHERE p.score >= $1::float8
   AND p.position <= $2::integer + $3::integer
 ORDER BY p.score DESC, p.chunk_id
@@ -619,6 +618,10 @@ type SearchRankRow struct {
 //	evidence      1 − the trust of the document's evidence tier (evidence_tiers /
 //	              evidence_trust parameters); 0 for documents that claim no tier
 //
+// Only ids and numbers go on from here: the three windows below buffer and sort
+// every candidate, and carrying each chunk's text and metadata through them cost
+// a tenth of a bare HNSW query at 100,000 chunks. The returned rows read those at
+// the end.
 // Normalisation across the candidates: vector min-max (when normalize_scores),
 // keyword divided by the best BM25 so a chunk matching nothing scores 0.
 // Fusion. weighted: base + additive signals + the adjustment
@@ -646,6 +649,7 @@ type SearchRankRow struct {
 // One window for the three: the chunks at or above the minimum come first in
 // this order, so their row numbers are their positions among themselves.
 // Primary hits are the first `page_limit`; the next `runner_up_limit` are runners-up.
+// Their text and metadata are read here, for these rows only.
 func (q *Queries) SearchRank(ctx context.Context, arg SearchRankParams) ([]SearchRankRow, error) {
 	rows, err := q.db.Query(ctx, searchRank,
 		arg.MinScore,
