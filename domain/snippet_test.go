@@ -67,6 +67,37 @@ func TestSnippetMatchesReference(t *testing.T) {
 	}
 }
 
+// ASCII text takes a byte path; it must cut the same snippet as the rune path
+// every other text takes, wherever the match and the spaces fall.
+func TestSnippetASCIIPathMatchesRunePath(t *testing.T) {
+	words := []string{"cache", "Caching", "E5032", "KB_RRF_K", "v2.3.1", "pgx/v5", "the", "a", "x", "replication",
+		"LAG", "-", "(x)", "end.", "a.b", "_", "...", strings.Repeat("long", 70)}
+	spaces := []string{" ", "  ", "\n", "\t", "\r\n", "\v\f ", "\n\n "}
+	lexemes := [][]string{nil, {"cach"}, {"e5032"}, {"kb_rrf_k"}, {"v2.3.1"}, {"x"}, {"lag", "replic"}, {"écol", "cach"},
+		{"ĸache"}, {"long"}, {"the"}}
+	r := rand.New(rand.NewPCG(3, 4))
+	for n := 0; n < 5000; n++ {
+		var b strings.Builder
+		if r.IntN(4) == 0 {
+			b.WriteString(spaces[r.IntN(len(spaces))])
+		}
+		for range r.IntN(150) {
+			b.WriteString(words[r.IntN(len(words))])
+			b.WriteString(spaces[r.IntN(len(spaces))])
+		}
+		text, lex := b.String(), lexemes[r.IntN(len(lexemes))]
+		if _, ascii := collapseASCII(text); !ascii {
+			t.Fatalf("collapseASCII(%q) says it is not ASCII", text)
+		}
+		if got, want := Snippet(text, lex), snippetRunes(text, lex); got != want {
+			t.Fatalf("Snippet(%q, %q)\n got  %q\n want %q", text, lex, got, want)
+		}
+	}
+	if _, ascii := collapseASCII("café au lait"); ascii {
+		t.Fatal("collapseASCII took café for ASCII")
+	}
+}
+
 func BenchmarkSnippet(b *testing.B) {
 	text := strings.Repeat("filler words here, and some more of them. ", 20) + "the E5032 error means replication lag " +
 		strings.Repeat("more text after ", 20)
