@@ -505,3 +505,19 @@ BEGIN
 END
 $$;
 
+-- db/migrations/00009_chunk_lexeme_bloom.sql
+-- canon_lexeme_bits: the three bits of one lexeme (ten bits of its hash each).
+CREATE FUNCTION canon_lexeme_bits(lexeme text) RETURNS bit(1024)
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT (B'1'::bit(1024) >> (hashtext(lexeme) & 1023))
+         | (B'1'::bit(1024) >> ((hashtext(lexeme) >> 10) & 1023))
+         | (B'1'::bit(1024) >> ((hashtext(lexeme) >> 20) & 1023))
+$$;
+
+CREATE FUNCTION canon_lexeme_bloom(tsv tsvector) RETURNS bit(1024)
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT coalesce(bit_or(canon_lexeme_bits(l)), B'0'::bit(1024)) FROM unnest(tsvector_to_array(tsv)) AS l
+$$;
+
+ALTER TABLE chunks ADD COLUMN lexeme_bloom bit(1024) GENERATED ALWAYS AS (canon_lexeme_bloom(tsv)) STORED;
+

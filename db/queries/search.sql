@@ -1,7 +1,7 @@
 -- The ranking pipeline, one statement, top to bottom:
 --   query_terms (-> query_identifiers, query_words) -> corpus / term_stats -> vector_leg
---   -> keyword_scored -> keyword_top -> mention_leg -> candidate_ids -> keyword_exact
---   -> candidates -> signals
+--   -> keyword_scored -> keyword_top -> mention_leg -> candidate_ids -> candidates
+--   -> signals
 --   -> normalized -> fused -> capped -> page
 -- Every weight, penalty and threshold is a named parameter; nothing numeric that
 -- changes a ranking is written into the SQL. Run it in a transaction that first sets
@@ -48,10 +48,11 @@ corpus AS (
 term_stats AS (
     -- Lucene's idf: ln(1 + (N - df + 0.5) / (df + 0.5)), never negative.
     -- bit: the term's flag in keyword_scored's per-chunk mask (the first 63 terms).
+    -- bloom_bits: the term's bits in chunks.lexeme_bloom (migration 00009).
     -- complete: the keyword leg reads every posting of the term (exact mode, or no
     -- project has more than bm25_term_limit of them), so a chunk the leg did not
     -- find with it does not contain it.
-    SELECT x.lexeme, x.qtf, x.idf,
+    SELECT x.lexeme, x.qtf, x.idf, canon_lexeme_bits(x.lexeme) AS bloom_bits,
            CASE WHEN x.idx < 63 THEN 1::bigint << x.idx ELSE 0 END AS bit,
            sqlc.arg(fts_enabled)::boolean AND x.idx < 63
                AND (sqlc.arg(bm25_exact)::boolean OR x.max_df <= sqlc.arg(bm25_term_limit)::integer) AS complete
@@ -125,7 +126,7 @@ vector_leg AS (
     ) AS v
 ),
 -- Keyword leg, step 1: BM25 from the postings of the query terms. Besides the
--- sum, each chunk keeps what keyword_exact reuses: the mask of the terms found
+-- sum, each chunk keeps what candidates reuses: the mask of the terms found
 -- (bits of the first 63) and their part of the sum and count. Occurrences in the
 -- title/heading path count bm25_heading_boost times.
 --   Without document filters: each (project, term)'s postings, one index range
@@ -133,7 +134,7 @@ vector_leg AS (
 --   is each chunk's exact BM25. Approximate mode reads the first bm25_term_limit
 --   postings of each range, the chunks where the term weighs most: a chunk outside
 --   one of those lists misses that term's part here, which only decides whether it
---   becomes a candidate (keyword_exact completes candidates).
+--   becomes a candidate (candidates completes its BM25).
 --   With filters the leg is exact (the searcher sets bm25_exact), so a selective
 --   filter still fills the page: for a list of documents (doc_ids_mode=filter,
 --   pass 2 of a two-pass search) the postings of their chunks, a join PostgreSQL
@@ -234,25 +235,42 @@ candidate_ids AS (
                       UNION
                       SELECT m.chunk_id FROM mention_leg m)) AS u (chunk_id)
 ),
--- Every candidate's exact BM25, whichever leg found it, and the number of query
--- terms it contains (for keyword_coverage, computed even when the keyword leg is
--- off: the refusal gate reads it under every fusion). What keyword_scored found is
--- reused; a (candidate, term) pair it could have missed, a term whose list it
--- read only in part and did not find the chunk in, costs one probe of the
--- chunk's own postings (an index-only lookup on (chunk_id, lexeme)), with the
--- same formula. In exact mode nothing is probed.
-keyword_exact AS (
-    SELECT ci.chunk_id,
-           coalesce(ks.found_bm25, 0) + coalesce(pr.bm25, 0) AS bm25,
-           coalesce(ks.found_terms, 0) + coalesce(pr.terms, 0) AS matched_terms
+-- Each candidate, read from chunks once here, with its rank in the leg(s) that
+-- found it (RRF counts those only), its cosine distance (the vector leg measured
+-- its own chunks) and its exact BM25, whichever leg found it, with the number of
+-- query terms it contains (for keyword_coverage, computed even when the keyword
+-- leg is off: the refusal gate reads it under every fusion). The keyword rank
+-- orders the keyword leg's chunks by their exact BM25.
+--   What keyword_scored found is reused. A (candidate, term) pair it could have
+-- missed, a term whose list it read only in part and did not find the chunk in,
+-- costs one probe of the chunk's own postings (an index-only lookup on
+-- (chunk_id, lexeme)), with the same formula, unless the chunk's lexeme_bloom
+-- lacks one of the term's bits: then the chunk does not contain the term (most
+-- probes found nothing before the filter). In exact mode nothing is probed.
+candidates AS (
+    SELECT c.id AS chunk_id, c.project_id, c.document_id, c.heading_lexemes, v.vector_rank,
+           CASE WHEN sqlc.arg(semantic_enabled)::boolean
+                THEN coalesce(v.distance, c.embedding <=> sqlc.arg(query_embedding)::vector)
+           END AS distance,
+           CASE WHEN k.chunk_id IS NOT NULL
+                THEN row_number() OVER (PARTITION BY k.chunk_id IS NOT NULL
+                                        ORDER BY coalesce(ks.found_bm25, 0) + coalesce(pr.bm25, 0) DESC, ci.chunk_id)
+           END AS keyword_rank,
+           CASE WHEN sqlc.arg(fts_enabled)::boolean THEN coalesce(ks.found_bm25, 0) + coalesce(pr.bm25, 0)
+                ELSE 0
+           END::float8 AS bm25,
+           (coalesce(ks.found_terms, 0) + coalesce(pr.terms, 0))::float8 AS matched_terms
     FROM candidate_ids ci
+    JOIN chunks c ON c.id = ci.chunk_id
+    LEFT JOIN vector_leg v ON v.chunk_id = ci.chunk_id
+    LEFT JOIN keyword_top k ON k.chunk_id = ci.chunk_id
     LEFT JOIN keyword_scored ks ON ks.chunk_id = ci.chunk_id
     CROSS JOIN LATERAL (
         SELECT sum(canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, sqlc.arg(bm25_k1)::float8,
-                              sqlc.arg(bm25_b)::float8, sqlc.arg(bm25_heading_boost)::float8, c.avgdl)) AS bm25,
+                              sqlc.arg(bm25_b)::float8, sqlc.arg(bm25_heading_boost)::float8, co.avgdl)) AS bm25,
                count(*) AS terms
         FROM term_stats t
-        CROSS JOIN corpus c
+        CROSS JOIN corpus co
         -- LIMIT 1 (there is at most one posting) keeps the planner from joining
         -- every posting of the candidate instead.
         CROSS JOIN LATERAL (
@@ -261,22 +279,8 @@ keyword_exact AS (
             LIMIT 1
         ) AS p
         WHERE NOT t.complete AND (coalesce(ks.found, 0) & t.bit) = 0
+          AND (c.lexeme_bloom & t.bloom_bits) = t.bloom_bits
     ) AS pr
-),
--- Each candidate with its rank in the leg(s) that found it (RRF counts those
--- only). The keyword rank orders the keyword leg's chunks by their exact BM25.
-candidates AS (
-    SELECT ci.chunk_id, v.vector_rank, v.distance,
-           CASE WHEN k.chunk_id IS NOT NULL
-                THEN row_number() OVER (PARTITION BY k.chunk_id IS NOT NULL
-                                        ORDER BY coalesce(ke.bm25, 0) DESC, ci.chunk_id)
-           END AS keyword_rank,
-           CASE WHEN sqlc.arg(fts_enabled)::boolean THEN coalesce(ke.bm25, 0) ELSE 0 END::float8 AS bm25,
-           coalesce(ke.matched_terms, 0)::float8 AS matched_terms
-    FROM candidate_ids ci
-    LEFT JOIN vector_leg v ON v.chunk_id = ci.chunk_id
-    LEFT JOIN keyword_top k ON k.chunk_id = ci.chunk_id
-    LEFT JOIN keyword_exact ke ON ke.chunk_id = ci.chunk_id
 ),
 -- Raw signals, each defined in the README:
 --   heading       share of query terms in the title/heading path
@@ -293,12 +297,11 @@ candidates AS (
 -- a tenth of a bare HNSW query at 100,000 chunks. The returned rows read those at
 -- the end.
 signals AS (
-    SELECT c.id AS chunk_id, c.project_id, c.document_id, cand.vector_rank, cand.keyword_rank,
+    SELECT cand.chunk_id, cand.project_id, cand.document_id, cand.vector_rank, cand.keyword_rank,
            -- Without the semantic leg (keyword_only, or a question that embeds to the
-           -- zero vector, whose cosine is NaN) the similarity is 0. The vector leg
-           -- measured its own chunks already.
+           -- zero vector, whose cosine is NaN) the similarity is 0.
            CASE WHEN NOT sqlc.arg(semantic_enabled)::boolean THEN 0
-                ELSE greatest(1 - coalesce(cand.distance, c.embedding <=> sqlc.arg(query_embedding)::vector), 0)
+                ELSE greatest(1 - cand.distance, 0)
            END::float8 AS vector_similarity,
            cand.bm25,
            CASE WHEN q.n = 0 THEN 0 ELSE o.heading_words / q.n END AS heading,
@@ -331,14 +334,13 @@ signals AS (
            END AS tier_penalty,
            CASE WHEN d.canonical_type IS NULL THEN 0 ELSE d.retrieval_priority END::float8 AS priority
     FROM candidates cand
-    JOIN chunks c ON c.id = cand.chunk_id
-    JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
+    JOIN documents d ON d.project_id = cand.project_id AND d.id = cand.document_id
     CROSS JOIN query_lexemes q
     CROSS JOIN query_identifiers qi
     -- The overlaps, counted in one pass over the query words per candidate.
     CROSS JOIN LATERAL (
-        SELECT count(*) FILTER (WHERE w.in_query AND w.lexeme = ANY (c.heading_lexemes))::float8 AS heading_words,
-               count(*) FILTER (WHERE w.is_identifier AND w.lexeme = ANY (c.heading_lexemes))::float8 AS identifier_words,
+        SELECT count(*) FILTER (WHERE w.in_query AND w.lexeme = ANY (cand.heading_lexemes))::float8 AS heading_words,
+               count(*) FILTER (WHERE w.is_identifier AND w.lexeme = ANY (cand.heading_lexemes))::float8 AS identifier_words,
                count(*) FILTER (WHERE w.lexeme = ANY (d.tag_lexemes))::float8 AS tag_words,
                count(*) FILTER (WHERE w.in_query AND w.lexeme = ANY (d.preamble_lexemes))::float8 AS preamble_words
         FROM query_words w

@@ -7,6 +7,7 @@ package db
 import (
 	"time"
 
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/pgvector/pgvector-go"
 )
 
@@ -40,6 +41,7 @@ type Chunk struct {
 	Tsv            string
 	HeadingLexemes []string
 	Length         int32
+	LexemeBloom    pgtype.Bits
 }
 
 type ContentGap struct {
