@@ -1,7 +1,7 @@
 -- The ranking pipeline, one statement, top to bottom:
 --   query_terms (-> query_identifiers, query_words) -> corpus / term_stats -> vector_leg
---   -> keyword_scored -> keyword_top -> mention_leg -> candidate_ids -> candidates
---   -> signals
+--   -> keyword_scored -> keyword_top -> mention_leg -> candidate_ids -> candidate_chunks
+--   -> candidates -> signals
 --   -> normalized -> fused -> capped -> page
 -- Every weight, penalty and threshold is a named parameter; nothing numeric that
 -- changes a ranking is written into the SQL. Run it in a transaction that first sets
@@ -226,21 +226,35 @@ mention_leg AS (
 -- Union of the legs' chunks. Read back from an array so the planner counts a
 -- handful of rows (it cannot see into an array it has not built): a plan cached
 -- for every request (generic) otherwise takes LIMIT fanout for 10% of the table
--- and joins the candidates to chunks and documents by whole-table hashes.
+-- and joins the candidates to chunks and documents by whole-table hashes. For
+-- the same reason duplicates go after the array: a UNION inside it sized its
+-- hash table for 10,000 rows (409 kB, cleared on every request).
 candidate_ids AS (
-    SELECT u.chunk_id
+    SELECT DISTINCT u.chunk_id
     FROM unnest(ARRAY(SELECT v.chunk_id FROM vector_leg v
-                      UNION
+                      UNION ALL
                       SELECT k.chunk_id FROM keyword_top k
-                      UNION
+                      UNION ALL
                       SELECT m.chunk_id FROM mention_leg m)) AS u (chunk_id)
 ),
--- Each candidate, read from chunks once here, with its rank in the leg(s) that
--- found it (RRF counts those only), its cosine distance (the vector leg measured
--- its own chunks) and its exact BM25, whichever leg found it, with the number of
--- query terms it contains (for keyword_coverage, computed even when the keyword
--- leg is off: the refusal gate reads it under every fusion). The keyword rank
--- orders the keyword leg's chunks by their exact BM25.
+-- Each candidate's chunk, read once: the columns the steps below need and its
+-- cosine distance (computed again for the vector leg's own chunks, the same
+-- number). Materialized, so the wide chunk row (the embedding alone is 1.5 kB
+-- at 384 dimensions) stops here instead of riding through the joins and the sort
+-- of candidates.
+candidate_chunks AS MATERIALIZED (
+    SELECT c.id AS chunk_id, c.project_id, c.document_id, c.heading_lexemes, c.lexeme_bloom,
+           CASE WHEN sqlc.arg(semantic_enabled)::boolean
+                THEN c.embedding <=> sqlc.arg(query_embedding)::vector
+           END AS distance
+    FROM candidate_ids ci
+    JOIN chunks c ON c.id = ci.chunk_id
+),
+-- Each candidate with its rank in the leg(s) that found it (RRF counts those
+-- only) and its exact BM25, whichever leg found it, with the number of query
+-- terms it contains (for keyword_coverage, computed even when the keyword leg is
+-- off: the refusal gate reads it under every fusion). The keyword rank orders
+-- the keyword leg's chunks by their exact BM25.
 --   What keyword_scored found is reused. A (candidate, term) pair it could have
 -- missed, a term whose list it read only in part and did not find the chunk in,
 -- costs one probe of the chunk's own postings (an index-only lookup on
@@ -248,23 +262,19 @@ candidate_ids AS (
 -- lacks one of the term's bits: then the chunk does not contain the term (most
 -- probes found nothing before the filter). In exact mode nothing is probed.
 candidates AS (
-    SELECT c.id AS chunk_id, c.project_id, c.document_id, c.heading_lexemes, v.vector_rank,
-           CASE WHEN sqlc.arg(semantic_enabled)::boolean
-                THEN coalesce(v.distance, c.embedding <=> sqlc.arg(query_embedding)::vector)
-           END AS distance,
+    SELECT cc.chunk_id, cc.project_id, cc.document_id, cc.heading_lexemes, v.vector_rank, cc.distance,
            CASE WHEN k.chunk_id IS NOT NULL
                 THEN row_number() OVER (PARTITION BY k.chunk_id IS NOT NULL
-                                        ORDER BY coalesce(ks.found_bm25, 0) + coalesce(pr.bm25, 0) DESC, ci.chunk_id)
+                                        ORDER BY coalesce(ks.found_bm25, 0) + coalesce(pr.bm25, 0) DESC, cc.chunk_id)
            END AS keyword_rank,
            CASE WHEN sqlc.arg(fts_enabled)::boolean THEN coalesce(ks.found_bm25, 0) + coalesce(pr.bm25, 0)
                 ELSE 0
            END::float8 AS bm25,
            (coalesce(ks.found_terms, 0) + coalesce(pr.terms, 0))::float8 AS matched_terms
-    FROM candidate_ids ci
-    JOIN chunks c ON c.id = ci.chunk_id
-    LEFT JOIN vector_leg v ON v.chunk_id = ci.chunk_id
-    LEFT JOIN keyword_top k ON k.chunk_id = ci.chunk_id
-    LEFT JOIN keyword_scored ks ON ks.chunk_id = ci.chunk_id
+    FROM candidate_chunks cc
+    LEFT JOIN vector_leg v ON v.chunk_id = cc.chunk_id
+    LEFT JOIN keyword_top k ON k.chunk_id = cc.chunk_id
+    LEFT JOIN keyword_scored ks ON ks.chunk_id = cc.chunk_id
     CROSS JOIN LATERAL (
         SELECT sum(canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, sqlc.arg(bm25_k1)::float8,
                               sqlc.arg(bm25_b)::float8, sqlc.arg(bm25_heading_boost)::float8, co.avgdl)) AS bm25,
@@ -275,11 +285,11 @@ candidates AS (
         -- every posting of the candidate instead.
         CROSS JOIN LATERAL (
             SELECT p.tf, p.tf_heading, p.length FROM postings p
-            WHERE p.chunk_id = ci.chunk_id AND p.lexeme = t.lexeme
+            WHERE p.chunk_id = cc.chunk_id AND p.lexeme = t.lexeme
             LIMIT 1
         ) AS p
         WHERE NOT t.complete AND (coalesce(ks.found, 0) & t.bit) = 0
-          AND (c.lexeme_bloom & t.bloom_bits) = t.bloom_bits
+          AND (cc.lexeme_bloom & t.bloom_bits) = t.bloom_bits
     ) AS pr
 ),
 -- Raw signals, each defined in the README:
