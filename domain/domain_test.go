@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -224,6 +225,18 @@ func TestRankingValidate(t *testing.T) {
 		mutate(&r)
 		if err := r.Validate(); err == nil {
 			t.Errorf("case %d should be invalid", i)
+		}
+	}
+	// Every number of the ranking is checked, whichever list it is in.
+	fields := reflect.TypeOf(ok)
+	for i := range fields.NumField() {
+		if fields.Field(i).Type.Kind() != reflect.Float64 {
+			continue
+		}
+		r := ok
+		reflect.ValueOf(&r).Elem().Field(i).SetFloat(math.Inf(1))
+		if err := r.Validate(); err == nil {
+			t.Errorf("%s = +Inf should be invalid", fields.Field(i).Name)
 		}
 	}
 	hash := DefaultRanking(ProfileHashKeywordLed)

@@ -173,29 +173,28 @@ func ProfileFor(embedderKind string) string {
 
 // Validate reports the first parameter outside its domain, in words a person can act on.
 func (r Ranking) Validate() error {
-	finite := map[string]float64{
-		"vector_weight": r.VectorWeight, "keyword_weight": r.KeywordWeight, "heading_weight": r.HeadingWeight,
-		"tag_overlap_weight": r.TagOverlapWeight, "preamble_weight": r.PreambleWeight,
-		"recency_weight": r.RecencyWeight, "status_weight": r.StatusWeight, "mention_weight": r.MentionWeight, "evidence_weight": r.EvidenceWeight,
-		"identifier_weight": r.IdentifierWeight,
-		"priority_weight":   r.PriorityWeight, "superseded_penalty": r.SupersededPenalty,
-		"deprecated_penalty": r.DeprecatedPenalty, "archived_penalty": r.ArchivedPenalty,
-		"auto_tier_penalty": r.AutoTierPenalty, "semantic_weight": r.SemanticWeight, "fts_weight": r.FTSWeight,
-		"rrf_trust_positions": r.RRFTrustPositions,
-		"min_score":           r.MinScore, "bm25_heading_boost": r.BM25HeadingBoost,
+	// In the order of their names, so the first error reported is stable. A
+	// slice, not a map to sort: every request with overrides validates.
+	finite := []struct {
+		name  string
+		value float64
+	}{
+		{"archived_penalty", r.ArchivedPenalty}, {"auto_tier_penalty", r.AutoTierPenalty},
+		{"bm25_heading_boost", r.BM25HeadingBoost}, {"deprecated_penalty", r.DeprecatedPenalty},
+		{"evidence_weight", r.EvidenceWeight}, {"fts_weight", r.FTSWeight}, {"heading_weight", r.HeadingWeight},
+		{"identifier_weight", r.IdentifierWeight}, {"keyword_weight", r.KeywordWeight},
+		{"mention_weight", r.MentionWeight}, {"min_score", r.MinScore}, {"preamble_weight", r.PreambleWeight},
+		{"priority_weight", r.PriorityWeight}, {"recency_weight", r.RecencyWeight},
+		{"rrf_trust_positions", r.RRFTrustPositions}, {"semantic_weight", r.SemanticWeight},
+		{"status_weight", r.StatusWeight}, {"superseded_penalty", r.SupersededPenalty},
+		{"tag_overlap_weight", r.TagOverlapWeight}, {"vector_weight", r.VectorWeight},
 	}
-	names := make([]string, 0, len(finite))
-	for n := range finite {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	for _, n := range names {
-		v := finite[n]
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("%s must be a finite number", n)
+	for _, f := range finite {
+		if math.IsNaN(f.value) || math.IsInf(f.value, 0) {
+			return fmt.Errorf("%s must be a finite number", f.name)
 		}
-		if v < 0 && n != "min_score" {
-			return fmt.Errorf("%s must not be negative (got %g)", n, v)
+		if f.value < 0 && f.name != "min_score" {
+			return fmt.Errorf("%s must not be negative (got %g)", f.name, f.value)
 		}
 	}
 	switch {
