@@ -40,6 +40,20 @@ func firstMatchReference(runes []rune, lexemes []string) int {
 	return 0
 }
 
+// randomText strings up to n of words, each followed by one of spaces, sometimes
+// after a leading space.
+func randomText(r *rand.Rand, words, spaces []string, n int) string {
+	var b strings.Builder
+	if r.IntN(4) == 0 {
+		b.WriteString(spaces[r.IntN(len(spaces))])
+	}
+	for range r.IntN(n) {
+		b.WriteString(words[r.IntN(len(words))])
+		b.WriteString(spaces[r.IntN(len(spaces))])
+	}
+	return b.String()
+}
+
 func TestSnippetMatchesReference(t *testing.T) {
 	words := []string{"cache", "Caching", "ÉCOLE", "école", "E5032", "KB_RRF_K", "v2.3.1", "pgx/v5", "the", "a",
 		"Straße", "naïve", "日本語", "ΣΊΣΥΦΟΣ", "replication", "lag", "-", "—", "(x)", "İstanbul"}
@@ -47,15 +61,7 @@ func TestSnippetMatchesReference(t *testing.T) {
 	lexemes := [][]string{nil, {"cach"}, {"écol"}, {"e5032"}, {"kb_rrf_k"}, {"σίσυφοσ"}, {"straß"}, {"x"}, {"lag", "replic"}, {"i̇stanbul"}}
 	r := rand.New(rand.NewPCG(1, 2))
 	for n := 0; n < 3000; n++ {
-		var b strings.Builder
-		if r.IntN(4) == 0 {
-			b.WriteString(spaces[r.IntN(len(spaces))])
-		}
-		for range r.IntN(120) {
-			b.WriteString(words[r.IntN(len(words))])
-			b.WriteString(spaces[r.IntN(len(spaces))])
-		}
-		text := b.String()
+		text := randomText(r, words, spaces, 120)
 		lex := lexemes[r.IntN(len(lexemes))]
 		runes := collapseSpace(text)
 		if got, want := string(runes), string(collapseReference(text)); got != want {
@@ -77,15 +83,7 @@ func TestSnippetASCIIPathMatchesRunePath(t *testing.T) {
 		{"ĸache"}, {"long"}, {"the"}}
 	r := rand.New(rand.NewPCG(3, 4))
 	for n := 0; n < 5000; n++ {
-		var b strings.Builder
-		if r.IntN(4) == 0 {
-			b.WriteString(spaces[r.IntN(len(spaces))])
-		}
-		for range r.IntN(150) {
-			b.WriteString(words[r.IntN(len(words))])
-			b.WriteString(spaces[r.IntN(len(spaces))])
-		}
-		text, lex := b.String(), lexemes[r.IntN(len(lexemes))]
+		text, lex := randomText(r, words, spaces, 150), lexemes[r.IntN(len(lexemes))]
 		if _, ascii := collapseASCII(text); !ascii {
 			t.Fatalf("collapseASCII(%q) says it is not ASCII", text)
 		}
