@@ -264,21 +264,21 @@ candidate_chunks AS MATERIALIZED (
 candidates AS (
     SELECT cc.chunk_id, cc.project_id, cc.document_id, cc.heading_lexemes, v.vector_rank, cc.distance,
            CASE WHEN k.chunk_id IS NOT NULL
-                THEN row_number() OVER (PARTITION BY k.chunk_id IS NOT NULL
-                                        ORDER BY coalesce(ks.found_bm25, 0) + coalesce(pr.bm25, 0) DESC, cc.chunk_id)
+                THEN row_number() OVER (PARTITION BY k.chunk_id IS NOT NULL ORDER BY pr.bm25 DESC, cc.chunk_id)
            END AS keyword_rank,
-           CASE WHEN sqlc.arg(fts_enabled)::boolean THEN coalesce(ks.found_bm25, 0) + coalesce(pr.bm25, 0)
-                ELSE 0
-           END::float8 AS bm25,
-           (coalesce(ks.found_terms, 0) + coalesce(pr.terms, 0))::float8 AS matched_terms
+           CASE WHEN sqlc.arg(fts_enabled)::boolean THEN pr.bm25 ELSE 0 END::float8 AS bm25,
+           pr.terms::float8 AS matched_terms
     FROM candidate_chunks cc
     LEFT JOIN vector_leg v ON v.chunk_id = cc.chunk_id
     LEFT JOIN keyword_top k ON k.chunk_id = cc.chunk_id
     LEFT JOIN keyword_scored ks ON ks.chunk_id = cc.chunk_id
+    -- What keyword_scored found plus what the probes find.
     CROSS JOIN LATERAL (
-        SELECT sum(canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, sqlc.arg(bm25_k1)::float8,
-                              sqlc.arg(bm25_b)::float8, sqlc.arg(bm25_heading_boost)::float8, co.avgdl)) AS bm25,
-               count(*) AS terms
+        SELECT coalesce(ks.found_bm25, 0)
+               + coalesce(sum(canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, sqlc.arg(bm25_k1)::float8,
+                                         sqlc.arg(bm25_b)::float8, sqlc.arg(bm25_heading_boost)::float8,
+                                         co.avgdl)), 0) AS bm25,
+               coalesce(ks.found_terms, 0) + count(*) AS terms
         FROM term_stats t
         CROSS JOIN corpus co
         -- LIMIT 1 (there is at most one posting) keeps the planner from joining
