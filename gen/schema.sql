@@ -521,3 +521,8 @@ $$;
 
 ALTER TABLE chunks ADD COLUMN lexeme_bloom bit(1024) GENERATED ALWAYS AS (canon_lexeme_bloom(tsv)) STORED;
 
+-- db/migrations/00010_postings_impact_ties.sql
+DROP INDEX postings_lexeme_impact;
+CREATE INDEX postings_lexeme_impact ON postings (project_id, lexeme, impact DESC, chunk_id)
+    INCLUDE (tf, tf_heading, length);
+

@@ -132,9 +132,10 @@ vector_leg AS (
 --   Without document filters: each (project, term)'s postings, one index range
 --   each, in impact order. Exact mode (bm25_exact) reads whole ranges and the sum
 --   is each chunk's exact BM25. Approximate mode reads the first bm25_term_limit
---   postings of each range, the chunks where the term weighs most: a chunk outside
---   one of those lists misses that term's part here, which only decides whether it
---   becomes a candidate (candidates completes its BM25).
+--   postings of each range, the chunks where the term weighs most (equal impacts
+--   in chunk id order): a chunk outside one of those lists misses that term's part
+--   here, which only decides whether it becomes a candidate (candidates completes
+--   its BM25).
 --   With filters the leg is exact (the searcher sets bm25_exact), so a selective
 --   filter still fills the page: for a list of documents (doc_ids_mode=filter,
 --   pass 2 of a two-pass search) the postings of their chunks, a join PostgreSQL
@@ -174,7 +175,9 @@ keyword_scored AS (
             SELECT p.chunk_id, p.tf, p.tf_heading, p.length
             FROM postings p
             WHERE p.project_id = pr.id AND p.lexeme = t.lexeme
-            ORDER BY p.impact DESC
+            -- chunk_id: which of equal-impact postings make the limit never depends
+            -- on where they sit on disk (migration 00010).
+            ORDER BY p.impact DESC, p.chunk_id
             LIMIT CASE WHEN sqlc.arg(bm25_exact)::boolean THEN NULL ELSE sqlc.arg(bm25_term_limit)::integer END
         ) AS p
         WHERE sqlc.arg(fts_enabled)::boolean AND NOT sqlc.arg(doc_ids_filter)::boolean
