@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	neturl "net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -119,12 +120,28 @@ func create(admin string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	name := fmt.Sprintf("canon_test_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
+	name := fmt.Sprintf("%s%d", ownPrefix(), time.Now().UnixNano()%1e9)
 	if _, err := conn.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", name, template)); err != nil {
 		return "", fmt.Errorf("create %s: %w", name, err)
 	}
-	dropStale(ctx, conn)
+	dropStale(ctx, conn, template)
 	return withDatabase(admin, name)
+}
+
+// ownPrefix starts the name of every database this test binary creates:
+// canon_test_<host>_<pid>_. A package's shared database lives as long as its
+// test binary, which has no hook at exit to drop it; the next run on the same
+// host drops it once that process is gone (dropStale).
+func ownPrefix() string {
+	return fmt.Sprintf("canon_test_%s_%d_", hostID(), os.Getpid())
+}
+
+// hostID is a short hash of the host name: process ids mean something only on
+// the host that started them.
+func hostID() string {
+	host, _ := os.Hostname()
+	sum := sha256.Sum256([]byte(host))
+	return hex.EncodeToString(sum[:3])
 }
 
 // ensureTemplate migrates a template database named after the migrations' hash,
@@ -175,19 +192,43 @@ func ensureTemplate(ctx context.Context, conn *pgx.Conn, admin string) (string, 
 	return name, nil
 }
 
-// dropStale removes test databases left by runs older than a day (killed runs
-// cannot clean up after themselves).
-func dropStale(ctx context.Context, conn *pgx.Conn) {
+// dropStale removes the databases of test binaries that have exited on this
+// host (each package's shared database, and those of killed runs), and any
+// test database or template of another schema version older than a day.
+// Without it every `make test` left one database per package behind.
+func dropStale(ctx context.Context, conn *pgx.Conn, template string) {
 	rows, err := conn.Query(ctx, `
-		SELECT datname FROM pg_database
-		WHERE datname LIKE 'canon\_test\_%'
-		  AND (pg_stat_file('base/' || oid || '/PG_VERSION')).modification < now() - interval '1 day'`)
+		SELECT datname,
+		       (pg_stat_file('base/' || oid || '/PG_VERSION')).modification < now() - interval '1 day' AS old
+		FROM pg_database
+		WHERE datname LIKE 'canon\_test\_%' OR datname LIKE 'canon\_template\_%'`)
 	if err != nil {
 		return
 	}
-	names, _ := pgx.CollectRows(rows, pgx.RowTo[string])
-	for _, n := range names {
-		conn.Exec(ctx, "DROP DATABASE IF EXISTS "+n) //nolint:errcheck
+	type database struct {
+		Name string
+		Old  bool
+	}
+	dbs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[database])
+	if err != nil {
+		return
+	}
+	host := "canon_test_" + hostID() + "_"
+	for _, d := range dbs {
+		drop := "DROP DATABASE IF EXISTS " + pgx.Identifier{d.Name}.Sanitize()
+		if rest, ok := strings.CutPrefix(d.Name, host); ok {
+			// canon_test_<host>_<pid>_...: made by process pid of this host.
+			pid, err := strconv.Atoi(strings.SplitN(rest, "_", 2)[0])
+			if err == nil && pid != os.Getpid() && !processAlive(pid) {
+				conn.Exec(ctx, drop+" WITH (FORCE)") //nolint:errcheck
+			}
+			continue
+		}
+		// Anything else only when a day old, and never while in use (a plain DROP
+		// fails then): another host's run, or another schema's template.
+		if d.Old && d.Name != template {
+			conn.Exec(ctx, drop) //nolint:errcheck
+		}
 	}
 }
 
@@ -213,7 +254,7 @@ func EmptyURL(t testing.TB) string {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	name := fmt.Sprintf("canon_test_empty_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
+	name := fmt.Sprintf("%sempty_%d", ownPrefix(), time.Now().UnixNano()%1e9)
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
 		t.Fatal(err)
 	}
