@@ -1,0 +1,56 @@
+package dbtest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// dropStale drops the databases of this host's exited test binaries and keeps
+// those of binaries still running, this one included.
+func TestDropStale(t *testing.T) {
+	URL(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, os.Getenv("DATABASE_URL"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+
+	// A pid that is gone: a child that has exited and been waited for.
+	child := exec.Command("true")
+	if err := child.Run(); err != nil {
+		t.Fatal(err)
+	}
+	gone := fmt.Sprintf("canon_test_%s_%d_dropstale", hostID(), child.Process.Pid)
+	alive := ownPrefix() + "dropstale"
+	for _, name := range []string{gone, alive} {
+		if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name) }) //nolint:errcheck
+	}
+
+	template, err := ensureTemplate(ctx, conn, os.Getenv("DATABASE_URL"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dropStale(ctx, conn, template)
+	exists := func(name string) bool {
+		var ok bool
+		if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&ok); err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if exists(gone) {
+		t.Errorf("%s survived, though its process has exited", gone)
+	}
+	if !exists(alive) {
+		t.Errorf("%s was dropped while its process runs", alive)
+	}
+}
