@@ -429,3 +429,24 @@ func TestParallelBatchesMatchSerial(t *testing.T) {
 		}
 	}
 }
+
+// A chunk row (embedding, text, tsvector) is read whole by the searcher: its
+// text must not sit in the TOAST table (migration 00011), where each hit would
+// cost a TOAST lookup and a decompression.
+func TestChunkRowsStayInline(t *testing.T) {
+	in, pool := newIngester(t)
+	var body strings.Builder
+	body.WriteString("# Long runbook\n\n")
+	for i := 0; body.Len() < 3000; i++ {
+		fmt.Fprintf(&body, "Step %d: drain node-%d, rotate certificate cert-%d and record the outcome. ", i, i*7, i*13)
+	}
+	run(t, in, "inline", false, file("long.md", body.String()))
+	// Premise: the row is over the 2 kB PostgreSQL toasts by default.
+	if n := scalar[int64](t, pool, "SELECT count(*) FROM chunks c WHERE pg_column_size(c.*) > 2032"); n == 0 {
+		t.Fatal("premise: no chunk row exceeds 2 kB")
+	}
+	toast := scalar[string](t, pool, "SELECT reltoastrelid::regclass::text FROM pg_class WHERE oid = 'chunks'::regclass")
+	if n := scalar[int64](t, pool, "SELECT count(*) FROM "+toast); n != 0 {
+		t.Errorf("%d TOAST rows for chunks; want every chunk row inline", n)
+	}
+}

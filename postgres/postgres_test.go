@@ -38,7 +38,7 @@ func TestMigrateUpStatusDownUp(t *testing.T) {
 		t.Errorf("embedding dim = %d, %v; want 384", dim, err)
 	}
 	// Every migration rolls back cleanly and applies again.
-	for i := 0; i < 10; i++ {
+	for i := 0; i < 20; i++ {
 		out.Reset()
 		if err := postgres.Migrate(ctx, url, "down", postgres.MigrateOptions{Log: &out}); err != nil {
 			t.Fatal(err)
