@@ -526,3 +526,7 @@ DROP INDEX postings_lexeme_impact;
 CREATE INDEX postings_lexeme_impact ON postings (project_id, lexeme, impact DESC, chunk_id)
     INCLUDE (tf, tf_heading, length);
 
+-- db/migrations/00011_chunks_inline.sql
+ALTER TABLE chunks SET (toast_tuple_target = 8160);
+VACUUM FULL chunks;
+
