@@ -514,3 +514,24 @@ func chunkIDs(hits []*canonv1.Hit) []int64 {
 	}
 	return out
 }
+
+// A first name counts when an alias spells it: Inês Moreau's alias "Ines Moreau"
+// makes "Ines" her first name, so a question typed without the accent names her.
+func TestFirstNameFromAlias(t *testing.T) {
+	h := newSearcher(t)
+	res := mustSearch(t, h, req("what does Ines own?", func(r *canonv1.SearchRequest) {
+		r.Filters.ProjectKeys = []string{"payments"}
+	}))
+	m := res.GetMeta()
+	if m.GetSearchMode() != ModeTwoPass || m.GetHierarchyReason() != ReasonConfident {
+		t.Fatalf("mode %s (%s), want two_pass (confident_entities)", m.GetSearchMode(), m.GetHierarchyReason())
+	}
+	if top := m.GetPass1Entities()[0]; top.GetEntityId() != "ines" || !top.GetChosen() {
+		t.Errorf("pass 1 top entity = %v, want ines", top)
+	}
+	for _, hit := range res.GetPrimary() {
+		if hit.GetLinkingEntity() != "ines" {
+			t.Errorf("hit %s: linking entity %q, want ines", hit.GetDocId(), hit.GetLinkingEntity())
+		}
+	}
+}

@@ -55,11 +55,14 @@ fuzzy_candidates AS (
     ) AS e
     WHERE length(w.word) >= 3
 ),
--- People's first and last names.
+-- People's first and last names, from the name and from each alias: "Ines" is
+-- Inês Moreau's first name when an alias spells it so ("Ines Moreau"), and a
+-- nickname alias ("Sammy") counts as a first name. Initials ("P.") are too short.
 name_parts AS (
-    SELECT e.project_id, e.id, lower(p.part) AS part
+    SELECT DISTINCT e.project_id, e.id, lower(p.part) AS part
     FROM project_entities e
-    CROSS JOIN LATERAL (VALUES (split_part(e.name, ' ', 1)), (split_part(e.name, ' ', -1))) AS p (part)
+    CROSS JOIN LATERAL unnest(array_append(e.aliases, e.name)) AS n (form)
+    CROSS JOIN LATERAL (VALUES (split_part(n.form, ' ', 1)), (split_part(n.form, ' ', -1))) AS p (part)
     WHERE e.entity_type = 'person' AND length(p.part) >= 3
 ),
 -- The first and last names found in the question as written.
