@@ -180,6 +180,10 @@ representative AS (
         LIMIT 1
     ) AS c
 ),
+neighbour_representative AS (
+    SELECT r.document_id, r.project_id, r.slug, r.rejected, r.chunk_id, r.similarity FROM representative r
+    WHERE r.document_id = ANY (ARRAY(SELECT h.document_id FROM hops h))
+),
 rejected_similar AS (
     SELECT r.document_id
     FROM representative r
@@ -188,10 +192,10 @@ rejected_similar AS (
     LIMIT $21::integer
 ),
 rejected_linked AS (
-    SELECT r.document_id, l.seed_rank, l.seed_slug, l.edge_type, l.weight, l.direction
+    SELECT l.document_id, l.seed_rank, l.seed_slug, l.edge_type, l.weight, l.direction
     FROM links l
-    JOIN representative r ON r.document_id = l.document_id
-    WHERE r.rejected AND l.seed_type = 'decision'
+    WHERE l.seed_type = 'decision'
+      AND l.document_id = ANY (ARRAY(SELECT r.document_id FROM representative r WHERE r.rejected))
 ),
 rejected_on_page AS (
     SELECT r.document_id
@@ -211,11 +215,15 @@ rejected AS (
     ) AS x
     ORDER BY x.document_id, x.weight DESC NULLS LAST, x.seed_rank, x.edge_type
 ),
+rejected_representative AS (
+    SELECT r.document_id, r.project_id, r.slug, r.rejected, r.chunk_id, r.similarity FROM representative r
+    WHERE r.document_id = ANY (ARRAY(SELECT x.document_id FROM rejected x))
+),
 seed_neighbours AS (
     SELECT DISTINCT ON (h.seed_rank, r.document_id) r.document_id, r.slug, h.seed_rank, h.seed_slug,
            h.edge_type, h.weight, h.direction
     FROM hops h
-    JOIN representative r ON r.document_id = h.document_id
+    JOIN neighbour_representative r ON r.document_id = h.document_id
     WHERE r.document_id <> ALL ($1::bigint[])
       AND r.document_id NOT IN (SELECT document_id FROM rejected)
     ORDER BY h.seed_rank, r.document_id, h.weight DESC, h.direction DESC, h.edge_type
@@ -235,22 +243,23 @@ expanded AS (
     ORDER BY x.document_id, x.weight DESC, x.seed_rank, x.direction DESC, x.edge_type
 ),
 expanded_page AS (
-    SELECT x.document_id, x.seed_rank, x.seed_slug, x.edge_type, x.weight, x.direction, row_number() OVER (ORDER BY x.weight DESC, x.seed_rank, r.slug) AS position
+    SELECT x.document_id, x.seed_rank, x.seed_slug, x.edge_type, x.weight, x.direction, r.chunk_id, r.similarity, row_number() OVER (ORDER BY x.weight DESC, x.seed_rank, r.slug) AS position
     FROM expanded x
-    JOIN representative r USING (document_id)
+    JOIN neighbour_representative r USING (document_id)
     ORDER BY x.weight DESC, x.seed_rank, r.slug
     LIMIT $23::integer
 ),
 rejected_page AS (
-    SELECT x.document_id, x.seed_rank, x.seed_slug, x.edge_type, x.weight, x.direction, row_number() OVER (ORDER BY r.similarity DESC, r.slug) AS position
+    SELECT x.document_id, x.seed_rank, x.seed_slug, x.edge_type, x.weight, x.direction, r.chunk_id, r.similarity, row_number() OVER (ORDER BY r.similarity DESC, r.slug) AS position
     FROM rejected x
-    JOIN representative r USING (document_id)
+    JOIN rejected_representative r USING (document_id)
 ),
 sections AS (
-    SELECT 'graph_expansion'::text AS origin, 1 AS section, document_id, position, seed_slug, edge_type, weight, direction
+    SELECT 'graph_expansion'::text AS origin, 1 AS section, document_id, chunk_id, similarity, position, seed_slug,
+           edge_type, weight, direction
     FROM expanded_page
     UNION ALL
-    SELECT 'rejected_approach'::text, 2, document_id, position, seed_slug, edge_type, weight, direction
+    SELECT 'rejected_approach'::text, 2, document_id, chunk_id, similarity, position, seed_slug, edge_type, weight, direction
     FROM rejected_page
 )
 SELECT x.origin, x.position::integer AS position,
@@ -258,10 +267,9 @@ SELECT x.origin, x.position::integer AS position,
        d.canonical_type, d.status, d.tags, d.evidence_tier,
        coalesce(x.edge_type, '')::text AS edge_type, coalesce(x.weight, 0)::float8 AS edge_weight,
        coalesce(x.direction, '')::text AS edge_direction, coalesce(x.seed_slug, '')::text AS edge_from_slug,
-       r.similarity
+       x.similarity
 FROM sections x
-JOIN representative r ON r.document_id = x.document_id
-JOIN chunks c ON c.id = r.chunk_id
+JOIN chunks c ON c.id = x.chunk_id
 JOIN documents d ON d.id = x.document_id
 JOIN projects p ON p.id = d.project_id
 ORDER BY x.section, x.position
@@ -328,7 +336,11 @@ type GraphSearchRow struct {
 // canonical documents and 80k edges, 1.3-1.7 ms for expansion alone, and 5-6 ms
 // with 500 rejected approaches (the cosine scan is exact and linear in them,
 // ~6 us each). A whole search on the handbook takes ~9-10 ms. BenchmarkGraphStep
-// (graph_test.go) compares a search with and without this step.
+// (graph_test.go) compares a search with and without this step. On the 100,000-chunk
+// latency corpus (888 rejected approaches; `canon bench latency`) the step runs in
+// 7.7 ms under EXPLAIN ANALYZE, 6 of them in representative (763 documents blocks and
+// one chunk lookup per rejected approach); 18 ms while later steps still joined
+// representative itself (see neighbour_representative).
 //
 // Relevance: the caller sends it only when both features are not off and some
 // primary hit carries the evidence the refusal gate counts (a raw cosine or a
@@ -358,6 +370,12 @@ type GraphSearchRow struct {
 // (ingest puts a canonical document's summary chunk at ordinal 0, so the first
 // row of the chunks_document index is the one, read without a sort), with its
 // cosine to the question (0, not NaN, for a zero query vector).
+// The representatives of the neighbours, a handful. The steps below join these
+// and rejected_representative, never representative itself, which holds every
+// rejected approach of the projects (888 at 100,000 chunks): a cached plan counts
+// it as one row, and joined it to each later step by nested loops that tested
+// every pair (8 ms of an 18 ms graph step). The ids are read back from an array,
+// as SearchRank's candidate_ids do, so each filter is one pass over representative.
 // Rejected approaches close to the question: the best `rejected_max_docs` at or
 // above the calibrated cosine threshold.
 // Rejected approaches linked, by an edge of any type in either direction, to a
