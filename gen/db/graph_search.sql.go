@@ -337,10 +337,10 @@ type GraphSearchRow struct {
 // with 500 rejected approaches (the cosine scan is exact and linear in them,
 // ~6 us each). A whole search on the handbook takes ~9-10 ms. BenchmarkGraphStep
 // (graph_test.go) compares a search with and without this step. On the 100,000-chunk
-// latency corpus (888 rejected approaches; `canon bench latency`) the step runs in
-// 7.7 ms under EXPLAIN ANALYZE, 6 of them in representative (763 documents blocks and
-// one chunk lookup per rejected approach); 18 ms while later steps still joined
-// representative itself (see neighbour_representative).
+// latency corpus (888 rejected approaches; `canon bench latency`) the step takes
+// 9.7 ms p50, most of it in representative (767 documents blocks and one chunk
+// lookup per rejected approach); 14.3 ms while later steps still joined
+// representative itself (see neighbour_representative), timed interleaved.
 //
 // Relevance: the caller sends it only when both features are not off and some
 // primary hit carries the evidence the refusal gate counts (a raw cosine or a
