@@ -7,33 +7,10 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/canonkb/canon/internal/dbtest"
+	"github.com/canonkb/canon/internal/sqlcapture"
 )
-
-// statementOf captures the statement and arguments a query function sends.
-type statementOf struct {
-	sql  string
-	args []any
-}
-
-var errCaptured = errors.New("captured")
-
-func (s *statementOf) Query(_ context.Context, sql string, args ...any) (pgx.Rows, error) {
-	s.sql, s.args = sql, args
-	return nil, errCaptured
-}
-
-func (s *statementOf) Exec(context.Context, string, ...any) (pgconn.CommandTag, error) {
-	return pgconn.CommandTag{}, errCaptured
-}
-
-func (s *statementOf) QueryRow(context.Context, string, ...any) pgx.Row { return nil }
-
-func (s *statementOf) CopyFrom(context.Context, pgx.Identifier, []string, pgx.CopyFromSource) (int64, error) {
-	return 0, errCaptured
-}
 
 // Pass 1 finds fuzzy name candidates through the trigram index, one lookup per
 // word of the question (fuzzy_candidates). Let the planner flatten that lookup
@@ -69,11 +46,11 @@ func TestPass1LooksUpFuzzyCandidatesOneWordAtATime(t *testing.T) {
 	if err := pool.QueryRow(ctx, `SELECT name FROM entities WHERE project_id = $1 ORDER BY id OFFSET 41 LIMIT 1`, project).Scan(&name); err != nil {
 		t.Fatal(err)
 	}
-	var st statementOf
-	if _, err := Pass1(ctx, &st, "what has "+name+" been working on lately?", nil, []int64{project}, DefaultConfig().Pass1); !errors.Is(err, errCaptured) {
+	var st sqlcapture.Statement
+	if _, err := Pass1(ctx, &st, "what has "+name+" been working on lately?", nil, []int64{project}, DefaultConfig().Pass1); !errors.Is(err, sqlcapture.ErrCaptured) {
 		t.Fatalf("capturing pass 1: %v", err)
 	}
-	rows, err := pool.Query(ctx, "EXPLAIN "+st.sql, st.args...)
+	rows, err := pool.Query(ctx, "EXPLAIN "+st.SQL, st.Args...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,12 +9,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgvector/pgvector-go"
 
 	canonv1 "github.com/canonkb/canon/gen/canon/v1"
 	db "github.com/canonkb/canon/gen/db"
+	"github.com/canonkb/canon/internal/sqlcapture"
 )
 
 // Statement returns the exact SQL a request runs, every parameter bound as a
@@ -52,11 +51,11 @@ func (s *Searcher) Statement(ctx context.Context, req *canonv1.SearchRequest) (s
 		fmt.Fprintf(&b, "-- (not run for this request: %s)\n", reason)
 		return b.String(), nil
 	}
-	rec := &recorder{}
-	if _, err := db.New(rec).GraphSearch(ctx, params); !errors.Is(err, errRecorded) {
+	rec := &sqlcapture.Statement{}
+	if _, err := db.New(rec).GraphSearch(ctx, params); !errors.Is(err, sqlcapture.ErrCaptured) {
 		return "", fmt.Errorf("render graph statement: %v", err)
 	}
-	graphBody, err := bind(rec.sql, rec.args)
+	graphBody, err := bind(rec.SQL, rec.Args)
 	if err != nil {
 		return "", err
 	}
@@ -77,12 +76,12 @@ func (s *Searcher) RankingStatement(ctx context.Context, req *canonv1.SearchRequ
 }
 
 func rankingScript(ctx context.Context, p *plan) (string, error) {
-	rec := &recorder{}
+	rec := &sqlcapture.Statement{}
 	_, err := db.New(rec).SearchRank(ctx, p.params)
-	if !errors.Is(err, errRecorded) {
+	if !errors.Is(err, sqlcapture.ErrCaptured) {
 		return "", fmt.Errorf("render statement: %v", err)
 	}
-	body, err := bind(rec.sql, rec.args)
+	body, err := bind(rec.SQL, rec.Args)
 	if err != nil {
 		return "", err
 	}
@@ -95,29 +94,6 @@ func rankingScript(ctx context.Context, p *plan) (string, error) {
 	b.WriteString(strings.TrimSpace(body))
 	b.WriteString(";\nCOMMIT;\n")
 	return b.String(), nil
-}
-
-var errRecorded = errors.New("recorded")
-
-// recorder is a db.DBTX that keeps the statement and arguments instead of running them.
-type recorder struct {
-	sql  string
-	args []any
-}
-
-func (r *recorder) Query(_ context.Context, sql string, args ...any) (pgx.Rows, error) {
-	r.sql, r.args = sql, args
-	return nil, errRecorded
-}
-
-func (r *recorder) Exec(context.Context, string, ...any) (pgconn.CommandTag, error) {
-	return pgconn.CommandTag{}, errRecorded
-}
-
-func (r *recorder) QueryRow(context.Context, string, ...any) pgx.Row { return nil }
-
-func (r *recorder) CopyFrom(context.Context, pgx.Identifier, []string, pgx.CopyFromSource) (int64, error) {
-	return 0, errRecorded
 }
 
 var placeholder = regexp.MustCompile(`\$(\d+)`)
