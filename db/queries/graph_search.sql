@@ -157,6 +157,8 @@ rejected AS (
     ) AS x
     ORDER BY x.document_id, x.weight DESC NULLS LAST, x.seed_rank, x.edge_type
 ),
+-- The representatives of the injected rejected approaches (rejected_max_docs plus
+-- the linked and on-page ones), for their section's order and output.
 rejected_representative AS (
     SELECT r.* FROM representative r
     WHERE r.document_id = ANY (ARRAY(SELECT x.document_id FROM rejected x))

@@ -383,6 +383,8 @@ type GraphSearchRow struct {
 // Rejected approaches that are themselves relevant primary hits: the question is
 // about them, whatever their summary's cosine.
 // One row per rejected document; a linked one reports its strongest link to the page.
+// The representatives of the injected rejected approaches (rejected_max_docs plus
+// the linked and on-page ones), for their section's order and output.
 // One row per seed and neighbour: the strongest edge between them (weight, then
 // outgoing before incoming), skipping primary documents (primary_document_ids is
 // the whole page) and rejected approaches already injected.
