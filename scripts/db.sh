@@ -1,25 +1,43 @@
 #!/usr/bin/env bash
-# Provisions (idempotently) a private PostgreSQL cluster with pgvector for canon:
-# data under .data/pg, listening on 127.0.0.1:${KB_PG_PORT:-54329} only.
+# Provisions (idempotently) a private PostgreSQL cluster with pgvector for canon,
+# listening on 127.0.0.1:${KB_PG_PORT:-54329} only.
 #
-#   scripts/db.sh start   install what is missing, init the cluster, start it, print DATABASE_URL
-#   scripts/db.sh stop    stop the cluster
-#   scripts/db.sh url     print DATABASE_URL
+#   scripts/db.sh start    install what is missing, init the cluster, start it, print DATABASE_URL
+#   scripts/db.sh stop     stop the cluster
+#   scripts/db.sh url      print DATABASE_URL
+#   scripts/db.sh dir      print the cluster's data directory
+#   scripts/db.sh destroy  stop the cluster and delete its data directory
 #
 # Works as root (the server then runs as the `postgres` user, since PostgreSQL refuses
-# to run as root) and as a normal user with sudo (only apt-get needs it).
+# to run as root) and as a normal user with sudo (only apt-get needs it), from any
+# clone location: see data_dir.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PORT="${KB_PG_PORT:-54329}"
-DATA="$ROOT/.data/pg"
-LOG="$ROOT/.data/pg.log"
 DBNAME="${KB_PG_DATABASE:-canon}"
 PGVECTOR_MIN="0.7.0"
 
 log() { printf 'db: %s\n' "$*" >&2; }
 
 if [[ $(id -u) -eq 0 ]]; then SUDO=""; else SUDO="sudo"; fi
+
+# data_dir prints where the cluster keeps its data: .data/pg in the clone, unless
+# the server's user cannot reach it. As root the server runs as `postgres`, who
+# cannot traverse a private directory (a 0700 home such as /root, a mktemp -d):
+# then the cluster lives in postgres's own home, in a directory named after the
+# clone's path, so two clones never share one. A cluster already in .data/pg stays.
+data_dir() {
+  local inside="$ROOT/.data/pg"
+  if [[ $(id -u) -ne 0 || -f "$inside/PG_VERSION" ]] || runuser -u postgres -- test -x "$ROOT" 2>/dev/null; then
+    echo "$inside"
+    return
+  fi
+  local home hash
+  home=$(getent passwd postgres | cut -d: -f6)
+  hash=$(printf '%s' "$ROOT" | sha256sum | cut -c1-12)
+  echo "${home:-/var/lib/postgresql}/canon/$(basename "$ROOT")-$hash/pg"
+}
 
 # run_pg runs a PostgreSQL server binary as the user that owns the cluster.
 run_pg() {
@@ -125,7 +143,10 @@ ensure_cluster() {
   if [[ ! -f "$DATA/PG_VERSION" ]]; then
     log "initialising cluster in $DATA"
     mkdir -p "$DATA"
-    if [[ $(id -u) -eq 0 ]]; then chown -R postgres:postgres "$DATA"; fi
+    if [[ $(id -u) -eq 0 ]]; then
+      chown postgres:postgres "$DATA"
+      [[ "$DATA" == "$ROOT/.data/pg" ]] || chown postgres:postgres "$(dirname "$DATA")"
+    fi
     run_pg "$BIN/initdb" -D "$DATA" -U postgres --auth=trust --encoding=UTF8 --locale=C.UTF-8 >/dev/null
     cat >>"$DATA/postgresql.conf" <<CONF
 # canon: private development cluster, loopback only.
@@ -147,7 +168,12 @@ CONF
     return
   fi
   log "starting PostgreSQL $PGV on 127.0.0.1:$PORT"
-  run_pg "$BIN/pg_ctl" -D "$DATA" -l "$LOG" -w -t 60 start >/dev/null
+  if ! run_pg "$BIN/pg_ctl" -D "$DATA" -l "$LOG" -w -t 60 start >/dev/null; then
+    log "PostgreSQL did not start; the end of $LOG:"
+    tail -5 "$LOG" >&2 || true
+    log "(another server on port $PORT? set KB_PG_PORT to use another)"
+    exit 1
+  fi
 }
 
 ensure_database() {
@@ -158,7 +184,21 @@ ensure_database() {
   "${psql[@]}" -d "$DBNAME" -c "CREATE EXTENSION IF NOT EXISTS vector" >/dev/null
 }
 
+stop() {
+  PGV="$(pg_version)"
+  BIN="/usr/lib/postgresql/$PGV/bin"
+  if [[ -f "$DATA/PG_VERSION" ]] && run_pg "$BIN/pg_ctl" -D "$DATA" status >/dev/null 2>&1; then
+    run_pg "$BIN/pg_ctl" -D "$DATA" -m fast -w stop >/dev/null
+    log "stopped"
+  else
+    log "not running"
+  fi
+}
+
 url() { echo "postgres://postgres@127.0.0.1:$PORT/$DBNAME?sslmode=disable"; }
+
+DATA="$(data_dir)"
+LOG="$(dirname "$DATA")/pg.log"
 
 case "${1:-start}" in
 start)
@@ -168,19 +208,20 @@ start)
   ensure_database
   url
   ;;
-stop)
-  PGV="$(pg_version)"
-  BIN="/usr/lib/postgresql/$PGV/bin"
-  if [[ -f "$DATA/PG_VERSION" ]] && run_pg "$BIN/pg_ctl" -D "$DATA" status >/dev/null 2>&1; then
-    run_pg "$BIN/pg_ctl" -D "$DATA" -m fast -w stop >/dev/null
-    log "stopped"
-  else
-    log "not running"
+stop) stop ;;
+url) url ;;
+dir) echo "$DATA" ;;
+destroy)
+  stop
+  if [[ -f "$DATA/PG_VERSION" ]]; then
+    rm -rf "$DATA" "$LOG"
+    # The directory named after the clone, when the cluster lived outside it.
+    [[ "$DATA" == "$ROOT/.data/pg" ]] || rmdir "$(dirname "$DATA")" 2>/dev/null || true
+    log "deleted $DATA"
   fi
   ;;
-url) url ;;
 *)
-  echo "usage: $0 start|stop|url" >&2
+  echo "usage: $0 start|stop|url|dir|destroy" >&2
   exit 2
   ;;
 esac
