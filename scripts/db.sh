@@ -42,7 +42,8 @@ data_dir() {
 # run_pg runs a PostgreSQL server binary as the user that owns the cluster.
 run_pg() {
   if [[ $(id -u) -eq 0 ]]; then
-    runuser -u postgres -- "$@"
+    # From /: postgres may not be allowed into the current directory.
+    (cd / && runuser -u postgres -- "$@")
   else
     "$@"
   fi

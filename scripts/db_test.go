@@ -41,12 +41,16 @@ func TestDBFromPrivateDirectory(t *testing.T) {
 	run := func(arg string) string {
 		t.Helper()
 		cmd := exec.Command(dbsh, arg)
+		cmd.Dir = clone // as a user who cloned into a private directory and runs make there
 		cmd.Env = append(os.Environ(), "KB_PG_PORT="+port)
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
 		if err != nil {
 			t.Fatalf("db.sh %s: %v\n%s", arg, err, stderr.String())
+		}
+		if strings.Contains(stderr.String(), "Permission denied") {
+			t.Errorf("db.sh %s reported a permission problem:\n%s", arg, stderr.String())
 		}
 		return strings.TrimSpace(string(out))
 	}
