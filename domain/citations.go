@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/canonkb/canon/internal/english"
 )
 
 // markerPattern matches citation markers: [3], [1, 4], [2][5].
@@ -142,44 +144,17 @@ func Sentences(text string) []string {
 	return out
 }
 
-var stopWords = map[string]bool{}
-
-func init() {
-	for _, w := range strings.Fields(`a about above after again against all am an and any are as at be because been
-		before being below between both but by can could did do does doing down during each few for from further
-		had has have having he her here hers herself him himself his how i if in into is it its itself just me
-		more most my myself no nor not now of off on once only or other our ours ourselves out over own same she
-		should so some such than that the their theirs them themselves then there these they this those through
-		to too under until up very was we were what when where which while who whom why will with would you your
-		yours yourself yourselves also us use used using via per may might must shall one two`) {
-		stopWords[w] = true
-	}
-}
-
-// ContentTerms lower-cases text, drops stop words and very short words, and applies
-// light suffix stemming so "rollbacks" and "rollback" meet.
+// ContentTerms lower-cases text, drops stop words, fillers and very short words,
+// and stems what is left so "rollbacks" and "rollback" meet.
 func ContentTerms(text string) []string {
 	var out []string
 	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_'
 	}) {
-		if len([]rune(w)) < 3 || stopWords[w] {
+		if len([]rune(w)) < 3 || english.IsFiller(w) {
 			continue
 		}
-		out = append(out, stem(w))
+		out = append(out, english.Stem(w))
 	}
 	return out
-}
-
-func stem(w string) string {
-	for _, suffix := range []string{"ations", "ation", "ings", "ing", "edly", "ies", "ied", "ed", "es", "ly", "s"} {
-		if strings.HasSuffix(w, suffix) && len(w)-len(suffix) >= 3 {
-			base := strings.TrimSuffix(w, suffix)
-			if suffix == "ies" || suffix == "ied" {
-				base += "y"
-			}
-			return base
-		}
-	}
-	return w
 }

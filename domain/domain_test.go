@@ -129,6 +129,26 @@ func TestCheckSupport(t *testing.T) {
 	}
 }
 
+// Claims and evidence meet on inflections of the same word; before the stemmer
+// was shared, "service" and "services" (and every other word ending in e) did not.
+func TestContentTerms(t *testing.T) {
+	tests := []struct {
+		a, b string
+	}{
+		{"The service caches prices.", "Services cache the price"},
+		{"Rollbacks were applied.", "apply the rollback"},
+		{"We standardise on one shared cache.", "standardised shared caching"},
+	}
+	for _, tc := range tests {
+		if a, b := ContentTerms(tc.a), ContentTerms(tc.b); !slices.Equal(slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b))) {
+			t.Errorf("ContentTerms(%q) = %q, ContentTerms(%q) = %q: want the same terms", tc.a, a, tc.b, b)
+		}
+	}
+	if got := ContentTerms("Could you also tell us why it is so?"); len(got) != 0 {
+		t.Errorf("stop words and fillers gave content terms %q", got)
+	}
+}
+
 func TestSentences(t *testing.T) {
 	got := Sentences("First claim [1]. Second one? Yes! v2.3.1 is fine [2].\n- a list item [3]\n- another")
 	want := []string{"First claim [1].", "Second one?", "Yes!", "v2.3.1 is fine [2].", "a list item [3]", "another"}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/canonkb/canon/internal/english"
 )
 
 // SelfRefusalSentinel is the whole answer of a provider that finds no answer in
@@ -375,66 +377,10 @@ func contentTerms(s string) []string {
 	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_'
 	}) {
-		if stopWords[w] || (utf8.RuneCountInString(w) < 2 && !unicode.IsDigit([]rune(w)[0])) {
+		if english.IsFiller(w) || (utf8.RuneCountInString(w) < 2 && !unicode.IsDigit([]rune(w)[0])) {
 			continue
 		}
-		out = append(out, stem(w))
+		out = append(out, english.Stem(w))
 	}
 	return out
 }
-
-// stem folds the common English inflections: plurals, then -ing and -ed, then
-// a final silent e, so that store, stores, stored and storing meet, and so do
-// embedding and embeddings.
-func stem(w string) string {
-	n := len(w)
-	switch {
-	case n > 4 && strings.HasSuffix(w, "ies"):
-		w = w[:n-3] + "y"
-	case n > 4 && (strings.HasSuffix(w, "sses") || strings.HasSuffix(w, "xes") || strings.HasSuffix(w, "ches") || strings.HasSuffix(w, "shes") || strings.HasSuffix(w, "zes")):
-		w = w[:n-2]
-	case n > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
-		w = w[:n-1]
-	}
-	n = len(w)
-	switch {
-	case n > 5 && strings.HasSuffix(w, "ing") && hasVowel(w[:n-3]):
-		w = undouble(w[:n-3])
-	case n > 4 && strings.HasSuffix(w, "ed") && hasVowel(w[:n-2]):
-		w = undouble(w[:n-2])
-	}
-	if len(w) > 3 && strings.HasSuffix(w, "e") {
-		w = w[:len(w)-1]
-	}
-	return w
-}
-
-// hasVowel keeps "string" and "spring" whole: what is left after -ing must
-// still look like a word.
-func hasVowel(w string) bool { return strings.ContainsAny(w, "aeiouy") }
-
-// undouble turns "runn" (from running) into "run"; ll, ss and zz stay.
-func undouble(w string) string {
-	n := len(w)
-	if n >= 3 && w[n-1] == w[n-2] && !strings.ContainsRune("aeioulsz", rune(w[n-1])) {
-		return w[:n-1]
-	}
-	return w
-}
-
-var stopWords = func() map[string]bool {
-	m := map[string]bool{}
-	for w := range strings.FieldsSeq(`a about above after again against all also am an and any are aren
-		as at be because been before being below between both but by can cannot could couldn did didn do
-		does doesn doing don down during each either else ever few for from further get gets got had hadn
-		has hasn have haven having he her here hers herself him himself his how however i if in into is
-		isn it its itself just let ll me might more most much must mustn my myself need no nor not now of
-		off on once only or other our ours ourselves out over own per please re same shall shan she should
-		shouldn so some such than that the their theirs them themselves then there these they this those
-		through to too under until up upon us use used using ve very via was wasn we were weren what when
-		where whether which while who whom whose why will with within without won would wouldn yes yet you
-		your yours yourself yourselves tell explain describe show give know mean means one two s t d m`) {
-		m[w] = true
-	}
-	return m
-}()

@@ -17,31 +17,6 @@ var docPassages = []Passage{
 	{N: 4, Text: "Chunks are stored in Postgres; vectors too."},
 }
 
-func TestStem(t *testing.T) {
-	groups := [][]string{
-		{"store", "stores", "stored", "storing"},
-		{"embedding", "embeddings"},
-		{"policy", "policies"},
-		{"box", "boxes"},
-		{"run", "running"},
-		{"index", "indexes", "indexed", "indexing"},
-		{"backup", "backups"},
-	}
-	for _, g := range groups {
-		want := stem(g[0])
-		for _, w := range g[1:] {
-			if got := stem(w); got != want {
-				t.Errorf("stem(%q) = %q, stem(%q) = %q: want equal", w, got, g[0], want)
-			}
-		}
-	}
-	for _, w := range []string{"string", "status", "analysis", "class"} {
-		if got := stem(w); len(got) < len(w)-1 {
-			t.Errorf("stem(%q) = %q: over-stemmed", w, got)
-		}
-	}
-}
-
 func TestSplitSentences(t *testing.T) {
 	tests := []struct {
 		name string

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/canonkb/canon/internal/english"
 )
 
 // TF says how a feature's count within one text becomes its weight.
@@ -218,7 +220,9 @@ func (s *Scratch) tokenize(text string, stopWeight float64) {
 func (s *Scratch) addWord(start int, stopWeight float64) {
 	rs := s.seq[start:]
 	w := word{start: start, end: len(s.seq), weight: 1, hash: fnvRunes(fnvOffset, rs)}
-	if isStopWord(rs) {
+	// The same list as PostgreSQL's english configuration, which the keyword leg
+	// uses, so both legs agree on which words carry no topic.
+	if english.IsStopWord(string(rs)) {
 		w.weight = float32(stopWeight)
 	}
 	s.words = append(s.words, w)
@@ -321,30 +325,4 @@ func mix(h uint64) uint64 {
 
 func group(h uint64, g uint64) uint64 {
 	return h&^groupMask | g<<62
-}
-
-// isStopWord reports whether w is in the Snowball English stop list, the list
-// behind PostgreSQL's english text search configuration that canon's keyword leg
-// uses, so both legs agree on which words carry no topic.
-func isStopWord(w []rune) bool {
-	if len(w) > 10 {
-		return false
-	}
-	switch string(w) {
-	case "i", "me", "my", "myself", "we", "our", "ours", "ourselves", "you", "your",
-		"yours", "yourself", "yourselves", "he", "him", "his", "himself", "she", "her",
-		"hers", "herself", "it", "its", "itself", "they", "them", "their", "theirs",
-		"themselves", "what", "which", "who", "whom", "this", "that", "these", "those",
-		"am", "is", "are", "was", "were", "be", "been", "being", "have", "has", "had",
-		"having", "do", "does", "did", "doing", "a", "an", "the", "and", "but", "if",
-		"or", "because", "as", "until", "while", "of", "at", "by", "for", "with",
-		"about", "against", "between", "into", "through", "during", "before", "after",
-		"above", "below", "to", "from", "up", "down", "in", "out", "on", "off", "over",
-		"under", "again", "further", "then", "once", "here", "there", "when", "where",
-		"why", "how", "all", "any", "both", "each", "few", "more", "most", "other",
-		"some", "such", "no", "nor", "not", "only", "own", "same", "so", "than", "too",
-		"very", "s", "t", "can", "will", "just", "don", "should", "now":
-		return true
-	}
-	return false
 }
