@@ -1,17 +1,18 @@
 package embed
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
-	"strconv"
+	"net/url"
 	"strings"
 	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 )
 
 // DefaultOpenAIBaseURL is OpenAI's API. Ollama, vLLM and text-embeddings-inference
@@ -24,10 +25,15 @@ type OpenAIConfig struct {
 	BaseURL string // default DefaultOpenAIBaseURL; "/embeddings" is appended
 	Model   string // required, e.g. "text-embedding-3-small"
 	// APIKey is sent as a bearer token when set; local servers usually need none.
-	APIKey     string
-	BatchSize  int           // inputs per request; default 64
-	Timeout    time.Duration // per request attempt; default 30s
-	MaxRetries int           // retries after the first attempt; default 4, negative means none
+	// It never appears in errors.
+	APIKey    string
+	BatchSize int           // inputs per request; default 64
+	Timeout   time.Duration // per request attempt (a hung attempt is retried); default 30s
+	// MaxRetries is how many times a failed request is retried: connection
+	// errors, attempt timeouts, 408, 409, 429 and 5xx, after exponential backoff
+	// (0.5 s doubling, at most 8 s) or the server's Retry-After when it asks for
+	// at most 2 minutes (a longer wait fails at once). Default 4, negative means none.
+	MaxRetries int
 	// Dim is the dimension the database schema stores (KB_EMBEDDING_DIM); every
 	// returned vector must have exactly this length.
 	Dim int
@@ -36,19 +42,25 @@ type OpenAIConfig struct {
 	// vectors. Servers that do not support it may reject the request, so it is
 	// sent only when set.
 	Dimensions int
-	HTTPClient *http.Client // default: a client without its own timeout (Timeout applies per attempt)
+	// HTTPClient sends the requests (proxies, tests); default a plain client. A
+	// copy is used whose Timeout is the per-attempt Timeout above.
+	HTTPClient *http.Client
 }
 
-// OpenAI embeds text with an OpenAI-compatible embeddings endpoint. It returns the
-// vectors as the server gives them, without re-normalising: canon compares them
-// by cosine, which ignores length.
+// OpenAI embeds text with an OpenAI-compatible embeddings endpoint through the
+// official SDK (github.com/openai/openai-go/v3), which sends the requests and
+// retries them. The SDK's environment defaults (OPENAI_API_KEY,
+// OPENAI_BASE_URL, …) are not used: only the configuration counts, so a key
+// meant for OpenAI is never sent to a local server. Vectors are returned as the
+// server gives them, without re-normalising: canon compares them by cosine,
+// which ignores length.
 type OpenAI struct {
 	cfg      OpenAIConfig
-	endpoint string
-	client   *http.Client
-	// backoff is the delay before retry number attempt (1-based) when the server
-	// gives no Retry-After; tests shorten it.
-	backoff func(attempt int) time.Duration
+	endpoint string // for messages only; the SDK builds the URL
+	svc      openai.EmbeddingService
+	// maxRetryDelay, when > 0, caps the backoff and the Retry-After the SDK
+	// honours; tests shorten it.
+	maxRetryDelay time.Duration
 }
 
 // NewOpenAI validates cfg and fills its defaults.
@@ -65,8 +77,8 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = DefaultOpenAIBaseURL
 	}
-	if !strings.HasPrefix(cfg.BaseURL, "http://") && !strings.HasPrefix(cfg.BaseURL, "https://") {
-		return nil, fmt.Errorf("openai embedder: BaseURL %q must start with http:// or https://", cfg.BaseURL)
+	if u, err := url.Parse(cfg.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("openai embedder: BaseURL %q must start with http:// or https://", redactor(cfg.APIKey).clean(cfg.BaseURL))
 	}
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = 64
@@ -79,15 +91,27 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	} else if cfg.MaxRetries < 0 {
 		cfg.MaxRetries = 0
 	}
-	client := cfg.HTTPClient
-	if client == nil {
-		client = &http.Client{}
+	// The SDK's own per-attempt timeout ends the whole call instead of retrying
+	// the attempt, so the attempt timeout is the client's.
+	hc := &http.Client{}
+	if cfg.HTTPClient != nil {
+		c := *cfg.HTTPClient
+		hc = &c
+	}
+	hc.Timeout = cfg.Timeout
+	opts := []option.RequestOption{
+		option.WithHTTPClient(hc),
+		option.WithBaseURL(cfg.BaseURL),
+		option.WithMaxRetries(cfg.MaxRetries),
+	}
+	if cfg.APIKey != "" {
+		opts = append(opts, option.WithAPIKey(cfg.APIKey))
 	}
 	return &OpenAI{
 		cfg:      cfg,
 		endpoint: strings.TrimRight(cfg.BaseURL, "/") + "/embeddings",
-		client:   client,
-		backoff:  exponentialJitter(500*time.Millisecond, 20*time.Second),
+		// Built without openai.NewClient, which would read OPENAI_* variables.
+		svc: openai.NewEmbeddingService(opts...),
 	}, nil
 }
 
@@ -133,126 +157,91 @@ func (o *OpenAI) EmbedDocuments(ctx context.Context, texts []string) ([][]float3
 	return out, nil
 }
 
-type embeddingsRequest struct {
-	Model          string   `json:"model"`
-	Input          []string `json:"input"`
-	EncodingFormat string   `json:"encoding_format"`
-	Dimensions     int      `json:"dimensions,omitempty"`
-}
-
-type embeddingsResponse struct {
-	Data []struct {
-		Embedding []float32 `json:"embedding"`
-		Index     int       `json:"index"`
-	} `json:"data"`
-	Model string `json:"model"`
-}
-
-// statusError is a failed HTTP exchange; retryable says whether trying again can help.
-type statusError struct {
-	status     int
-	msg        string
-	retryable  bool
-	retryAfter time.Duration // from the Retry-After header; < 0 when absent
-}
-
-func (e *statusError) Error() string {
-	if e.status == 0 {
-		return e.msg
-	}
-	if e.msg == "" {
-		return fmt.Sprintf("%d %s", e.status, http.StatusText(e.status))
-	}
-	return fmt.Sprintf("%d %s: %s", e.status, http.StatusText(e.status), e.msg)
-}
-
 func (o *OpenAI) embedBatch(ctx context.Context, batch []string) ([][]float32, error) {
-	body, err := json.Marshal(embeddingsRequest{
+	params := openai.EmbeddingNewParams{
 		Model:          o.cfg.Model,
-		Input:          batch,
-		EncodingFormat: "float",
-		Dimensions:     o.cfg.Dimensions,
-	})
+		Input:          openai.EmbeddingNewParamsInputUnion{OfArrayOfStrings: batch},
+		EncodingFormat: openai.EmbeddingNewParamsEncodingFormatFloat,
+	}
+	if o.cfg.Dimensions > 0 {
+		params.Dimensions = openai.Int(int64(o.cfg.Dimensions))
+	}
+	attempts := 0
+	var httpResp *http.Response
+	opts := []option.RequestOption{
+		option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+			attempts++
+			return next(req)
+		}),
+		option.WithResponseInto(&httpResp),
+	}
+	if o.maxRetryDelay > 0 {
+		opts = append(opts, option.WithMaxRetryDelay(o.maxRetryDelay))
+	}
+	res, err := o.svc.New(ctx, params, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("%s: encoding request: %w", o.Name(), err)
+		return nil, o.failure(ctx, err, httpResp, attempts)
 	}
-	for attempt := 0; ; attempt++ {
-		resp, err := o.post(ctx, body)
-		if err == nil {
-			return o.decode(resp, len(batch))
-		}
-		// The caller's own deadline or cancellation ends the retries; a
-		// per-attempt timeout does not.
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%s: %w (last error: %s)", o.Name(), ctx.Err(), o.redact(err.Error()))
-		}
-		var se *statusError
-		retryable := true
-		wait := o.backoff(attempt + 1)
-		if errors.As(err, &se) {
-			retryable = se.retryable
-			if se.retryAfter >= 0 {
-				wait = se.retryAfter
-			}
-		}
-		if !retryable || attempt >= o.cfg.MaxRetries {
-			tries := ""
-			if attempt > 0 {
-				tries = fmt.Sprintf(" after %d attempts", attempt+1)
-			}
-			return nil, fmt.Errorf("%s: POST %s%s: %s", o.Name(), o.endpoint, tries, o.redact(err.Error()))
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, fmt.Errorf("%s: %w (last error: %s)", o.Name(), ctx.Err(), o.redact(err.Error()))
-		case <-t.C:
-		}
-	}
+	return o.vectors(res, len(batch))
 }
 
-// post makes one attempt and returns the body of a 2xx response.
-func (o *OpenAI) post(ctx context.Context, body []byte) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, o.cfg.Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, o.endpoint, bytes.NewReader(body))
-	if err != nil {
-		return nil, &statusError{msg: err.Error(), retryAfter: -1} // a malformed BaseURL: not retryable
+// failure turns an SDK error into one that names the endpoint and the server's
+// own message. The SDK's error is never wrapped: it holds the request, whose
+// headers carry the key.
+func (o *OpenAI) failure(ctx context.Context, err error, httpResp *http.Response, attempts int) error {
+	red := redactor(o.cfg.APIKey)
+	if ctx.Err() != nil {
+		return fmt.Errorf("%s: %w", o.Name(), ctx.Err())
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	if o.cfg.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+o.cfg.APIKey)
+	tries := ""
+	if attempts > 1 {
+		tries = fmt.Sprintf(" after %d attempts", attempts)
 	}
-	resp, err := o.client.Do(req)
-	if err != nil {
-		return nil, err // network error or attempt timeout: retryable
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 == 2 {
-		// A full batch of large vectors is a few megabytes; the cap only stops a
-		// misbehaving server from exhausting memory.
-		b, err := io.ReadAll(io.LimitReader(resp.Body, 512<<20))
-		if err != nil {
-			return nil, fmt.Errorf("reading response: %w", err)
+	var detail string
+	switch {
+	case httpResp != nil && httpResp.StatusCode >= 400:
+		var body []byte
+		if httpResp.Body != nil {
+			// The SDK leaves an error body readable; the cap only guards memory.
+			body, _ = io.ReadAll(io.LimitReader(httpResp.Body, 64<<10))
 		}
-		return b, nil
+		detail = fmt.Sprintf("%d %s", httpResp.StatusCode, http.StatusText(httpResp.StatusCode))
+		if msg := serverMessage(body); msg != "" {
+			detail += ": " + msg
+		}
+	case httpResp != nil:
+		detail = "unreadable response: " + err.Error()
+	default:
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // its URL is already in the message
+		}
+		detail = "no response: " + err.Error()
 	}
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	return nil, &statusError{
-		status:     resp.StatusCode,
-		msg:        serverMessage(b),
-		retryable:  retryableStatus(resp.StatusCode),
-		retryAfter: parseRetryAfter(resp.Header.Get("Retry-After")),
-	}
+	return fmt.Errorf("%s: POST %s%s: %s", o.Name(), o.endpoint, tries, red.clean(detail))
 }
 
-// retryableStatus follows OpenAI's own clients: rate limits, server errors, and
-// the timeout and conflict statuses that a repeat can clear.
-func retryableStatus(code int) bool {
-	return code == http.StatusTooManyRequests || code == http.StatusRequestTimeout ||
-		code == http.StatusConflict || code >= 500
+// vectors checks the response against the batch: one vector per input, each
+// index once, each of the schema's dimension.
+func (o *OpenAI) vectors(res *openai.CreateEmbeddingResponse, n int) ([][]float32, error) {
+	if len(res.Data) != n {
+		return nil, fmt.Errorf("%s: %s returned %d embeddings for %d inputs", o.Name(), o.endpoint, len(res.Data), n)
+	}
+	out := make([][]float32, n)
+	for _, d := range res.Data {
+		if d.Index < 0 || d.Index >= int64(n) || out[d.Index] != nil {
+			return nil, fmt.Errorf("%s: %s returned an invalid or repeated index %d for %d inputs", o.Name(), o.endpoint, d.Index, n)
+		}
+		if len(d.Embedding) != o.cfg.Dim {
+			return nil, o.dimError(len(d.Embedding))
+		}
+		v := make([]float32, len(d.Embedding))
+		for i, x := range d.Embedding {
+			v[i] = float32(x)
+		}
+		out[d.Index] = v
+	}
+	return out, nil
 }
 
 // serverMessage extracts {"error":{"message":...}} (OpenAI, vLLM), {"error":"..."}
@@ -279,55 +268,6 @@ func serverMessage(body []byte) string {
 	return s
 }
 
-// parseRetryAfter reads Retry-After as seconds or an HTTP date; -1 when absent or
-// unreadable.
-func parseRetryAfter(v string) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return -1
-	}
-	if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
-		return time.Duration(secs) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(time.Until(t), 0)
-	}
-	return -1
-}
-
-// exponentialJitter doubles the delay per attempt up to limit and picks uniformly
-// from its upper half, so that clients throttled together do not retry together.
-func exponentialJitter(base, limit time.Duration) func(int) time.Duration {
-	return func(attempt int) time.Duration {
-		d := base << min(attempt-1, 20)
-		if d <= 0 || d > limit {
-			d = limit
-		}
-		return d/2 + rand.N(d/2+1)
-	}
-}
-
-func (o *OpenAI) decode(body []byte, n int) ([][]float32, error) {
-	var r embeddingsResponse
-	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, fmt.Errorf("%s: decoding response from %s: %w", o.Name(), o.endpoint, err)
-	}
-	if len(r.Data) != n {
-		return nil, fmt.Errorf("%s: %s returned %d embeddings for %d inputs", o.Name(), o.endpoint, len(r.Data), n)
-	}
-	out := make([][]float32, n)
-	for _, d := range r.Data {
-		if d.Index < 0 || d.Index >= n || out[d.Index] != nil {
-			return nil, fmt.Errorf("%s: %s returned an invalid or repeated index %d for %d inputs", o.Name(), o.endpoint, d.Index, n)
-		}
-		if len(d.Embedding) != o.cfg.Dim {
-			return nil, o.dimError(len(d.Embedding))
-		}
-		out[d.Index] = d.Embedding
-	}
-	return out, nil
-}
-
 func (o *OpenAI) dimError(got int) error {
 	hint := fmt.Sprintf("set KB_EMBEDDING_DIM=%d and recreate the embeddings, or choose a model that returns %d dimensions", got, o.cfg.Dim)
 	if o.cfg.Dimensions == 0 && got > o.cfg.Dim {
@@ -337,11 +277,13 @@ func (o *OpenAI) dimError(got int) error {
 		o.Name(), got, o.cfg.Dim, hint)
 }
 
-// redact removes the API key from text that may echo it (some servers quote the
-// rejected key in their error message).
-func (o *OpenAI) redact(s string) string {
-	if o.cfg.APIKey == "" {
+// redactor removes the API key from text that may echo it (some servers quote
+// the rejected key in their error message).
+type redactor string
+
+func (r redactor) clean(s string) string {
+	if r == "" {
 		return s
 	}
-	return strings.ReplaceAll(s, o.cfg.APIKey, "[redacted]")
+	return strings.ReplaceAll(s, string(r), "[redacted]")
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -93,8 +94,9 @@ func (f *fakeOpenAI) callCount() int {
 	return f.calls
 }
 
-// newTestOpenAI starts a fake server and an embedder pointed at it with
-// millisecond backoff, so retry tests run fast.
+// newTestOpenAI starts a fake server and an embedder pointed at it whose retry
+// delays are capped at a millisecond, so retry tests run fast (a Retry-After
+// above the cap then ends the retries, as one above two minutes does in use).
 func newTestOpenAI(t *testing.T, f *fakeOpenAI, cfg OpenAIConfig) *OpenAI {
 	t.Helper()
 	f.t = t
@@ -117,7 +119,7 @@ func newTestOpenAI(t *testing.T, f *fakeOpenAI, cfg OpenAIConfig) *OpenAI {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.backoff = func(int) time.Duration { return time.Millisecond }
+	o.maxRetryDelay = time.Millisecond
 	return o
 }
 
@@ -282,8 +284,7 @@ func TestOpenAIRetries(t *testing.T) {
 
 func TestOpenAIWrongKeyNeverLeaks(t *testing.T) {
 	f := &fakeOpenAI{}
-	o := newTestOpenAI(t, f, OpenAIConfig{})
-	o.cfg.APIKey = "sk-wrong-key-that-the-server-echoes"
+	o := newTestOpenAI(t, f, OpenAIConfig{APIKey: "sk-wrong-key-that-the-server-echoes"})
 	err := o.Check(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "401") {
 		t.Fatalf("err = %v, want a 401", err)
@@ -425,32 +426,110 @@ func TestNewOpenAIValidates(t *testing.T) {
 	}
 }
 
-func TestParseRetryAfter(t *testing.T) {
-	cases := []struct {
-		in   string
-		want time.Duration
-	}{
-		{"", -1},
-		{"0", 0},
-		{"7", 7 * time.Second},
-		{"soon", -1},
-		{"-3", -1},
-		{"Wed, 21 Oct 2015 07:28:00 GMT", 0}, // a date in the past: retry now
+// The SDK waits as long as Retry-After asks (up to two minutes) before retrying.
+func TestOpenAIHonoursRetryAfter(t *testing.T) {
+	f := &fakeOpenAI{fail: func(call int, w http.ResponseWriter) bool {
+		if call > 1 {
+			return false
+		}
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusTooManyRequests)
+		return true
+	}}
+	o := newTestOpenAI(t, f, OpenAIConfig{})
+	o.maxRetryDelay = 0 // the SDK's own limits, as in use
+	start := time.Now()
+	if _, err := o.EmbedQuery(context.Background(), "text-1"); err != nil {
+		t.Fatal(err)
 	}
-	for _, c := range cases {
-		if got := parseRetryAfter(c.in); got != c.want {
-			t.Errorf("parseRetryAfter(%q) = %v, want %v", c.in, got, c.want)
+	if waited := time.Since(start); waited < 900*time.Millisecond {
+		t.Errorf("retried after %v, the server asked for 1s", waited)
+	}
+	if f.callCount() != 2 {
+		t.Errorf("calls = %d, want 2", f.callCount())
+	}
+}
+
+// A server that asks for a longer wait than the SDK honours gets no retry: the
+// error comes back at once instead of a call hanging for minutes.
+func TestOpenAIRetryAfterBeyondLimitFailsAtOnce(t *testing.T) {
+	f := &fakeOpenAI{fail: func(_ int, w http.ResponseWriter) bool {
+		w.Header().Set("Retry-After", "600")
+		w.WriteHeader(http.StatusTooManyRequests)
+		fmt.Fprint(w, `{"error":{"message":"Rate limit reached, try again in 10m"}}`)
+		return true
+	}}
+	o := newTestOpenAI(t, f, OpenAIConfig{})
+	o.maxRetryDelay = 0
+	start := time.Now()
+	_, err := o.EmbedQuery(context.Background(), "text-1")
+	if err == nil || !strings.Contains(err.Error(), "429 Too Many Requests: Rate limit reached") {
+		t.Fatalf("err = %v, want the 429 with the server's message", err)
+	}
+	if f.callCount() != 1 || time.Since(start) > 5*time.Second {
+		t.Errorf("%d calls in %v, want 1 at once", f.callCount(), time.Since(start))
+	}
+}
+
+// An unreachable endpoint is retried, then named in an error that says nothing answered.
+func TestOpenAIOutage(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	base := srv.URL + "/v1"
+	srv.Close()
+	o, err := NewOpenAI(OpenAIConfig{BaseURL: base, Model: "m", Dim: 8, APIKey: testKey, MaxRetries: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.maxRetryDelay = time.Millisecond
+	err = o.Check(context.Background())
+	if err == nil {
+		t.Fatal("no error from a closed server")
+	}
+	for _, want := range []string{"openai:m: POST " + base + "/embeddings after 3 attempts: no response", "connection refused"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not contain %q", err, want)
 		}
 	}
 }
 
-func TestExponentialJitter(t *testing.T) {
-	b := exponentialJitter(100*time.Millisecond, time.Second)
-	for attempt, hi := range map[int]time.Duration{1: 100 * time.Millisecond, 2: 200 * time.Millisecond, 3: 400 * time.Millisecond, 10: time.Second, 100: time.Second} {
-		for range 100 {
-			if d := b(attempt); d < hi/2 || d > hi {
-				t.Fatalf("attempt %d: delay %v outside [%v, %v]", attempt, d, hi/2, hi)
-			}
+// Keys must stay out of every rendering of an error, including what a
+// structured logger makes of it, and the SDK's OPENAI_* environment defaults
+// must not leak a key meant for OpenAI to another server.
+func TestOpenAIKeyNeverInErrorsOrLogs(t *testing.T) {
+	const envKey = "sk-env-key-for-openai-only"
+	t.Setenv("OPENAI_API_KEY", envKey)
+	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")
+	echo := func(code int) func(int, http.ResponseWriter) bool {
+		return func(_ int, w http.ResponseWriter) bool {
+			w.WriteHeader(code)
+			fmt.Fprintf(w, `{"error":{"message":"key %s rejected"}}`, testKey)
+			return true
 		}
+	}
+	cases := map[string]*fakeOpenAI{
+		"401 echoing the key": {fail: echo(http.StatusUnauthorized)},
+		"500 echoing the key": {fail: echo(http.StatusInternalServerError)},
+		"dimension mismatch":  {dim: 3},
+	}
+	for name, f := range cases {
+		t.Run(name, func(t *testing.T) {
+			var logs strings.Builder
+			logger := slog.New(slog.NewJSONHandler(&logs, nil))
+			o := newTestOpenAI(t, f, OpenAIConfig{MaxRetries: 1})
+			_, err := o.EmbedDocuments(context.Background(), inputs(2))
+			if err == nil {
+				t.Fatal("expected an error")
+			}
+			logger.Error("embedding failed", "err", err)
+			slog.New(slog.NewTextHandler(&logs, nil)).Error("embedding failed", "err", err)
+			for _, s := range []string{err.Error(), fmt.Sprintf("%+v", err), fmt.Sprintf("%#v", err), logs.String()} {
+				if strings.Contains(s, testKey) || strings.Contains(s, envKey) {
+					t.Errorf("a key leaks: %s", s)
+				}
+			}
+			if f.callCount() == 0 {
+				t.Error("the request did not reach the configured server")
+			}
+		})
 	}
 }
