@@ -40,6 +40,13 @@ $(BIN)/sqlc: tools/go.mod tools/go.sum
 $(BIN)/buf: tools/go.mod tools/go.sum
 	cd tools && $(GO) build -o ../$(BIN)/buf github.com/bufbuild/buf/cmd/buf
 
+$(BIN)/golangci-lint: tools/go.mod tools/go.sum
+	cd tools && $(GO) build -o ../$(BIN)/golangci-lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
+.PHONY: lint
+lint: go $(BIN)/golangci-lint ## golangci-lint with .golangci.yml (errcheck, staticcheck, revive, …)
+	$(BIN)/golangci-lint run ./...
+
 .PHONY: generate
 generate: $(BIN)/sqlc $(BIN)/buf ## regenerate gen/ (sqlc and buf; nothing fetched but Go modules)
 	@scripts/schema.sh > gen/schema.sql

@@ -102,10 +102,12 @@ func TestCachedQueriesExpire(t *testing.T) {
 	inner := &countingEmbedder{name: "fake"}
 	c := NewCachedQueries(inner, 10, 200*time.Millisecond)
 	ctx := context.Background()
-	c.EmbedQuery(ctx, "q")
-	c.EmbedQuery(ctx, "q")
-	time.Sleep(400 * time.Millisecond)
-	c.EmbedQuery(ctx, "q")
+	for _, wait := range []time.Duration{0, 0, 400 * time.Millisecond} {
+		time.Sleep(wait)
+		if _, err := c.EmbedQuery(ctx, "q"); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if got := inner.queries.Load(); got != 2 {
 		t.Errorf("inner calls = %d, want 2 (one before and one after expiry)", got)
 	}
@@ -116,7 +118,9 @@ func TestCachedQueriesEvictsLeastRecentlyUsed(t *testing.T) {
 	c := NewCachedQueries(inner, 2, time.Minute)
 	ctx := context.Background()
 	for _, q := range []string{"a", "b", "a", "c", "a", "b"} {
-		c.EmbedQuery(ctx, q)
+		if _, err := c.EmbedQuery(ctx, q); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// a, b miss; a hits; c misses and evicts b; a hits; b misses.
 	if got := inner.queries.Load(); got != 4 {

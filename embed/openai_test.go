@@ -80,12 +80,15 @@ func (f *fakeOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	slices.Reverse(data) // servers may answer out of order; index is authoritative
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]any{
+	err := json.NewEncoder(w).Encode(map[string]any{
 		"object": "list",
 		"data":   data,
 		"model":  body["model"],
 		"usage":  map[string]int{"prompt_tokens": len(inputs), "total_tokens": len(inputs)},
 	})
+	if err != nil {
+		f.t.Errorf("writing the response: %v", err)
+	}
 }
 
 func (f *fakeOpenAI) callCount() int {

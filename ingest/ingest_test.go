@@ -42,7 +42,7 @@ func scalar[T any](t testing.TB, pool *pgxpool.Pool, sql string, args ...any) T 
 	return v
 }
 
-func strings_(t testing.TB, pool *pgxpool.Pool, sql string, args ...any) []string {
+func queryStrings(t testing.TB, pool *pgxpool.Pool, sql string, args ...any) []string {
 	t.Helper()
 	rows, err := pool.Query(context.Background(), sql, args...)
 	if err != nil {
@@ -71,7 +71,7 @@ func TestHandbookIngestIsIdempotent(t *testing.T) {
 	if first.Created != len(files) || first.Chunks == 0 {
 		t.Fatalf("first run: %+v", first)
 	}
-	projects := strings_(t, pool, "SELECT project_key FROM projects ORDER BY 1")
+	projects := queryStrings(t, pool, "SELECT project_key FROM projects ORDER BY 1")
 	if !slices.Contains(projects, "platform") || !slices.Contains(projects, "payments") {
 		t.Fatalf("frontmatter project: should create platform and payments, got %v", projects)
 	}
@@ -114,10 +114,10 @@ func TestChangedFileReplacesItsRows(t *testing.T) {
 	if n := scalar[int64](t, pool, "SELECT count(*) FROM kb_edges"); n != 0 {
 		t.Errorf("removed supersedes edge still there (%d edges)", n)
 	}
-	if got := strings_(t, pool, "SELECT entity_slug FROM entity_mentions WHERE source = 'attendee'"); !slices.Equal(got, []string{"lee"}) {
+	if got := queryStrings(t, pool, "SELECT entity_slug FROM entity_mentions WHERE source = 'attendee'"); !slices.Equal(got, []string{"lee"}) {
 		t.Errorf("attendees = %v, want [lee]", got)
 	}
-	text := strings.Join(strings_(t, pool, "SELECT c.text FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.slug = 'dec-a'"), " ")
+	text := strings.Join(queryStrings(t, pool, "SELECT c.text FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.slug = 'dec-a'"), " ")
 	if strings.Contains(text, "Redis") || !strings.Contains(text, "Valkey") {
 		t.Errorf("chunks not replaced: %q", text)
 	}
@@ -137,7 +137,7 @@ func TestEdgesResolveWhenTargetArrives(t *testing.T) {
 	if len(res.Errors) > 0 {
 		t.Fatal(res.Errors)
 	}
-	got := strings_(t, pool, `
+	got := queryStrings(t, pool, `
 		SELECT fd.slug || ' ' || e.edge_type || ' ' || td.slug || ' ' || e.weight
 		FROM kb_edges e
 		JOIN kb_nodes f ON f.id = e.from_node_id JOIN documents fd ON fd.id = f.document_id
@@ -186,7 +186,7 @@ func TestPrune(t *testing.T) {
 	if res.Pruned != 1 {
 		t.Fatalf("%+v", res)
 	}
-	if got := strings_(t, pool, "SELECT slug FROM documents"); !slices.Equal(got, []string{"a"}) {
+	if got := queryStrings(t, pool, "SELECT slug FROM documents"); !slices.Equal(got, []string{"a"}) {
 		t.Errorf("documents = %v", got)
 	}
 	// Statistics follow deletions exactly.
@@ -262,10 +262,10 @@ func TestEntitiesAndMentions(t *testing.T) {
 		t.Fatal(err)
 	}
 	run(t, in, "ent", false, files...)
-	if got := strings_(t, pool, `SELECT member_slug FROM team_members m JOIN entities e ON e.id = m.team_id WHERE e.slug = 'platform-team' ORDER BY 1`); !slices.Equal(got, []string{"dana", "lee", "priya"}) {
+	if got := queryStrings(t, pool, `SELECT member_slug FROM team_members m JOIN entities e ON e.id = m.team_id WHERE e.slug = 'platform-team' ORDER BY 1`); !slices.Equal(got, []string{"dana", "lee", "priya"}) {
 		t.Errorf("platform-team members = %v", got)
 	}
-	sources := strings_(t, pool, `SELECT DISTINCT source FROM entity_mentions WHERE entity_slug = 'dana' ORDER BY 1`)
+	sources := queryStrings(t, pool, `SELECT DISTINCT source FROM entity_mentions WHERE entity_slug = 'dana' ORDER BY 1`)
 	if !slices.Equal(sources, []string{"attendee", "frontmatter", "text"}) {
 		t.Errorf("dana's mention sources = %v, want attendee, frontmatter and text", sources)
 	}
@@ -389,7 +389,7 @@ func TestParallelBatchesMatchSerial(t *testing.T) {
 		return files
 	}
 	edges := func(pool *pgxpool.Pool) []string {
-		return strings_(t, pool, `
+		return queryStrings(t, pool, `
 			SELECT fd.slug || ' ' || e.edge_type || ' ' || td.slug || ' ' || e.weight
 			FROM kb_edges e
 			JOIN kb_nodes fn ON fn.id = e.from_node_id JOIN documents fd ON fd.id = fn.document_id
@@ -413,7 +413,7 @@ func TestParallelBatchesMatchSerial(t *testing.T) {
 		}
 		checkStats(t, parallelPool)
 		// Chunk ids follow the files: sorted by id, chunks come in path, ordinal order.
-		order := strings_(t, parallelPool, `
+		order := queryStrings(t, parallelPool, `
 			SELECT d.source_path || '#' || c.ordinal FROM chunks c JOIN documents d ON d.id = c.document_id ORDER BY c.id`)
 		if !slices.IsSortedFunc(order, func(a, b string) int {
 			pa, oa, _ := strings.Cut(a, "#")

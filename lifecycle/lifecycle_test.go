@@ -151,8 +151,12 @@ func TestPromote(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b, a map[string]any
-	json.Unmarshal(before, &b) //nolint:errcheck
-	json.Unmarshal(after, &a)  //nolint:errcheck
+	if err := json.Unmarshal(before, &b); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(after, &a); err != nil {
+		t.Fatal(err)
+	}
 	if actor != "alice" || op != "promote" || b["canonical_type"] != nil || a["canonical_type"] != "standard" ||
 		a["retrieval_priority"] != float64(70) {
 		t.Errorf("audit: actor %q op %q before %s after %s", actor, op, before, after)

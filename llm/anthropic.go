@@ -134,7 +134,7 @@ func (p *Anthropic) params(req Request) anthropic.MessageNewParams {
 		maxTokens = req.MaxTokens
 	}
 	params := anthropic.MessageNewParams{
-		Model:     anthropic.Model(p.model),
+		Model:     p.model,
 		MaxTokens: int64(maxTokens),
 		System:    system,
 		Messages:  msgs,
@@ -157,7 +157,7 @@ func (p *Anthropic) Stream(ctx context.Context, req Request, onDelta func(string
 		var httpResp *http.Response
 		stream := p.svc.NewStreaming(ctx, params,
 			option.WithMaxRetries(max(httpRetries, 0)),
-			option.WithMiddleware(sdkMiddleware(&res.attempts)),
+			option.WithMiddleware(sdkMiddleware(&res.attempts)), //nolint:bodyclose // a middleware hands the response on; the SDK closes it
 			option.WithResponseInto(&httpResp),
 		)
 		defer func() { _ = stream.Close() }()

@@ -214,7 +214,7 @@ func TestExtractiveStopsOnCancelAndCallbackError(t *testing.T) {
 	}
 	boom := errors.New("boom")
 	_, err = NewExtractive().Stream(context.Background(), req, func(string) error { return boom })
-	if err != boom {
+	if !errors.Is(err, boom) {
 		t.Errorf("err = %v, want the callback's", err)
 	}
 }

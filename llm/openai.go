@@ -162,7 +162,7 @@ func (p *OpenAI) Stream(ctx context.Context, req Request, onDelta func(string) e
 		var httpResp *http.Response
 		stream := p.svc.NewStreaming(ctx, params,
 			option.WithMaxRetries(max(httpRetries, 0)),
-			option.WithMiddleware(sdkMiddleware(&res.attempts)),
+			option.WithMiddleware(sdkMiddleware(&res.attempts)), //nolint:bodyclose // a middleware hands the response on; the SDK closes it
 			option.WithResponseInto(&httpResp),
 		)
 		defer stream.Close()

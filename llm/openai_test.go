@@ -293,7 +293,7 @@ func TestOpenAICallbackErrorStopsTheStream(t *testing.T) {
 	p := newTestOpenAI(t, srv.URL, nil)
 	errClientGone := errors.New("client gone")
 	_, err := p.Stream(testContext(t), testRequest, func(string) error { return errClientGone })
-	if err != errClientGone {
+	if err != errClientGone { //nolint:errorlint // the contract is the callback's error itself, unwrapped
 		t.Fatalf("err = %v, want the callback's error as is", err)
 	}
 	select {

@@ -40,7 +40,7 @@ func TestDBFromPrivateDirectory(t *testing.T) {
 	port := strconv.Itoa(freePort(t))
 	run := func(arg string) string {
 		t.Helper()
-		cmd := exec.Command(dbsh, arg)
+		cmd := exec.CommandContext(t.Context(), dbsh, arg)
 		cmd.Dir = clone // as a user who cloned into a private directory and runs make there
 		cmd.Env = append(os.Environ(), "KB_PG_PORT="+port)
 		var stderr strings.Builder
@@ -85,7 +85,8 @@ func TestDBFromPrivateDirectory(t *testing.T) {
 
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	var lc net.ListenConfig
+	ln, err := lc.Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

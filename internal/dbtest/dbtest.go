@@ -104,7 +104,8 @@ func drop(admin, url string) {
 		return
 	}
 	defer conn.Close(ctx)
-	conn.Exec(ctx, "DROP DATABASE IF EXISTS "+strings.TrimPrefix(u.Path, "/")+" WITH (FORCE)") //nolint:errcheck
+	// Best effort: a database left behind is dropped by the next run (dropStale).
+	_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+strings.TrimPrefix(u.Path, "/")+" WITH (FORCE)")
 }
 
 func create(admin string) (string, error) {
@@ -166,7 +167,8 @@ func ensureTemplate(ctx context.Context, conn *pgx.Conn, admin string) (string, 
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock(872364)"); err != nil {
 		return "", err
 	}
-	defer conn.Exec(context.Background(), "SELECT pg_advisory_unlock(872364)") //nolint:errcheck
+	// Closing the connection releases the lock too, should the unlock fail.
+	defer func() { _, _ = conn.Exec(context.Background(), "SELECT pg_advisory_unlock(872364)") }()
 	var exists bool
 	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil {
 		return "", err
@@ -175,7 +177,8 @@ func ensureTemplate(ctx context.Context, conn *pgx.Conn, admin string) (string, 
 		return name, nil
 	}
 	building := name + "_build"
-	conn.Exec(ctx, "DROP DATABASE IF EXISTS "+building) //nolint:errcheck
+	// A crashed run's leftover; if it cannot go, CREATE DATABASE below says so.
+	_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+building)
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+building); err != nil {
 		return "", err
 	}
@@ -220,14 +223,14 @@ func dropStale(ctx context.Context, conn *pgx.Conn, template string) {
 			// canon_test_<host>_<pid>_...: made by process pid of this host.
 			pid, err := strconv.Atoi(strings.SplitN(rest, "_", 2)[0])
 			if err == nil && pid != os.Getpid() && !processAlive(pid) {
-				conn.Exec(ctx, drop+" WITH (FORCE)") //nolint:errcheck
+				_, _ = conn.Exec(ctx, drop+" WITH (FORCE)") // best effort: the next run tries again
 			}
 			continue
 		}
 		// Anything else only when a day old, and never while in use (a plain DROP
 		// fails then): another host's run, or another schema's template.
 		if d.Old && d.Name != template {
-			conn.Exec(ctx, drop) //nolint:errcheck
+			_, _ = conn.Exec(ctx, drop) // fails while in use, by design
 		}
 	}
 }

@@ -19,10 +19,11 @@ func TestDropStale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(ctx)
+	// A cleanup, not a defer: the databases' own cleanups below run before it.
+	t.Cleanup(func() { conn.Close(ctx) })
 
 	// A pid that is gone: a child that has exited and been waited for.
-	child := exec.Command("true")
+	child := exec.CommandContext(t.Context(), "true")
 	if err := child.Run(); err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +33,11 @@ func TestDropStale(t *testing.T) {
 		if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name) }) //nolint:errcheck
+		t.Cleanup(func() {
+			if _, err := conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name); err != nil {
+				t.Error(err)
+			}
+		})
 	}
 
 	template, err := ensureTemplate(ctx, conn, os.Getenv("DATABASE_URL"))

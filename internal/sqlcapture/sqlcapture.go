@@ -19,11 +19,13 @@ type Statement struct {
 	Args []any
 }
 
+// Query records the statement and returns ErrCaptured.
 func (s *Statement) Query(_ context.Context, sql string, args ...any) (pgx.Rows, error) {
 	s.SQL, s.Args = sql, args
 	return nil, ErrCaptured
 }
 
+// Exec records the statement and returns ErrCaptured.
 func (s *Statement) Exec(_ context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
 	s.SQL, s.Args = sql, args
 	return pgconn.CommandTag{}, ErrCaptured
@@ -33,6 +35,7 @@ func (s *Statement) Exec(_ context.Context, sql string, args ...any) (pgconn.Com
 // function captured here uses it.
 func (s *Statement) QueryRow(context.Context, string, ...any) pgx.Row { return nil }
 
+// CopyFrom records nothing (no captured statement copies) and returns ErrCaptured.
 func (s *Statement) CopyFrom(context.Context, pgx.Identifier, []string, pgx.CopyFromSource) (int64, error) {
 	return 0, ErrCaptured
 }
