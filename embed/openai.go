@@ -28,7 +28,7 @@ type OpenAIConfig struct {
 	// It never appears in errors.
 	APIKey    string
 	BatchSize int           // inputs per request; default 64
-	Timeout   time.Duration // per request attempt (a hung attempt is retried); default 30s
+	Timeout   time.Duration // per request attempt, reading the response included; a hung attempt is retried; default 30s
 	// MaxRetries is how many times a failed request is retried: connection
 	// errors, attempt timeouts, 408, 409, 429 and 5xx, after exponential backoff
 	// (0.5 s doubling, at most 8 s) or the server's Retry-After when it asks for
