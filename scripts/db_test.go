@@ -40,7 +40,10 @@ func TestDBFromPrivateDirectory(t *testing.T) {
 	port := strconv.Itoa(freePort(t))
 	run := func(arg string) string {
 		t.Helper()
-		cmd := exec.CommandContext(t.Context(), dbsh, arg)
+		// Not t.Context(): the cleanup's destroy runs after it is cancelled.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, dbsh, arg)
 		cmd.Dir = clone // as a user who cloned into a private directory and runs make there
 		cmd.Env = append(os.Environ(), "KB_PG_PORT="+port)
 		var stderr strings.Builder
