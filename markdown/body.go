@@ -50,26 +50,18 @@ type wikiRef struct {
 	line   int
 }
 
-type headingLevel struct {
-	level int
-	text  string
-}
-
 // bodyParser turns the Markdown body into sections of plain text.
 type bodyParser struct {
 	src       []byte
 	firstLine int   // file line of src[0]
 	newlines  []int // offsets of '\n' in src
 
-	sections  []section
-	stack     []headingLevel
-	h1        string
-	firstPara string
-	links     []wikiRef
+	outline Outline
+	links   []wikiRef
 }
 
 func parseBody(src []byte, firstLine int) *bodyParser {
-	p := &bodyParser{src: src, firstLine: firstLine, sections: []section{{}}}
+	p := &bodyParser{src: src, firstLine: firstLine}
 	for i, c := range src {
 		if c == '\n' {
 			p.newlines = append(p.newlines, i)
@@ -85,10 +77,7 @@ func (p *bodyParser) line(off int) int {
 	return p.firstLine + sort.SearchInts(p.newlines, off)
 }
 
-func (p *bodyParser) add(b block) {
-	s := &p.sections[len(p.sections)-1]
-	s.blocks = append(s.blocks, b)
-}
+func (p *bodyParser) add(b block) { p.outline.add(b) }
 
 // blocks walks block children; headings start sections only at the top level
 // (a heading inside a quote or list is text).
@@ -97,19 +86,12 @@ func (p *bodyParser) blocks(n ast.Node, top bool) {
 		switch c := c.(type) {
 		case *ast.Heading:
 			if top {
-				p.heading(c)
-			} else if t := p.inline(c, false); t != "" {
-				p.add(block{kind: proseBlock, text: t})
+				p.outline.Heading(c.Level, p.inline(c, false))
+			} else {
+				p.outline.paragraph(p.inline(c, false), false)
 			}
 		case *ast.Paragraph, *ast.TextBlock:
-			t := p.inline(c, true)
-			if t == "" {
-				continue
-			}
-			p.add(block{kind: proseBlock, text: t})
-			if top && p.firstPara == "" {
-				p.firstPara = t
-			}
+			p.outline.paragraph(p.inline(c, true), top)
 		case *ast.Blockquote:
 			p.blocks(c, false)
 		case *ast.FencedCodeBlock:
@@ -127,24 +109,6 @@ func (p *bodyParser) blocks(n ast.Node, top bool) {
 			}
 		}
 	}
-}
-
-func (p *bodyParser) heading(h *ast.Heading) {
-	t := p.inline(h, false)
-	if h.Level == 1 && p.h1 == "" {
-		p.h1 = t
-	}
-	for len(p.stack) > 0 && p.stack[len(p.stack)-1].level >= h.Level {
-		p.stack = p.stack[:len(p.stack)-1]
-	}
-	p.stack = append(p.stack, headingLevel{h.Level, t})
-	s := section{underH1: p.stack[0].level == 1 && p.stack[0].text != ""}
-	for _, l := range p.stack {
-		if l.text != "" {
-			s.path = append(s.path, l.text)
-		}
-	}
-	p.sections = append(p.sections, s)
 }
 
 // lines renders a nested block as lines of text, each prefixed by indent.

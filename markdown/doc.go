@@ -66,6 +66,16 @@
 // bytes), lists as "- "
 // or "1. " lines, tables as "cell | cell" lines, HTML tags stripped. See
 // Parse for how sections become chunks.
+//
+// # Sidecars and other formats
+//
+// A file may have its metadata beside it in <file>.meta.yaml (a Sidecar): the
+// same keys, validated the same way, errors at the sidecar's lines. For a
+// Markdown file the frontmatter and the sidecar merge key by key and the
+// frontmatter wins. Converters of other formats fill an Outline (headings and
+// blocks) and FromOutline makes it a Document exactly as Parse does a body: the
+// title is the metadata's, else the first level-1 heading, else the title the
+// format declares, else the file name.
 package markdown
 
 import (
@@ -190,16 +200,93 @@ var bom = []byte("\ufeff")
 // one chunk: for a canonical document its summary chunk, otherwise a chunk of
 // its summary or title. Ordinals start at 0 and are contiguous.
 func Parse(path string, content []byte, opts Options) (*Document, error) {
-	doc, err := parse(path, content, opts)
+	return ParseWithSidecar(path, content, nil, opts)
+}
+
+// ParseWithSidecar is Parse for a Markdown file that has a sidecar (nil for
+// none): the frontmatter and the sidecar are merged key by key, and a key set
+// in both takes the frontmatter's value (the file speaks for itself).
+func ParseWithSidecar(path string, content []byte, sidecar *Sidecar, opts Options) (*Document, error) {
+	doc, err := parseMarkdown(path, content, sidecar, opts)
 	if err != nil {
 		return nil, err // a nil *ParseError must not become a non-nil error
 	}
 	return doc, nil
 }
 
-func parse(path string, content []byte, opts Options) (*Document, *ParseError) {
-	opts = opts.withDefaults()
-	hash := sha256.Sum256(content)
+// Converted is a file of another format than Markdown, as its converter read it.
+type Converted struct {
+	Path       string // relative to the ingest root: the default slug and title, errors
+	Content    []byte // the file's bytes, for the content hash
+	SourceType string // the default source_type ("html", "text", "pdf", "docx")
+	Outline    *Outline
+}
+
+// FromOutline makes a Document of a converted file: its metadata comes from
+// the sidecar (nil for none), validated like frontmatter, and its outline is
+// titled, summarised and chunked like a Markdown body. Errors are *ParseError.
+func FromOutline(c Converted, sidecar *Sidecar, opts Options) (*Document, error) {
+	var metas []metaSource
+	if sidecar != nil {
+		m, err := sidecar.source()
+		if err != nil {
+			return nil, err
+		}
+		metas = append(metas, m)
+	}
+	o := c.Outline
+	if o == nil {
+		o = &Outline{}
+	}
+	doc, err := assemble(c.Path, ContentHash(c.Content, sidecar), c.SourceType, metas, o, nil, opts)
+	if err != nil {
+		return nil, err
+	}
+	return doc, nil
+}
+
+// Sidecar is the metadata of a file kept beside it in <file>.meta.yaml, for
+// formats without frontmatter: the same keys, validated the same way, errors
+// at the sidecar's own lines.
+type Sidecar struct {
+	Path    string
+	Content []byte
+}
+
+// SidecarSuffix ends the name of a sidecar: notes.pdf has notes.pdf.meta.yaml.
+const SidecarSuffix = ".meta.yaml"
+
+func (s *Sidecar) source() (metaSource, *ParseError) {
+	src := normalizeNewlines(bytes.TrimPrefix(s.Content, bom))
+	if err := checkEncoding(s.Path, src); err != nil {
+		return metaSource{}, err
+	}
+	return metaSource{kind: "sidecar", path: s.Path, yaml: src, firstLine: 1}, nil
+}
+
+// ContentHash identifies what a document is made from: the file's bytes and
+// its sidecar's (sha256, hex). A file without a sidecar hashes its bytes alone.
+func ContentHash(content []byte, sidecar *Sidecar) string {
+	if sidecar == nil {
+		sum := sha256.Sum256(content)
+		return hex.EncodeToString(sum[:])
+	}
+	h := sha256.New()
+	h.Write(content)
+	h.Write([]byte("\x00" + SidecarSuffix + "\x00"))
+	h.Write(sidecar.Content)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func parseMarkdown(path string, content []byte, sidecar *Sidecar, opts Options) (*Document, *ParseError) {
+	var metas []metaSource
+	if sidecar != nil {
+		m, err := sidecar.source()
+		if err != nil {
+			return nil, err
+		}
+		metas = append(metas, m)
+	}
 	src := normalizeNewlines(bytes.TrimPrefix(content, bom))
 	if err := checkEncoding(path, src); err != nil {
 		return nil, err
@@ -208,14 +295,24 @@ func parse(path string, content []byte, opts Options) (*Document, *ParseError) {
 	if err != nil {
 		return nil, err
 	}
+	if yamlSrc != nil {
+		metas = append(metas, metaSource{kind: "frontmatter", path: path, yaml: yamlSrc, firstLine: 2})
+	}
+	body := parseBody(bodySrc, bodyLine)
+	return assemble(path, ContentHash(content, sidecar), DefaultSourceType, metas, &body.outline, body.links, opts)
+}
+
+// assemble builds a Document of any format from its metadata and its outline.
+func assemble(path, hash, sourceType string, metas []metaSource, o *Outline, wikis []wikiRef, opts Options) (*Document, *ParseError) {
+	opts = opts.withDefaults()
 	doc := &Document{
 		SourcePath:        path,
-		SourceType:        DefaultSourceType,
+		SourceType:        sourceType,
 		RetrievalPriority: DefaultRetrievalPriority,
 		Tier:              DefaultTier,
-		ContentHash:       hex.EncodeToString(hash[:]),
+		ContentHash:       hash,
 	}
-	fm, err := decodeFrontmatter(path, yamlSrc, doc)
+	fm, err := decodeMeta(metas, doc)
 	if err != nil {
 		return nil, err
 	}
@@ -224,24 +321,27 @@ func parse(path string, content []byte, opts Options) (*Document, *ParseError) {
 	if doc.Slug == "" {
 		doc.Slug = slugFromPath(path)
 		if msg := checkSlug(doc.Slug); msg != "" {
-			return nil, errorf(path, 1, `%s (from the file path; set "id:" in the frontmatter)`, msg)
+			where := "the frontmatter"
+			if sourceType != DefaultSourceType {
+				where = path + SidecarSuffix
+			}
+			return nil, errorf(path, 1, `%s (from the file path; set "id:" in %s)`, msg, where)
 		}
 	}
 
-	body := parseBody(bodySrc, bodyLine)
-	for _, t := range []string{body.h1, titleFromPath(path), doc.Slug} {
+	for _, t := range []string{o.h1, o.Title, titleFromPath(path), doc.Slug} {
 		if doc.Title != "" {
 			break
 		}
-		doc.Title = t
+		doc.Title = cleanText(t)
 	}
 	if doc.Summary == "" {
-		doc.Summary = capSummary(collapseSpace(body.firstPara), maxDerivedSummaryTokens)
+		doc.Summary = capSummary(collapseSpace(o.firstPara), maxDerivedSummaryTokens)
 	}
-	if err := doc.addLinks(path, fm.links, body.links); err != nil {
+	if err := doc.addLinks(path, fm.links, wikis); err != nil {
 		return nil, err
 	}
-	doc.chunk(body.sections, opts)
+	doc.chunk(o.sections, opts)
 	return doc, nil
 }
 
@@ -252,7 +352,7 @@ func (doc *Document) addLinks(path string, specs []linkSpec, wikis []wikiRef) *P
 	named := map[string]bool{} // slugs a frontmatter link names
 	for _, s := range specs {
 		if s.target == doc.Slug {
-			return errorf(path, s.line, "%s: %q is this document's own slug", s.key, s.target)
+			return errorf(s.path, s.line, "%s: %q is this document's own slug", s.key, s.target)
 		}
 		l := Link{From: doc.Slug, To: s.target, EdgeType: s.edgeType, Weight: s.weight, Provenance: ProvenanceFrontmatter}
 		if s.key == "rejects" {

@@ -31,20 +31,35 @@ var projectKeyRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,62}$`)
 // slug is known.
 type linkSpec struct {
 	key      string // supersedes, related or rejects
+	path     string // file that declares it
 	target   string
 	edgeType string
 	weight   float64
 	line     int
 }
 
-// frontmatter is what decodeFrontmatter found besides the Document fields it sets.
+// frontmatter is what decodeMeta found besides the Document fields it sets.
 type frontmatter struct {
-	id       string
-	idLine   int
-	typeLine int
-	links    []linkSpec
-	keys     []string       // keys present, in file order
-	keyLines map[string]int // file line of each key
+	id    string
+	links []linkSpec
+}
+
+// metaSource is YAML holding frontmatter keys: a Markdown file's frontmatter or
+// a sidecar file.
+type metaSource struct {
+	kind      string // "frontmatter" or "sidecar", for errors
+	path      string // the file the YAML is in, for errors
+	yaml      []byte
+	firstLine int // file line of the YAML's first line
+}
+
+// metaEntry is one key of a metaSource, with the decoder that reports errors
+// at its file's lines.
+type metaEntry struct {
+	key   string
+	value *yaml.Node
+	line  int
+	d     decoder
 }
 
 // splitFrontmatter cuts src into the YAML between a first line "---" and the
@@ -92,87 +107,120 @@ var yamlParserProblems = []string{
 
 var yamlAnchorRe = regexp.MustCompile(`^unknown anchor '(.*)' referenced$`)
 
-// yamlError maps a yaml error to the file line (the YAML starts on file line 2).
-func yamlError(path string, yamlSrc []byte, err error) *ParseError {
+// yamlError maps a yaml error to the file line.
+func yamlError(src metaSource, err error) *ParseError {
 	m := yamlLineRe.FindStringSubmatch(err.Error())
 	if m == nil {
-		return errorf(path, 1, "invalid YAML: %s", err)
+		return errorf(src.path, src.firstLine, "invalid YAML: %s", err)
 	}
-	msg, line := m[2], 2
+	msg, line := m[2], src.firstLine
 	if m[1] != "" {
 		n, _ := strconv.Atoi(m[1])
-		line = n + 1
+		line = n + src.firstLine - 1
 		if slices.Contains(yamlParserProblems, msg) {
-			line = n + 2
+			line = n + src.firstLine
 		}
 	} else if a := yamlAnchorRe.FindStringSubmatch(msg); a != nil {
-		for i, l := range strings.Split(string(yamlSrc), "\n") {
+		for i, l := range strings.Split(string(src.yaml), "\n") {
 			if strings.Contains(l, "*"+a[1]) {
-				line = i + 2
+				line = i + src.firstLine
 				break
 			}
 		}
 	}
-	return errorf(path, line, "invalid YAML: %s", msg)
+	return errorf(src.path, line, "invalid YAML: %s", msg)
 }
 
-// decodeFrontmatter validates the YAML and sets the Document fields it holds.
-func decodeFrontmatter(path string, yamlSrc []byte, doc *Document) (*frontmatter, *ParseError) {
-	fm := &frontmatter{keyLines: map[string]int{}}
+// readMeta checks the shape of one source (a mapping of known keys, each
+// once) and returns its entries in file order.
+func readMeta(src metaSource) ([]metaEntry, *ParseError) {
 	var root yaml.Node
-	if err := yaml.Unmarshal(yamlSrc, &root); err != nil {
-		return nil, yamlError(path, yamlSrc, err)
+	if err := yaml.Unmarshal(src.yaml, &root); err != nil {
+		return nil, yamlError(src, err)
 	}
 	if root.Kind == 0 || len(root.Content) == 0 {
-		return fm, nil // empty, or only comments
+		return nil, nil // empty, or only comments
 	}
-	d := decoder{path: path}
+	d := decoder{path: src.path, offset: src.firstLine - 1}
 	m := d.resolve(root.Content[0])
 	if isNull(m) {
-		return fm, nil
+		return nil, nil
 	}
 	if m.Kind != yaml.MappingNode {
-		return nil, errorf(path, d.line(m), "frontmatter must be a mapping of keys to values")
+		return nil, errorf(src.path, d.line(m), "%s must be a mapping of keys to values", src.kind)
 	}
+	var entries []metaEntry
+	seen := map[string]int{}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], d.resolve(m.Content[i+1])
 		if k.Kind != yaml.ScalarNode {
-			return nil, errorf(path, d.line(k), "frontmatter keys must be plain words")
+			return nil, errorf(src.path, d.line(k), "%s keys must be plain words", src.kind)
 		}
 		key := k.Value
 		if !slices.Contains(frontmatterKeys, key) {
-			return nil, errorf(path, d.line(k), "unknown key %q; allowed: %s", key, strings.Join(frontmatterKeys, ", "))
+			return nil, errorf(src.path, d.line(k), "unknown key %q; allowed: %s", key, strings.Join(frontmatterKeys, ", "))
 		}
-		if first, dup := fm.keyLines[key]; dup {
-			return nil, errorf(path, d.line(k), "duplicate key %q (first on line %d)", key, first)
+		if first, dup := seen[key]; dup {
+			return nil, errorf(src.path, d.line(k), "duplicate key %q (first on line %d)", key, first)
 		}
-		fm.keyLines[key] = d.line(k)
-		fm.keys = append(fm.keys, key)
-		if err := d.field(key, v, doc, fm); err != nil {
+		seen[key] = d.line(k)
+		entries = append(entries, metaEntry{key: key, value: v, line: d.line(k), d: d})
+	}
+	return entries, nil
+}
+
+// decodeMeta validates the metadata and sets the Document fields it holds.
+// Sources are merged key by key, a later source's key replacing an earlier
+// one's unless its value is null (a Markdown file's frontmatter comes after its
+// sidecar, so it wins).
+func decodeMeta(sources []metaSource, doc *Document) (*frontmatter, *ParseError) {
+	var entries []metaEntry
+	for _, src := range sources {
+		es, err := readMeta(src)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range es {
+			i := slices.IndexFunc(entries, func(o metaEntry) bool { return o.key == e.key })
+			switch {
+			case i < 0:
+				entries = append(entries, e)
+			case !isNull(e.value):
+				entries[i] = e
+			}
+		}
+	}
+	fm := &frontmatter{}
+	for _, e := range entries {
+		if err := e.d.field(e.key, e.value, doc, fm); err != nil {
 			return nil, err
 		}
 	}
 	// Keys that only make sense on some page types.
-	for _, key := range fm.keys {
-		switch key {
+	for _, e := range entries {
+		switch e.key {
 		case "aliases", "role", "facts":
 			if doc.EntityType == "" {
-				return nil, errorf(path, fm.keyLines[key], "%s is only allowed on entity pages (type: %s)",
-					key, strings.Join(domain.EntityTypes, ", "))
+				return nil, errorf(e.d.path, e.line, "%s is only allowed on entity pages (type: %s)",
+					e.key, strings.Join(domain.EntityTypes, ", "))
 			}
 		case "members":
 			if doc.EntityType != "team" {
-				return nil, errorf(path, fm.keyLines[key], "members is only allowed on team pages (type: team)")
+				return nil, errorf(e.d.path, e.line, "members is only allowed on team pages (type: team)")
 			}
 		}
 	}
 	return fm, nil
 }
 
-type decoder struct{ path string }
+// decoder reads the values of one metadata source.
+type decoder struct {
+	path   string
+	offset int // file line of the YAML's first line, minus one
+}
 
-// line is a node's file line: the YAML text starts on line 2 of the file.
-func (d decoder) line(n *yaml.Node) int { return n.Line + 1 }
+// line is a node's file line.
+func (d decoder) line(n *yaml.Node) int { return n.Line + d.offset }
 
 // resolve follows aliases (a bounded number of hops: anchors can be cyclic).
 func (d decoder) resolve(n *yaml.Node) *yaml.Node {
@@ -241,7 +289,7 @@ func (d decoder) field(key string, v *yaml.Node, doc *Document, fm *frontmatter)
 		if err != nil || !ok {
 			return err
 		}
-		fm.id, fm.idLine = NormalizeSlug(s), d.line(v)
+		fm.id = NormalizeSlug(s)
 		if msg := checkSlug(fm.id); msg != "" {
 			return errorf(d.path, d.line(v), "id: %s", msg)
 		}
@@ -258,7 +306,6 @@ func (d decoder) field(key string, v *yaml.Node, doc *Document, fm *frontmatter)
 		} else if domain.IsEntityType(t) {
 			doc.EntityType = t
 		}
-		fm.typeLine = d.line(v)
 	case "status":
 		doc.Status, err = d.oneOf(key, v, domain.Statuses)
 	case "tier":
@@ -353,7 +400,7 @@ func (d decoder) field(key string, v *yaml.Node, doc *Document, fm *frontmatter)
 			if msg := checkSlug(target); msg != "" {
 				return errorf(d.path, lines[i], "%s: %s", key, msg)
 			}
-			fm.links = append(fm.links, linkSpec{key: key, target: target, edgeType: edge, weight: w, line: lines[i]})
+			fm.links = append(fm.links, linkSpec{key: key, path: d.path, target: target, edgeType: edge, weight: w, line: lines[i]})
 		}
 	case "related":
 		return d.related(v, fm)
@@ -373,7 +420,7 @@ func (d decoder) related(v *yaml.Node, fm *frontmatter) *ParseError {
 	}
 	for _, item := range items {
 		item = d.resolve(item)
-		spec := linkSpec{key: "related", edgeType: "related_to", line: d.line(item), weight: -1}
+		spec := linkSpec{key: "related", path: d.path, edgeType: "related_to", line: d.line(item), weight: -1}
 		switch {
 		case isNull(item):
 			return errorf(d.path, d.line(item), "related: empty slug")
