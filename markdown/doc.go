@@ -463,3 +463,14 @@ func checkEncoding(path string, src []byte) *ParseError {
 	}
 	return nil
 }
+
+// NormalizeText prepares a plain-text file as Parse does a Markdown one: a byte
+// order mark dropped, line endings made LF, and invalid UTF-8 or a NUL byte
+// reported (a *ParseError) at its line.
+func NormalizeText(path string, content []byte) ([]byte, error) {
+	src := normalizeNewlines(bytes.TrimPrefix(content, bom))
+	if err := checkEncoding(path, src); err != nil {
+		return nil, err
+	}
+	return src, nil
+}
