@@ -3,8 +3,6 @@ package convert
 import (
 	"context"
 	"errors"
-	"os"
-	"os/exec"
 	"reflect"
 	"strings"
 	"testing"
@@ -117,17 +115,5 @@ func TestSidecarGivesMetadata(t *testing.T) {
 	})
 	if err == nil || !strings.HasPrefix(err.Error(), `ops/deploys.txt.meta.yaml:2: unknown status "finished"`) {
 		t.Errorf("bad sidecar: %v", err)
-	}
-}
-
-// needPoppler skips a test that needs pdftotext where it is missing, except
-// under CI, where the Makefile has installed it and its absence is a failure.
-func needPoppler(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("pdftotext"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("pdftotext is missing (make test installs poppler-utils)")
-		}
-		t.Skip("pdftotext is missing: apt-get install poppler-utils")
 	}
 }

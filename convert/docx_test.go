@@ -9,62 +9,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/canonkb/canon/internal/testdocs"
 )
-
-const wordNS = `xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"`
-
-// para is a w:p with an optional style and list marker.
-func para(style string, list bool, text string) string {
-	var ppr string
-	if style != "" {
-		ppr += `<w:pStyle w:val="` + style + `"/>`
-	}
-	if list {
-		ppr += `<w:numPr><w:ilvl w:val="0"/><w:numId w:val="1"/></w:numPr>`
-	}
-	if ppr != "" {
-		ppr = "<w:pPr>" + ppr + "</w:pPr>"
-	}
-	return `<w:p>` + ppr + `<w:r><w:t xml:space="preserve">` + text + `</w:t></w:r></w:p>`
-}
-
-// makeZip writes a zip of the given parts, in order.
-func makeZip(t *testing.T, parts ...[2]string) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	zw := zip.NewWriter(&b)
-	for _, p := range parts {
-		w, err := zw.Create(p[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.Write([]byte(p[1])); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
-
-// makeDOCX writes a minimal Word document around a body.
-func makeDOCX(t *testing.T, body, styles, title string) []byte {
-	t.Helper()
-	parts := [][2]string{
-		{"[Content_Types].xml", `<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>`},
-		{"word/document.xml", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document ` + wordNS + `><w:body>` + body + `</w:body></w:document>`},
-	}
-	if styles != "" {
-		parts = append(parts, [2]string{"word/styles.xml", `<?xml version="1.0"?><w:styles ` + wordNS + `>` + styles + `</w:styles>`})
-	}
-	if title != "" {
-		parts = append(parts, [2]string{"docProps/core.xml", `<?xml version="1.0"?><cp:coreProperties ` +
-			`xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" ` +
-			`xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>` + title + `</dc:title></cp:coreProperties>`})
-	}
-	return makeZip(t, parts...)
-}
 
 func TestDOCX(t *testing.T) {
 	var c Converter
@@ -72,16 +19,16 @@ func TestDOCX(t *testing.T) {
 		`<w:style w:type="paragraph" w:styleId="berschrift1"><w:name w:val="heading 1"/></w:style>` +
 		`<w:style w:type="paragraph" w:styleId="MyHeading"><w:name w:val="Custom"/><w:basedOn w:val="Outline2"/></w:style>` +
 		`<w:style w:type="paragraph" w:styleId="Outline2"><w:name w:val="Outline"/><w:pPr><w:outlineLvl w:val="1"/></w:pPr></w:style>`
-	body := para("Titel", false, "Payment retries") +
-		para("", false, "Retries follow the &lt;backoff&gt; policy.") +
-		para("berschrift1", false, "Schedule") +
-		para("", true, "first retry after 1 minute") +
-		para("", true, "second after 10 minutes") +
-		para("MyHeading", false, "Limits") +
+	body := testdocs.Para("Titel", false, "Payment retries") +
+		testdocs.Para("", false, "Retries follow the &lt;backoff&gt; policy.") +
+		testdocs.Para("berschrift1", false, "Schedule") +
+		testdocs.Para("", true, "first retry after 1 minute") +
+		testdocs.Para("", true, "second after 10 minutes") +
+		testdocs.Para("MyHeading", false, "Limits") +
 		`<w:p><w:r><w:t>Never more</w:t></w:r><w:r><w:tab/><w:t>than five.</w:t></w:r><w:r><w:delText>deleted</w:delText></w:r></w:p>` +
-		`<w:tbl><w:tr><w:tc>` + para("", false, "Card") + `</w:tc><w:tc>` + para("", false, "5") + `</w:tc></w:tr>` +
-		`<w:tr><w:tc>` + para("", false, "SEPA") + `</w:tc><w:tc>` + para("", false, "3") + para("", false, "(weekdays)") + `</w:tc></w:tr></w:tbl>`
-	doc := convert(t, &c, "payments/retries.docx", makeDOCX(t, body, styles, "Core title"), nil)
+		`<w:tbl><w:tr><w:tc>` + testdocs.Para("", false, "Card") + `</w:tc><w:tc>` + testdocs.Para("", false, "5") + `</w:tc></w:tr>` +
+		`<w:tr><w:tc>` + testdocs.Para("", false, "SEPA") + `</w:tc><w:tc>` + testdocs.Para("", false, "3") + testdocs.Para("", false, "(weekdays)") + `</w:tc></w:tr></w:tbl>`
+	doc := convert(t, &c, "payments/retries.docx", testdocs.DOCX(t, body, styles, "Core title"), nil)
 	want := [][]string{
 		{"Payment retries", "Retries follow the <backoff> policy."},
 		{"Payment retries", "Schedule", "- first retry after 1 minute\n- second after 10 minutes"},
@@ -96,7 +43,7 @@ func TestDOCX(t *testing.T) {
 
 	// No styles part: the style ids name the headings; no Title paragraph:
 	// the title property titles the document and starts the paths.
-	doc = convert(t, &c, "b.docx", makeDOCX(t, para("Heading1", false, "Scope")+para("", false, "All services."), "", "Core title"), nil)
+	doc = convert(t, &c, "b.docx", testdocs.DOCX(t, testdocs.Para("Heading1", false, "Scope")+testdocs.Para("", false, "All services."), "", "Core title"), nil)
 	want = [][]string{{"Core title", "Scope", "All services."}}
 	if got := sections(doc); doc.Title != "Core title" || !reflect.DeepEqual(got, want) {
 		t.Errorf("title %q, chunks %q", doc.Title, got)
@@ -116,11 +63,11 @@ func TestBadDOCX(t *testing.T) {
 		want    string
 	}{
 		{"not a zip", []byte("PK? no"), "not a DOCX file (a DOCX is a zip archive): zip: not a valid zip file"},
-		{"no document part", makeZip(t, [2]string{"word/other.xml", "<x/>"}), "not a DOCX file: no word/document.xml in the zip"},
-		{"zip bomb", makeZip(t, [2]string{"word/document.xml", zeros}), "word/document.xml expands "},
-		{"too many entries", makeZip(t, many...), "the DOCX zip has 5001 entries; the limit is 5000 (a zip bomb?)"},
+		{"no document part", testdocs.Zip(t, [2]string{"word/other.xml", "<x/>"}), "not a DOCX file: no word/document.xml in the zip"},
+		{"zip bomb", testdocs.Zip(t, [2]string{"word/document.xml", zeros}), "word/document.xml expands "},
+		{"too many entries", testdocs.Zip(t, many...), "the DOCX zip has 5001 entries; the limit is 5000 (a zip bomb?)"},
 		{"lying sizes", lyingZip(t, "word/document.xml", zeros), "corrupt DOCX: word/document.xml: zip: "},
-		{"broken XML", makeDOCX(t, "<w:p><w:r><w:t>open", "", ""), "word/document.xml: XML syntax error"},
+		{"broken XML", testdocs.DOCX(t, "<w:p><w:r><w:t>open", "", ""), "word/document.xml: XML syntax error"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if msg := convertErr(t, &c, "bad.docx", tt.content); !strings.HasPrefix(msg, tt.want) {
@@ -130,7 +77,7 @@ func TestBadDOCX(t *testing.T) {
 	}
 	// A part over the size limit, however well it compresses.
 	small := Converter{Limits: Limits{ExtractedBytes: 1 << 20}}
-	big := makeDOCX(t, strings.Repeat(para("", false, "Some words that repeat."), 30000), "", "")
+	big := testdocs.DOCX(t, strings.Repeat(testdocs.Para("", false, "Some words that repeat."), 30000), "", "")
 	if msg := convertErr(t, &small, "big.docx", big); msg != "word/document.xml expands to more than 1 MiB (a zip bomb?)" {
 		t.Errorf("size limit: %s", msg)
 	}

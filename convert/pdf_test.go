@@ -1,40 +1,17 @@
 package convert
 
 import (
-	"bytes"
 	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/go-pdf/fpdf"
+	"github.com/canonkb/canon/internal/testdocs"
 )
 
-// makePDF writes a PDF whose pages hold the given paragraphs.
-func makePDF(t *testing.T, title string, pages ...[]string) []byte {
-	t.Helper()
-	pdf := fpdf.New("P", "mm", "A4", "")
-	if title != "" {
-		pdf.SetTitle(title, true)
-	}
-	pdf.SetFont("Helvetica", "", 12)
-	for _, paras := range pages {
-		pdf.AddPage()
-		for _, p := range paras {
-			pdf.MultiCell(0, 6, p, "", "L", false)
-			pdf.Ln(6)
-		}
-	}
-	var b bytes.Buffer
-	if err := pdf.Output(&b); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
-
 func TestPDF(t *testing.T) {
-	needPoppler(t)
+	testdocs.NeedPoppler(t)
 	var c Converter
-	pdf := makePDF(t, "Incident review 2024-07",
+	pdf := testdocs.PDF(t, "Incident review 2024-07",
 		[]string{"The cache cluster failed over at 03:12.", "Latency rose for nine minutes."},
 		[]string{},
 		[]string{"Action items: add a second replica."})
@@ -50,16 +27,16 @@ func TestPDF(t *testing.T) {
 		t.Errorf("document: %+v", doc)
 	}
 	// Without a Title property, the file name.
-	doc = convert(t, &c, "notes.pdf", makePDF(t, "", []string{"Hello."}), nil)
+	doc = convert(t, &c, "notes.pdf", testdocs.PDF(t, "", []string{"Hello."}), nil)
 	if doc.Title != "notes" || !reflect.DeepEqual(doc.Chunks[0].HeadingPath, []string{"notes", "Page 1"}) {
 		t.Errorf("untitled: %q %q", doc.Title, doc.Chunks[0].HeadingPath)
 	}
 }
 
 func TestBadPDFs(t *testing.T) {
-	needPoppler(t)
+	testdocs.NeedPoppler(t)
 	var c Converter
-	good := makePDF(t, "x", []string{"Some text."})
+	good := testdocs.PDF(t, "x", []string{"Some text."})
 	for _, tt := range []struct {
 		name    string
 		content []byte
@@ -67,7 +44,7 @@ func TestBadPDFs(t *testing.T) {
 	}{
 		{"not a PDF", []byte("this is not a PDF at all"), "not a readable PDF: "},
 		{"truncated", good[:len(good)/3], "not a readable PDF: "},
-		{"no text layer", makePDF(t, "scan", []string{}), "the PDF has no text layer (a scanned document? canon does not run OCR)"},
+		{"no text layer", testdocs.PDF(t, "scan", []string{}), "the PDF has no text layer (a scanned document? canon does not run OCR)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if msg := convertErr(t, &c, "bad.pdf", tt.content); !strings.HasPrefix(msg, tt.want) {

@@ -530,3 +530,6 @@ CREATE INDEX postings_lexeme_impact ON postings (project_id, lexeme, impact DESC
 ALTER TABLE chunks SET (toast_tuple_target = 8160);
 VACUUM FULL chunks;
 
+-- db/migrations/00012_document_embedder.sql
+ALTER TABLE documents ADD COLUMN embedder text NOT NULL DEFAULT '';
+

@@ -1,6 +1,8 @@
-// Package ingest loads Markdown documents into a project: parse and validate,
-// skip what has not changed, embed in batches, and store each changed document
-// (chunks, graph links, entity pages, mentions) in one transaction.
+// Package ingest loads documents into a project: convert and validate (Markdown,
+// HTML, plain text, PDF, DOCX; see package convert), skip what has not changed,
+// embed in batches, and store each changed document (chunks, graph links,
+// entity pages, mentions) in one transaction. It also re-embeds a project with
+// another embedder (Reembed) and keeps a project in step with folders (Watch).
 package ingest
 
 import (
@@ -9,6 +11,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -24,13 +27,16 @@ import (
 	"github.com/pgvector/pgvector-go"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/canonkb/canon/convert"
 	"github.com/canonkb/canon/embed"
 	db "github.com/canonkb/canon/gen/db"
 	"github.com/canonkb/canon/lifecycle"
 	"github.com/canonkb/canon/markdown"
 )
 
-// File is one Markdown file: its path relative to the knowledge root, and its bytes.
+// File is one file to ingest: its path relative to the knowledge root, and its
+// bytes. A file named <path>.meta.yaml is the sidecar of <path> (its metadata),
+// not a document.
 type File struct {
 	Path    string
 	Content []byte
@@ -67,6 +73,8 @@ type Ingester struct {
 	pool     *pgxpool.Pool
 	embedder embed.Embedder
 	chunking markdown.Options
+	// Converter turns files into documents (its limits, where poppler is).
+	Converter convert.Converter
 	// Workers is how many batches are stored at once (0: DefaultWorkers).
 	Workers int
 	// AfterChange runs after a run that changed something (caches keyed on the
@@ -76,8 +84,12 @@ type Ingester struct {
 
 // New returns an Ingester.
 func New(pool *pgxpool.Pool, embedder embed.Embedder, chunking markdown.Options) *Ingester {
-	return &Ingester{pool: pool, embedder: embedder, chunking: chunking}
+	return &Ingester{pool: pool, embedder: embedder, chunking: chunking, Converter: convert.Converter{Chunking: chunking}}
 }
+
+// EmbedderIdentity names what made a document's vectors (documents.embedder):
+// the embedder and its dimension.
+func EmbedderIdentity(e embed.Embedder) string { return fmt.Sprintf("%s/%d", e.Name(), e.Dim()) }
 
 // Options of one run.
 type Options struct {
@@ -93,8 +105,11 @@ var projectKeyPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,62}$`)
 // ValidProjectKey reports whether key can name a project.
 func ValidProjectKey(key string) bool { return projectKeyPattern.MatchString(key) }
 
+// parsed is a file of the run: converted (doc), or known unchanged from its
+// bytes alone (doc nil).
 type parsed struct {
 	file File
+	slug string
 	doc  *markdown.Document
 	hash string
 }
@@ -104,21 +119,57 @@ type parsed struct {
 // is for failures of the run itself (database unreachable, embedder down).
 func (in *Ingester) Ingest(ctx context.Context, files []File, opts Options) (Result, error) {
 	start := time.Now()
-	res := Result{Files: len(files)}
+	docs, sidecars, orphans := pairSidecars(files)
+	res := Result{Files: len(docs)}
 	if !ValidProjectKey(opts.Project) {
 		return res, fmt.Errorf("invalid project key %q: use lowercase letters, digits, '-', '_' or '.'", opts.Project)
 	}
-	// The stored hash covers what shapes the stored rows besides the bytes: the
-	// embedder and the chunking, so changing either re-ingests everything.
-	settings := fmt.Sprintf("%s/%d/%d/%d", in.embedder.Name(), in.embedder.Dim(), in.chunking.ChunkTokens, in.chunking.OverlapTokens)
+	res.Errors = append(res.Errors, orphans...)
+	// The stored hash covers what shapes the stored chunks besides the bytes:
+	// the chunking, so changing it re-ingests everything. The embedder is
+	// compared on its own (documents.embedder), so reembed can change it alone.
+	sum := sha256.Sum256(fmt.Appendf(nil, "%d/%d", in.chunking.ChunkTokens, in.chunking.OverlapTokens))
+	suffix := ":" + hex.EncodeToString(sum[:4])
+	identity := EmbedderIdentity(in.embedder)
+
+	// A file stored in the run's project from the same bytes (and sidecar) by
+	// the same embedder is unchanged: it is not even converted.
+	known, err := db.New(in.pool).DocumentHashesByKey(ctx, opts.Project)
+	if err != nil {
+		return res, fmt.Errorf("project %s: %w", opts.Project, err)
+	}
+	storedByPath := make(map[string]db.DocumentHashesByKeyRow, len(known))
+	for _, k := range known {
+		storedByPath[k.SourcePath] = k
+	}
 
 	byProject := map[string][]parsed{}
 	// Paths of files that failed: never pruned, whatever project they were meant for.
 	failed := map[string]bool{}
+	for _, e := range orphans {
+		failed[e.Path] = true
+	}
 	seenSlug := map[string]string{}
-	for _, f := range files {
-		doc, err := markdown.Parse(f.Path, f.Content, in.chunking)
+	var toConvert []int
+	for i, f := range docs {
+		hash := markdown.ContentHash(f.Content, sidecars[f.Path]) + suffix
+		if k, ok := storedByPath[f.Path]; ok && k.ContentHash == hash && k.Embedder == identity {
+			seenSlug[opts.Project+"\x00"+k.Slug] = f.Path
+			byProject[opts.Project] = append(byProject[opts.Project], parsed{file: f, slug: k.Slug, hash: hash})
+			continue
+		}
+		toConvert = append(toConvert, i)
+	}
+	for _, i := range toConvert {
+		f := docs[i]
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		doc, err := in.Converter.Document(ctx, f.Path, f.Content, sidecars[f.Path])
 		if err != nil {
+			if ctx.Err() != nil {
+				return res, ctx.Err()
+			}
 			res.Errors = append(res.Errors, toFileError(f.Path, err))
 			failed[f.Path] = true
 			continue
@@ -141,9 +192,7 @@ func (in *Ingester) Ingest(ctx context.Context, files []File, opts Options) (Res
 			continue
 		}
 		seenSlug[key] = f.Path
-		sum := sha256.Sum256([]byte(settings))
-		byProject[project] = append(byProject[project], parsed{file: f, doc: doc,
-			hash: doc.ContentHash + ":" + hex.EncodeToString(sum[:4])})
+		byProject[project] = append(byProject[project], parsed{file: f, slug: doc.Slug, doc: doc, hash: doc.ContentHash + suffix})
 	}
 	if opts.Prune {
 		if _, ok := byProject[opts.Project]; !ok {
@@ -159,7 +208,7 @@ func (in *Ingester) Ingest(ctx context.Context, files []File, opts Options) (Res
 	var changedProjects []string
 	done := len(res.Errors)
 	for _, project := range projects {
-		changed, err := in.ingestProject(ctx, project, byProject[project], failed, opts, &res, &done, len(files))
+		changed, err := in.ingestProject(ctx, project, byProject[project], failed, opts, &res, &done, len(docs))
 		if err != nil {
 			res.Elapsed = time.Since(start)
 			return res, err
@@ -194,8 +243,9 @@ func (in *Ingester) ingestProject(ctx context.Context, project string, docs []pa
 
 	var todo []parsed
 	var declared []lifecycle.Declared
+	identity := EmbedderIdentity(in.embedder)
 	for _, p := range docs {
-		if s, ok := storedBySlug[p.doc.Slug]; ok && s.ContentHash == p.hash && s.SourcePath == p.doc.SourcePath {
+		if s, ok := storedBySlug[p.slug]; p.doc == nil || ok && s.ContentHash == p.hash && s.SourcePath == p.file.Path && s.Embedder == identity {
 			res.Unchanged++
 			*done++
 			continue
@@ -269,7 +319,7 @@ func (in *Ingester) ingestProject(ctx context.Context, project string, docs []pa
 	if opts.Prune {
 		keep := map[string]bool{}
 		for _, p := range docs {
-			keep[p.doc.Slug] = true
+			keep[p.slug] = true
 		}
 		var gone []int64
 		for _, s := range stored {
@@ -522,6 +572,7 @@ func (in *Ingester) storeDocument(ctx context.Context, q *db.Queries, projectID 
 		EvidenceTier:      optional(d.EvidenceTier),
 		EntityType:        optional(d.EntityType),
 		Summary:           d.Summary,
+		Embedder:          EmbedderIdentity(in.embedder),
 	})
 	if err != nil {
 		return 0, nil, describe("document", err)
@@ -655,7 +706,8 @@ func (in *Ingester) rebuildTextMentions(ctx context.Context, projectID int64) er
 func toFileError(path string, err error) FileError {
 	var pe *markdown.ParseError
 	if errors.As(err, &pe) {
-		return FileError{Path: path, Line: pe.Line, Reason: pe.Reason}
+		// A sidecar's error names the sidecar.
+		return FileError{Path: pe.Path, Line: pe.Line, Reason: pe.Reason}
 	}
 	return FileError{Path: path, Reason: err.Error()}
 }
@@ -676,24 +728,67 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// ReadDirs collects the Markdown files under each directory (or the file itself when
-// a path names a file), with paths relative to the directory given.
+// pairSidecars splits a run's files into documents and the sidecars that go
+// with them (by the path each sidecar names); a sidecar whose file is not in
+// the run is an error.
+func pairSidecars(files []File) (docs []File, sidecars map[string]*markdown.Sidecar, orphans []FileError) {
+	sidecars = map[string]*markdown.Sidecar{}
+	present := map[string]bool{}
+	for _, f := range files {
+		if convert.IsSidecar(f.Path) {
+			sidecars[convert.SidecarOf(f.Path)] = &markdown.Sidecar{Path: f.Path, Content: f.Content}
+			continue
+		}
+		docs = append(docs, f)
+		present[f.Path] = true
+	}
+	for of, sc := range sidecars {
+		if !present[of] {
+			orphans = append(orphans, FileError{Path: sc.Path,
+				Reason: fmt.Sprintf("a sidecar for %s, which is not there (name a sidecar <file>%s)", of, markdown.SidecarSuffix)})
+		}
+	}
+	slices.SortFunc(orphans, func(a, b FileError) int { return strings.Compare(a.Path, b.Path) })
+	return docs, sidecars, orphans
+}
+
+// ReadDirs collects the files canon ingests under each directory (by
+// extension, see convert.Extensions, with their sidecars; hidden folders
+// skipped), or the file itself and its sidecar when a path names a file, with
+// paths relative to the directory given. A file is read up to one byte past
+// its format's size limit (the converter reports it), and a file that vanishes
+// while the tree is read is left out.
 func ReadDirs(paths []string) ([]File, error) {
 	var files []File
+	add := func(path, rel string) error {
+		b, err := readCapped(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		files = append(files, File{Path: filepath.ToSlash(rel), Content: b})
+		return nil
+	}
 	for _, root := range paths {
 		info, err := os.Stat(root)
 		if err != nil {
 			return nil, err
 		}
 		if !info.IsDir() {
-			b, err := os.ReadFile(root)
-			if err != nil {
+			if err := add(root, filepath.Base(root)); err != nil {
 				return nil, err
 			}
-			files = append(files, File{Path: filepath.Base(root), Content: b})
+			if err := add(root+markdown.SidecarSuffix, filepath.Base(root)+markdown.SidecarSuffix); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if errors.Is(err, fs.ErrNotExist) && path != root {
+				return nil
+			}
 			if err != nil {
 				return err
 			}
@@ -703,23 +798,32 @@ func ReadDirs(paths []string) ([]File, error) {
 				}
 				return nil
 			}
-			if !strings.EqualFold(filepath.Ext(path), ".md") {
+			if !Ingestible(d.Name()) {
 				return nil
-			}
-			b, err := os.ReadFile(path)
-			if err != nil {
-				return err
 			}
 			rel, err := filepath.Rel(root, path)
 			if err != nil {
 				return err
 			}
-			files = append(files, File{Path: filepath.ToSlash(rel), Content: b})
-			return nil
+			return add(path, rel)
 		})
 		if err != nil {
 			return nil, err
 		}
 	}
 	return files, nil
+}
+
+// Ingestible reports whether a file of this name is read by ReadDirs: a
+// document of a supported format or a sidecar.
+func Ingestible(name string) bool { return convert.Supported(name) || convert.IsSidecar(name) }
+
+// readCapped reads a file up to one byte past its size limit.
+func readCapped(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, convert.DefaultLimits.MaxBytes(path)+1))
 }

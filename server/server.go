@@ -51,7 +51,8 @@ func Handler(d Deps) http.Handler {
 		searcher = d.SearchService
 	}
 	mux.Handle(canonv1connect.NewSearchServiceHandler(&searchHandler{searcher: searcher, log: d.Logger}, opts...))
-	mux.Handle(canonv1connect.NewIngestServiceHandler(&ingestHandler{ingester: d.Ingester, log: d.Logger}, opts...))
+	mux.Handle(canonv1connect.NewIngestServiceHandler(&ingestHandler{ingester: d.Ingester, log: d.Logger},
+		append(opts, connect.WithReadMaxBytes(maxIngestRequestBytes))...))
 	mux.Handle(canonv1connect.NewProjectServiceHandler(&projectHandler{pool: d.Pool, log: d.Logger}, opts...))
 	mux.Handle(canonv1connect.NewCanonServiceHandler(newCanonHandler(d.Pool, d.Logger), opts...))
 	chatH := &chatHandler{chat: d.Chat, pool: d.Pool, log: d.Logger}
@@ -113,8 +114,12 @@ type ingestHandler struct {
 	log      *slog.Logger
 }
 
-// maxIngestFiles bounds one request; bigger corpora go through several requests or the CLI.
-const maxIngestFiles = 5000
+// maxIngestFiles and maxIngestRequestBytes bound one request; bigger corpora go
+// through several requests or the CLI. (Each file has its format's own limit.)
+const (
+	maxIngestFiles        = 5000
+	maxIngestRequestBytes = 256 << 20
+)
 
 func (h *ingestHandler) Ingest(ctx context.Context, req *connect.Request[canonv1.IngestRequest]) (*connect.Response[canonv1.IngestResponse], error) {
 	m := req.Msg

@@ -1,6 +1,14 @@
 -- name: DocumentHashes :many
 -- What is stored for a project, so unchanged files cost one read and no writes.
-SELECT id, slug, source_path, content_hash FROM documents WHERE project_id = sqlc.arg(project_id);
+SELECT id, slug, source_path, content_hash, embedder FROM documents WHERE project_id = sqlc.arg(project_id);
+
+-- name: DocumentHashesByKey :many
+-- DocumentHashes by project key, read before a run converts anything: a file
+-- whose bytes are unchanged is not even converted. No rows for a new project.
+SELECT d.slug, d.source_path, d.content_hash, d.embedder
+FROM documents d
+JOIN projects p ON p.id = d.project_id
+WHERE p.project_key = sqlc.arg(project_key);
 
 -- name: DocumentUpsert :one
 -- Lexemes of the summary and of the tags are computed here with the same english
@@ -8,14 +16,15 @@ SELECT id, slug, source_path, content_hash FROM documents WHERE project_id = sql
 INSERT INTO documents (
     project_id, slug, title, source_path, source_type, tags, owners, content_hash, effective_date,
     canonical_type, status, retrieval_priority, tier, evidence_tier, entity_type, summary,
-    preamble_lexemes, tag_lexemes
+    preamble_lexemes, tag_lexemes, embedder
 ) VALUES (
     sqlc.arg(project_id), sqlc.arg(slug), sqlc.arg(title), sqlc.arg(source_path), sqlc.arg(source_type),
     sqlc.arg(tags)::text[], sqlc.arg(owners)::text[], sqlc.arg(content_hash), sqlc.narg(effective_date)::date,
     sqlc.narg(canonical_type), sqlc.narg(status), sqlc.arg(retrieval_priority), sqlc.arg(tier),
     sqlc.narg(evidence_tier), sqlc.narg(entity_type), sqlc.arg(summary),
     tsvector_to_array(to_tsvector('english', sqlc.arg(summary))),
-    tsvector_to_array(to_tsvector('english', array_to_string(sqlc.arg(tags)::text[], ' ')))
+    tsvector_to_array(to_tsvector('english', array_to_string(sqlc.arg(tags)::text[], ' '))),
+    sqlc.arg(embedder)
 )
 ON CONFLICT (project_id, slug) DO UPDATE SET
     title = excluded.title,
@@ -34,6 +43,7 @@ ON CONFLICT (project_id, slug) DO UPDATE SET
     summary = excluded.summary,
     preamble_lexemes = excluded.preamble_lexemes,
     tag_lexemes = excluded.tag_lexemes,
+    embedder = excluded.embedder,
     updated_at = now()
 RETURNING id, (xmax = 0) AS inserted;
 

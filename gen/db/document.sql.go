@@ -63,7 +63,7 @@ func (q *Queries) DocumentGetBySlug(ctx context.Context, arg DocumentGetBySlugPa
 }
 
 const documentHashes = `-- name: DocumentHashes :many
-SELECT id, slug, source_path, content_hash FROM documents WHERE project_id = $1
+SELECT id, slug, source_path, content_hash, embedder FROM documents WHERE project_id = $1
 `
 
 type DocumentHashesRow struct {
@@ -71,6 +71,7 @@ type DocumentHashesRow struct {
 	Slug        string
 	SourcePath  string
 	ContentHash string
+	Embedder    string
 }
 
 // What is stored for a project, so unchanged files cost one read and no writes.
@@ -88,6 +89,48 @@ func (q *Queries) DocumentHashes(ctx context.Context, projectID int64) ([]Docume
 			&i.Slug,
 			&i.SourcePath,
 			&i.ContentHash,
+			&i.Embedder,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const documentHashesByKey = `-- name: DocumentHashesByKey :many
+SELECT d.slug, d.source_path, d.content_hash, d.embedder
+FROM documents d
+JOIN projects p ON p.id = d.project_id
+WHERE p.project_key = $1
+`
+
+type DocumentHashesByKeyRow struct {
+	Slug        string
+	SourcePath  string
+	ContentHash string
+	Embedder    string
+}
+
+// DocumentHashes by project key, read before a run converts anything: a file
+// whose bytes are unchanged is not even converted. No rows for a new project.
+func (q *Queries) DocumentHashesByKey(ctx context.Context, projectKey string) ([]DocumentHashesByKeyRow, error) {
+	rows, err := q.db.Query(ctx, documentHashesByKey, projectKey)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []DocumentHashesByKeyRow
+	for rows.Next() {
+		var i DocumentHashesByKeyRow
+		if err := rows.Scan(
+			&i.Slug,
+			&i.SourcePath,
+			&i.ContentHash,
+			&i.Embedder,
 		); err != nil {
 			return nil, err
 		}
@@ -103,14 +146,15 @@ const documentUpsert = `-- name: DocumentUpsert :one
 INSERT INTO documents (
     project_id, slug, title, source_path, source_type, tags, owners, content_hash, effective_date,
     canonical_type, status, retrieval_priority, tier, evidence_tier, entity_type, summary,
-    preamble_lexemes, tag_lexemes
+    preamble_lexemes, tag_lexemes, embedder
 ) VALUES (
     $1, $2, $3, $4, $5,
     $6::text[], $7::text[], $8, $9::date,
     $10, $11, $12, $13,
     $14, $15, $16,
     tsvector_to_array(to_tsvector('english', $16)),
-    tsvector_to_array(to_tsvector('english', array_to_string($6::text[], ' ')))
+    tsvector_to_array(to_tsvector('english', array_to_string($6::text[], ' '))),
+    $17
 )
 ON CONFLICT (project_id, slug) DO UPDATE SET
     title = excluded.title,
@@ -129,6 +173,7 @@ ON CONFLICT (project_id, slug) DO UPDATE SET
     summary = excluded.summary,
     preamble_lexemes = excluded.preamble_lexemes,
     tag_lexemes = excluded.tag_lexemes,
+    embedder = excluded.embedder,
     updated_at = now()
 RETURNING id, (xmax = 0) AS inserted
 `
@@ -150,6 +195,7 @@ type DocumentUpsertParams struct {
 	EvidenceTier      *string
 	EntityType        *string
 	Summary           string
+	Embedder          string
 }
 
 type DocumentUpsertRow struct {
@@ -177,6 +223,7 @@ func (q *Queries) DocumentUpsert(ctx context.Context, arg DocumentUpsertParams) 
 		arg.EvidenceTier,
 		arg.EntityType,
 		arg.Summary,
+		arg.Embedder,
 	)
 	var i DocumentUpsertRow
 	err := row.Scan(&i.ID, &i.Inserted)

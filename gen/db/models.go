@@ -85,6 +85,7 @@ type Document struct {
 	TagLexemes        []string
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
+	Embedder          string
 }
 
 type Entity struct {

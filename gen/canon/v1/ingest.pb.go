@@ -23,7 +23,9 @@ const (
 
 type IngestFile struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Path relative to the knowledge root; the default slug derives from it.
+	// Path relative to the knowledge root; the default slug derives from it and
+	// its extension chooses the format. A file whose path is another's plus
+	// ".meta.yaml" is that file's metadata (its sidecar): send both.
 	Path          string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
 	Content       []byte `protobuf:"bytes,2,opt,name=content,proto3" json:"content,omitempty"`
 	unknownFields protoimpl.UnknownFields
