@@ -443,32 +443,33 @@ func ensureProject(ctx context.Context, q *db.Queries, key string) (int64, error
 	return 0, errors.New("could not create the project")
 }
 
-// embedText is what the embedder sees for a chunk: the title and heading path
-// situate the passage, as a reader would see it.
-func embedText(doc *markdown.Document, c markdown.Chunk) string {
+// chunkEmbedText is what the embedder sees for a chunk: the title and heading
+// path situate the passage, as a reader would see it. Reembed rebuilds it from
+// the stored rows, so the two always agree.
+func chunkEmbedText(title string, headingPath []string, text string) string {
 	var b strings.Builder
-	b.WriteString(doc.Title)
-	for _, h := range c.HeadingPath {
-		if h != doc.Title {
+	b.WriteString(title)
+	for _, h := range headingPath {
+		if h != title {
 			b.WriteString(" > ")
 			b.WriteString(h)
 		}
 	}
 	b.WriteString("\n")
-	b.WriteString(c.Text)
+	b.WriteString(text)
 	return b.String()
 }
 
-// entityDescription is the text embedded for an entity page.
-func entityDescription(doc *markdown.Document) string {
-	parts := []string{doc.Title}
-	parts = append(parts, doc.Aliases...)
-	if doc.Role != "" {
-		parts = append(parts, doc.Role)
+// entityEmbedText is the text embedded for an entity page.
+func entityEmbedText(name string, aliases []string, role string, facts []string, summary string) string {
+	parts := []string{name}
+	parts = append(parts, aliases...)
+	if role != "" {
+		parts = append(parts, role)
 	}
-	parts = append(parts, doc.Facts...)
-	if doc.Summary != "" {
-		parts = append(parts, doc.Summary)
+	parts = append(parts, facts...)
+	if summary != "" {
+		parts = append(parts, summary)
 	}
 	return strings.Join(parts, ". ")
 }
@@ -477,10 +478,10 @@ func (in *Ingester) embedBatch(ctx context.Context, batch []parsed) ([][]pgvecto
 	var texts []string
 	for _, p := range batch {
 		for _, c := range p.doc.Chunks {
-			texts = append(texts, embedText(p.doc, c))
+			texts = append(texts, chunkEmbedText(p.doc.Title, c.HeadingPath, c.Text))
 		}
-		if p.doc.EntityType != "" {
-			texts = append(texts, entityDescription(p.doc))
+		if d := p.doc; d.EntityType != "" {
+			texts = append(texts, entityEmbedText(d.Title, d.Aliases, d.Role, d.Facts, d.Summary))
 		}
 	}
 	vecs, err := in.embedder.EmbedDocuments(ctx, texts)
