@@ -4,26 +4,36 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
+	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/canonkb/canon/convert"
 	"github.com/canonkb/canon/ingest"
 )
 
 func newIngestCmd() *cobra.Command {
 	var (
 		databaseURL, project string
-		prune, asJSON        bool
+		prune, asJSON, watch bool
+		debounce             time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "ingest DIR... --project KEY",
-		Short: "Load Markdown files into a project (idempotent)",
-		Long: `Reads every .md file under each DIR (hidden folders skipped), validates its
-frontmatter, and stores what changed: an unchanged file costs one read and no writes.
-A file that fails validation is reported as path:line: reason and skipped; the run
-completes and exits with status 1. A frontmatter "project:" overrides --project.`,
+		Short: "Load documents into a project (idempotent; --watch keeps it in step)",
+		Long: `Reads every file canon ingests under each DIR (` + strings.Join(convert.Extensions(), ", ") + `;
+hidden folders skipped) with its sidecar <file>.meta.yaml, validates it, and stores what
+changed: an unchanged file costs one read and no writes. A file that fails is reported
+as path:line: reason (or path: reason) and skipped; the run completes and exits with
+status 1. A frontmatter or sidecar "project:" overrides --project.
+
+--watch ingests, then watches the folders and ingests again after each burst of changes
+(debounced), deleting the documents of removed files (it implies --prune), until
+interrupted (Ctrl-C, SIGTERM); stopping at any moment leaves every document either as
+it was or as its file now is.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if project == "" {
@@ -33,15 +43,25 @@ completes and exits with status 1. A frontmatter "project:" overrides --project.
 			if err != nil {
 				return err
 			}
-			files, err := ingest.ReadDirs(args)
-			if err != nil {
-				return err
-			}
 			a, err := openApp(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}
 			defer a.Close()
+			if watch {
+				return a.ingester.Watch(cmd.Context(), args, ingest.WatchOptions{Project: project, Debounce: debounce,
+					OnRun: func(res ingest.Result, err error) {
+						if err != nil {
+							fmt.Fprintln(cmd.ErrOrStderr(), "canon: watch:", err)
+							return
+						}
+						printIngest(cmd, res, asJSON) //nolint:errcheck
+					}})
+			}
+			files, err := ingest.ReadDirs(args)
+			if err != nil {
+				return err
+			}
 			opts := ingest.Options{Project: project, Prune: prune}
 			var bar *progressbar.ProgressBar
 			if !asJSON && term.IsTerminal(int(os.Stderr.Fd())) {
@@ -57,23 +77,8 @@ completes and exits with status 1. A frontmatter "project:" overrides --project.
 			if err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
-			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(res); err != nil {
-					return err
-				}
-			} else {
-				for _, e := range res.Errors {
-					fmt.Fprintln(cmd.ErrOrStderr(), e.Error())
-				}
-				for _, n := range res.Notices {
-					fmt.Fprintln(cmd.ErrOrStderr(), "note:", n)
-				}
-				fmt.Fprintf(out, "ingested %d files: %d created, %d updated, %d unchanged, %d pruned, %d chunks, %d errors in %s\n",
-					res.Files, res.Created, res.Updated, res.Unchanged, res.Pruned, res.Chunks, len(res.Errors),
-					res.Elapsed.Round(1e6))
+			if err := printIngest(cmd, res, asJSON); err != nil {
+				return err
 			}
 			if len(res.Errors) > 0 {
 				return &exitError{code: 1, msg: fmt.Sprintf("%d files failed", len(res.Errors))}
@@ -82,8 +87,31 @@ completes and exits with status 1. A frontmatter "project:" overrides --project.
 		},
 	}
 	cmd.Flags().StringVar(&databaseURL, "database-url", "", "PostgreSQL URL (default $DATABASE_URL)")
-	cmd.Flags().StringVarP(&project, "project", "p", "", "project key for files whose frontmatter names none (required)")
+	cmd.Flags().StringVarP(&project, "project", "p", "", "project key for files whose metadata names none (required)")
 	cmd.Flags().BoolVar(&prune, "prune", false, "delete the project's documents whose files are gone")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	cmd.Flags().BoolVar(&watch, "watch", false, "keep ingesting as the folders change, until interrupted (implies --prune)")
+	cmd.Flags().DurationVar(&debounce, "debounce", ingest.DefaultDebounce, "with --watch: quiet time after a change before ingesting")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON (with --watch, one object per run)")
 	return cmd
+}
+
+// printIngest reports a run: its errors and notices on stderr and a summary
+// line, or the result as JSON.
+func printIngest(cmd *cobra.Command, res ingest.Result, asJSON bool) error {
+	out := cmd.OutOrStdout()
+	if asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	for _, e := range res.Errors {
+		fmt.Fprintln(cmd.ErrOrStderr(), e.Error())
+	}
+	for _, n := range res.Notices {
+		fmt.Fprintln(cmd.ErrOrStderr(), "note:", n)
+	}
+	_, err := fmt.Fprintf(out, "ingested %d files: %d created, %d updated, %d unchanged, %d pruned, %d chunks, %d errors in %s\n",
+		res.Files, res.Created, res.Updated, res.Unchanged, res.Pruned, res.Chunks, len(res.Errors),
+		res.Elapsed.Round(1e6))
+	return err
 }

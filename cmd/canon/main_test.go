@@ -29,7 +29,7 @@ func TestHelpDescribesEveryCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, cmd := range []string{"serve", "migrate", "ingest", "search", "ask", "projects", "gaps"} {
+	for _, cmd := range []string{"serve", "migrate", "ingest", "reembed", "search", "ask", "projects", "gaps"} {
 		if !strings.Contains(out, cmd) {
 			t.Errorf("canon --help does not list %s", cmd)
 		}
