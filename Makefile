@@ -30,6 +30,11 @@ db: ## provision and start the private Postgres+pgvector cluster (idempotent)
 db-stop: ## stop the private cluster
 	@scripts/db.sh stop
 
+# PDF ingestion runs poppler's pdftotext and pdfinfo (Debian's poppler-utils).
+.PHONY: ingest-tools
+ingest-tools: ## install poppler-utils for PDF ingestion (idempotent)
+	@scripts/ingest-tools.sh
+
 .PHONY: build
 build: go ## build bin/canon
 	$(GO) build -o $(CANON) ./cmd/canon
@@ -67,7 +72,7 @@ vet:
 		test -z "$$(gofmt -l $$files)" || { echo "gofmt needed:"; gofmt -l $$files; exit 1; }
 
 .PHONY: test
-test: go db vet check-generated ## everything CI runs: database, vet, codegen drift, go test -race
+test: go db ingest-tools vet check-generated ## everything CI runs: database, vet, codegen drift, go test -race
 	$(GO) test -race -count=1 ./...
 	$(MAKE) --no-print-directory scenarios
 
@@ -81,7 +86,7 @@ migrate: build db
 	$(CANON) migrate up
 
 .PHONY: demo
-demo: go db build ## database, migrations, example handbook, server, real questions
+demo: go db ingest-tools build ## database, migrations, example handbook, server, real questions
 	@scripts/demo.sh
 
 .PHONY: bench
