@@ -134,11 +134,11 @@ func (in *Ingester) Ingest(ctx context.Context, files []File, opts Options) (Res
 
 	// A file stored in the run's project from the same bytes (and sidecar) by
 	// the same embedder is unchanged: it is not even converted.
-	known, err := db.New(in.pool).DocumentHashesByKey(ctx, opts.Project)
+	known, err := db.New(in.pool).DocumentHashes(ctx, opts.Project)
 	if err != nil {
 		return res, fmt.Errorf("project %s: %w", opts.Project, err)
 	}
-	storedByPath := make(map[string]db.DocumentHashesByKeyRow, len(known))
+	storedByPath := make(map[string]db.DocumentHashesRow, len(known))
 	for _, k := range known {
 		storedByPath[k.SourcePath] = k
 	}
@@ -206,7 +206,7 @@ func (in *Ingester) Ingest(ctx context.Context, files []File, opts Options) (Res
 	}
 	slices.Sort(projects)
 	var changedProjects []string
-	done := len(res.Errors)
+	done := len(res.Errors) - len(orphans)
 	for _, project := range projects {
 		changed, err := in.ingestProject(ctx, project, byProject[project], failed, opts, &res, &done, len(docs))
 		if err != nil {
@@ -232,7 +232,7 @@ func (in *Ingester) ingestProject(ctx context.Context, project string, docs []pa
 	if err != nil {
 		return false, fmt.Errorf("project %s: %w", project, err)
 	}
-	stored, err := q.DocumentHashes(ctx, projectID)
+	stored, err := q.DocumentHashes(ctx, project)
 	if err != nil {
 		return false, fmt.Errorf("project %s: %w", project, err)
 	}

@@ -1,11 +1,8 @@
 -- name: DocumentHashes :many
--- What is stored for a project, so unchanged files cost one read and no writes.
-SELECT id, slug, source_path, content_hash, embedder FROM documents WHERE project_id = sqlc.arg(project_id);
-
--- name: DocumentHashesByKey :many
--- DocumentHashes by project key, read before a run converts anything: a file
--- whose bytes are unchanged is not even converted. No rows for a new project.
-SELECT d.slug, d.source_path, d.content_hash, d.embedder
+-- What is stored for a project, so unchanged files cost one read and no writes
+-- (read before a run converts anything: a file whose bytes are unchanged is not
+-- even converted). No rows for a project that does not exist yet.
+SELECT d.id, d.slug, d.source_path, d.content_hash, d.embedder
 FROM documents d
 JOIN projects p ON p.id = d.project_id
 WHERE p.project_key = sqlc.arg(project_key);

@@ -63,7 +63,10 @@ func (q *Queries) DocumentGetBySlug(ctx context.Context, arg DocumentGetBySlugPa
 }
 
 const documentHashes = `-- name: DocumentHashes :many
-SELECT id, slug, source_path, content_hash, embedder FROM documents WHERE project_id = $1
+SELECT d.id, d.slug, d.source_path, d.content_hash, d.embedder
+FROM documents d
+JOIN projects p ON p.id = d.project_id
+WHERE p.project_key = $1
 `
 
 type DocumentHashesRow struct {
@@ -74,9 +77,11 @@ type DocumentHashesRow struct {
 	Embedder    string
 }
 
-// What is stored for a project, so unchanged files cost one read and no writes.
-func (q *Queries) DocumentHashes(ctx context.Context, projectID int64) ([]DocumentHashesRow, error) {
-	rows, err := q.db.Query(ctx, documentHashes, projectID)
+// What is stored for a project, so unchanged files cost one read and no writes
+// (read before a run converts anything: a file whose bytes are unchanged is not
+// even converted). No rows for a project that does not exist yet.
+func (q *Queries) DocumentHashes(ctx context.Context, projectKey string) ([]DocumentHashesRow, error) {
+	rows, err := q.db.Query(ctx, documentHashes, projectKey)
 	if err != nil {
 		return nil, err
 	}
@@ -86,47 +91,6 @@ func (q *Queries) DocumentHashes(ctx context.Context, projectID int64) ([]Docume
 		var i DocumentHashesRow
 		if err := rows.Scan(
 			&i.ID,
-			&i.Slug,
-			&i.SourcePath,
-			&i.ContentHash,
-			&i.Embedder,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const documentHashesByKey = `-- name: DocumentHashesByKey :many
-SELECT d.slug, d.source_path, d.content_hash, d.embedder
-FROM documents d
-JOIN projects p ON p.id = d.project_id
-WHERE p.project_key = $1
-`
-
-type DocumentHashesByKeyRow struct {
-	Slug        string
-	SourcePath  string
-	ContentHash string
-	Embedder    string
-}
-
-// DocumentHashes by project key, read before a run converts anything: a file
-// whose bytes are unchanged is not even converted. No rows for a new project.
-func (q *Queries) DocumentHashesByKey(ctx context.Context, projectKey string) ([]DocumentHashesByKeyRow, error) {
-	rows, err := q.db.Query(ctx, documentHashesByKey, projectKey)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []DocumentHashesByKeyRow
-	for rows.Next() {
-		var i DocumentHashesByKeyRow
-		if err := rows.Scan(
 			&i.Slug,
 			&i.SourcePath,
 			&i.ContentHash,
