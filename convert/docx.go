@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -36,7 +37,7 @@ func convertDOCX(_ context.Context, c *Converter, _ string, content []byte) (*ma
 	limits := c.Limits.withDefaults()
 	zr, err := zip.NewReader(bytes.NewReader(content), int64(len(content)))
 	if err != nil {
-		return nil, fmt.Errorf("not a DOCX file (a DOCX is a zip archive): %v", err)
+		return nil, fmt.Errorf("not a DOCX file (a DOCX is a zip archive): %w", err)
 	}
 	if len(zr.File) > limits.ZipEntries {
 		return nil, fmt.Errorf("the DOCX zip has %d entries; the limit is %d (a zip bomb?)", len(zr.File), limits.ZipEntries)
@@ -90,14 +91,14 @@ func readPart(zr *zip.Reader, name string, limits Limits) ([]byte, error) {
 	}
 	rc, err := f.Open()
 	if err != nil {
-		return nil, fmt.Errorf("corrupt DOCX: %s: %v", name, err)
+		return nil, fmt.Errorf("corrupt DOCX: %s: %w", name, err)
 	}
 	defer rc.Close()
 	// The sizes above are what the zip declares; the reader stops at the limit
 	// whatever it declared.
 	b, err := io.ReadAll(io.LimitReader(rc, limits.ExtractedBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("corrupt DOCX: %s: %v", name, err)
+		return nil, fmt.Errorf("corrupt DOCX: %s: %w", name, err)
 	}
 	if int64(len(b)) > limits.ExtractedBytes {
 		return nil, tooBig
@@ -124,7 +125,7 @@ func readStyles(b []byte) (map[string]docxStyle, error) {
 	var cur docxStyle
 	for {
 		tok, err := dec.Token()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return styles, nil
 		}
 		if err != nil {
@@ -204,7 +205,7 @@ func (r *docxReader) read(b []byte) error {
 	dec := xml.NewDecoder(bytes.NewReader(b))
 	for {
 		tok, err := dec.Token()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			r.endList()
 			return nil
 		}

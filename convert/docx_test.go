@@ -88,8 +88,12 @@ func lyingZip(t *testing.T, name, content string) []byte {
 	t.Helper()
 	var raw bytes.Buffer
 	fw, _ := flate.NewWriter(&raw, flate.BestCompression)
-	fw.Write([]byte(content))
-	fw.Close()
+	if _, err := fw.Write([]byte(content)); err != nil {
+		t.Fatal(err)
+	}
+	if err := fw.Close(); err != nil {
+		t.Fatal(err)
+	}
 	var b bytes.Buffer
 	zw := zip.NewWriter(&b)
 	w, err := zw.CreateRaw(&zip.FileHeader{Name: name, Method: zip.Deflate, CRC32: crc32.ChecksumIEEE([]byte(content)),
@@ -97,7 +101,11 @@ func lyingZip(t *testing.T, name, content string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.Write(raw.Bytes())
-	zw.Close()
+	if _, err := w.Write(raw.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
 	return b.Bytes()
 }

@@ -42,14 +42,20 @@ func TestIngestFormatsWatchAndReembed(t *testing.T) {
 		"d.txt.meta.yaml":  "title: Orphan\n",
 		"notes/e.markdown": "# Epsilon\n",
 	} {
-		os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)     //nolint:errcheck
-		os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644) //nolint:errcheck
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	out, err := run(t, "ingest", dir, "--project", "fmt")
 	if err == nil || !strings.Contains(out, "4 created") || !strings.Contains(out, "d.txt.meta.yaml: a sidecar for d.txt, which is not there") {
 		t.Fatalf("ingest: %v\n%s", err, out)
 	}
-	os.Remove(filepath.Join(dir, "d.txt.meta.yaml")) //nolint:errcheck
+	if err := os.Remove(filepath.Join(dir, "d.txt.meta.yaml")); err != nil {
+		t.Fatal(err)
+	}
 
 	// The embedder has not changed: nothing to re-embed.
 	if out, err := run(t, "reembed", "--project", "fmt"); err != nil || !strings.HasPrefix(out, "re-embedded 0 documents (0 chunks, 0 entities) with hash") {
@@ -78,7 +84,9 @@ func TestIngestFormatsWatchAndReembed(t *testing.T) {
 		}
 	}
 	waitFor("4 unchanged")
-	os.Remove(filepath.Join(dir, "b.html")) //nolint:errcheck
+	if err := os.Remove(filepath.Join(dir, "b.html")); err != nil {
+		t.Fatal(err)
+	}
 	waitFor("1 pruned")
 	cancel()
 	select {

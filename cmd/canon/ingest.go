@@ -55,7 +55,7 @@ it was or as its file now is.`,
 							fmt.Fprintln(cmd.ErrOrStderr(), "canon: watch:", err)
 							return
 						}
-						printIngest(cmd, res, asJSON) //nolint:errcheck
+						printIngest(cmd, res, asJSON) //nolint:errcheck // a report that cannot be printed must not stop the watch
 					}})
 			}
 			files, err := ingest.ReadDirs(args)
@@ -68,11 +68,11 @@ it was or as its file now is.`,
 				bar = progressbar.NewOptions(len(files), progressbar.OptionSetWriter(os.Stderr),
 					progressbar.OptionSetDescription("ingest"), progressbar.OptionShowCount(),
 					progressbar.OptionClearOnFinish())
-				opts.Progress = func(done, _ int) { bar.Set(done) } //nolint:errcheck
+				opts.Progress = func(done, _ int) { bar.Set(done) } //nolint:errcheck // the progress bar is cosmetic
 			}
 			res, err := a.ingester.Ingest(cmd.Context(), files, opts)
 			if bar != nil {
-				bar.Finish() //nolint:errcheck
+				bar.Finish() //nolint:errcheck // the progress bar is cosmetic
 			}
 			if err != nil {
 				return err

@@ -50,12 +50,12 @@ dimension is refused, with how to migrate.`,
 							progressbar.OptionSetDescription("reembed"), progressbar.OptionShowCount(),
 							progressbar.OptionClearOnFinish())
 					}
-					bar.Set(done) //nolint:errcheck
+					bar.Set(done) //nolint:errcheck // the progress bar is cosmetic
 				}
 			}
 			res, err := a.ingester.Reembed(cmd.Context(), project, progress)
 			if bar != nil {
-				bar.Finish() //nolint:errcheck
+				bar.Finish() //nolint:errcheck // the progress bar is cosmetic
 			}
 			if err != nil {
 				return err
