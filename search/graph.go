@@ -102,7 +102,7 @@ func (s *Searcher) graph(ctx context.Context, req *canonv1.SearchRequest, p *pla
 			Snippet: domain.Snippet(r.Text, terms), Text: r.Text, Origin: r.Origin,
 			CanonicalType: deref(r.CanonicalType), Status: deref(r.Status), Tags: r.Tags,
 			EvidenceTier: deref(r.EvidenceTier), ProjectKey: r.ProjectKey, SourcePath: r.SourcePath,
-			VectorSimilarity: finite(r.Similarity),
+			VectorSimilarity: finite(r.Similarity), Tier: r.Tier, IsSummary: r.IsSummary,
 		}
 		if r.EdgeType != "" {
 			h.Edge = &canonv1.Edge{EdgeType: r.EdgeType, Weight: r.EdgeWeight, Direction: r.EdgeDirection, FromDocId: r.EdgeFromSlug}

@@ -544,7 +544,7 @@ func (s *Searcher) shape(p *plan, rows []db.SearchRankRow) *canonv1.SearchResult
 			Snippet: domain.Snippet(r.Text, r.QueryLexemes), Text: r.Text, Score: finite(r.Score),
 			CanonicalType: deref(r.CanonicalType), Status: deref(r.Status), Tags: r.Tags,
 			EvidenceTier: deref(r.EvidenceTier), ProjectKey: r.ProjectKey, SourcePath: r.SourcePath,
-			VectorSimilarity: r.VectorSimilarity, KeywordCoverage: r.KeywordCoverage,
+			VectorSimilarity: r.VectorSimilarity, KeywordCoverage: r.KeywordCoverage, Tier: r.Tier, IsSummary: r.IsSummary,
 		}
 		if p.explain {
 			h.Explain = explain(p, r)

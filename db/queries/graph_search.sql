@@ -217,7 +217,7 @@ sections AS (
 )
 SELECT x.origin, x.position::integer AS position,
        c.id AS chunk_id, d.slug, d.title, d.source_path, p.project_key, c.heading_path, c.text,
-       d.canonical_type, d.status, d.tags, d.evidence_tier,
+       d.canonical_type, d.status, d.tags, d.evidence_tier, d.tier, c.is_summary,
        coalesce(x.edge_type, '')::text AS edge_type, coalesce(x.weight, 0)::float8 AS edge_weight,
        coalesce(x.direction, '')::text AS edge_direction, coalesce(x.seed_slug, '')::text AS edge_from_slug,
        x.similarity

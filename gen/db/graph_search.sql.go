@@ -264,7 +264,7 @@ sections AS (
 )
 SELECT x.origin, x.position::integer AS position,
        c.id AS chunk_id, d.slug, d.title, d.source_path, p.project_key, c.heading_path, c.text,
-       d.canonical_type, d.status, d.tags, d.evidence_tier,
+       d.canonical_type, d.status, d.tags, d.evidence_tier, d.tier, c.is_summary,
        coalesce(x.edge_type, '')::text AS edge_type, coalesce(x.weight, 0)::float8 AS edge_weight,
        coalesce(x.direction, '')::text AS edge_direction, coalesce(x.seed_slug, '')::text AS edge_from_slug,
        x.similarity
@@ -315,6 +315,8 @@ type GraphSearchRow struct {
 	Status        *string
 	Tags          []string
 	EvidenceTier  *string
+	Tier          string
+	IsSummary     bool
 	EdgeType      string
 	EdgeWeight    float64
 	EdgeDirection string
@@ -441,6 +443,8 @@ func (q *Queries) GraphSearch(ctx context.Context, arg GraphSearchParams) ([]Gra
 			&i.Status,
 			&i.Tags,
 			&i.EvidenceTier,
+			&i.Tier,
+			&i.IsSummary,
 			&i.EdgeType,
 			&i.EdgeWeight,
 			&i.EdgeDirection,

@@ -764,8 +764,12 @@ type Hit struct {
 	// contained: every hit is a document linked to it.
 	VectorSimilarity float64 `protobuf:"fixed64,20,opt,name=vector_similarity,json=vectorSimilarity,proto3" json:"vector_similarity,omitempty"`
 	KeywordCoverage  float64 `protobuf:"fixed64,21,opt,name=keyword_coverage,json=keywordCoverage,proto3" json:"keyword_coverage,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Who wrote the document: human, or auto (generated, not reviewed).
+	Tier string `protobuf:"bytes,22,opt,name=tier,proto3" json:"tier,omitempty"`
+	// The chunk is the document's summary (frontmatter summary), not body text.
+	IsSummary     bool `protobuf:"varint,23,opt,name=is_summary,json=isSummary,proto3" json:"is_summary,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Hit) Reset() {
@@ -943,6 +947,20 @@ func (x *Hit) GetKeywordCoverage() float64 {
 		return x.KeywordCoverage
 	}
 	return 0
+}
+
+func (x *Hit) GetTier() string {
+	if x != nil {
+		return x.Tier
+	}
+	return ""
+}
+
+func (x *Hit) GetIsSummary() bool {
+	if x != nil {
+		return x.IsSummary
+	}
+	return false
 }
 
 type Edge struct {
@@ -1854,7 +1872,7 @@ const file_canon_v1_search_proto_rawDesc = "" +
 	"\bexpanded\x18\x02 \x03(\v2\r.canon.v1.HitR\bexpanded\x12)\n" +
 	"\brejected\x18\x03 \x03(\v2\r.canon.v1.HitR\brejected\x12*\n" +
 	"\trunner_up\x18\x04 \x03(\v2\r.canon.v1.HitR\brunnerUp\x12(\n" +
-	"\x04meta\x18\x05 \x01(\v2\x14.canon.v1.SearchMetaR\x04meta\"\xa6\x05\n" +
+	"\x04meta\x18\x05 \x01(\v2\x14.canon.v1.SearchMetaR\x04meta\"\xd9\x05\n" +
 	"\x03Hit\x12\x15\n" +
 	"\x06doc_id\x18\x01 \x01(\tR\x05docId\x12\x19\n" +
 	"\bchunk_id\x18\x02 \x01(\x03R\achunkId\x12\x14\n" +
@@ -1881,7 +1899,10 @@ const file_canon_v1_search_proto_rawDesc = "" +
 	"\x13parent_entity_score\x18\x12 \x01(\x01R\x11parentEntityScore\x12+\n" +
 	"\aexplain\x18\x13 \x01(\v2\x11.canon.v1.ExplainR\aexplain\x12+\n" +
 	"\x11vector_similarity\x18\x14 \x01(\x01R\x10vectorSimilarity\x12)\n" +
-	"\x10keyword_coverage\x18\x15 \x01(\x01R\x0fkeywordCoverage\"y\n" +
+	"\x10keyword_coverage\x18\x15 \x01(\x01R\x0fkeywordCoverage\x12\x12\n" +
+	"\x04tier\x18\x16 \x01(\tR\x04tier\x12\x1d\n" +
+	"\n" +
+	"is_summary\x18\x17 \x01(\bR\tisSummary\"y\n" +
 	"\x04Edge\x12\x1b\n" +
 	"\tedge_type\x18\x01 \x01(\tR\bedgeType\x12\x16\n" +
 	"\x06weight\x18\x02 \x01(\x01R\x06weight\x12\x1c\n" +
