@@ -164,7 +164,7 @@ func (p *bodyParser) lines(n ast.Node, indent string) []string {
 				empty = empty && t == ""
 			}
 			if !empty {
-				out = append(out, indent+strings.Join(cells, " | "))
+				out = append(out, indent+strings.Join(cells, cellSeparator))
 			}
 		}
 	case *ast.HTMLBlock:
