@@ -59,6 +59,7 @@ type ScenarioGate struct {
 	GraphRecall     *float64 `yaml:"graph_recall" json:"graph_recall,omitempty"`
 	RejectedRecall  *float64 `yaml:"rejected_recall" json:"rejected_recall,omitempty"`
 	PassRate        *float64 `yaml:"pass_rate" json:"pass_rate,omitempty"`
+	AnswerGate      `yaml:",inline"`
 }
 
 // Scenario is one question and what should happen to it.
@@ -143,6 +144,8 @@ type Expectations struct {
 	Hits *HitConstraint `yaml:"hits" json:"hits,omitempty"`
 	// MinPrimary is the least number of primary hits (e.g. 1: "something found").
 	MinPrimary int `yaml:"min_primary" json:"min_primary,omitempty"`
+	// Answer: what the chat turn's answer (extractive provider) must say and cite.
+	Answer *AnswerExpectation `yaml:"answer" json:"answer,omitempty"`
 }
 
 // HitConstraint: every primary hit has one of the listed values of each field
@@ -269,6 +272,9 @@ func (f *ScenarioFile) validate() error {
 		if e.HierarchyReason != "" && !slices.Contains(hierarchyReasons, e.HierarchyReason) {
 			bad("%s: expect.hierarchy_reason %q: use one of %s", where, e.HierarchyReason, strings.Join(hierarchyReasons, ", "))
 		}
+		if e.Answer != nil {
+			e.Answer.validate(where, bad)
+		}
 		if e.empty() {
 			bad("%s: expect: no expectation set", where)
 		}
@@ -280,7 +286,8 @@ func (e Expectations) empty() bool {
 	return len(e.Top) == 0 && len(e.Above) == 0 && len(e.Absent) == 0 && len(e.Expanded) == 0 &&
 		len(e.NotExpanded) == 0 && len(e.Rejected) == 0 && len(e.NotRejected) == 0 && e.MaxExpanded == nil &&
 		e.MaxRejected == nil && e.Refused == nil &&
-		e.SearchMode == "" && e.HierarchyReason == "" && len(e.Projects) == 0 && e.Hits == nil && e.MinPrimary == 0
+		e.SearchMode == "" && e.HierarchyReason == "" && len(e.Projects) == 0 && e.Hits == nil && e.MinPrimary == 0 &&
+		e.Answer == nil
 }
 
 var hierarchyReasons = []string{hierarchy.ReasonConfident, hierarchy.ReasonNoConfidentEntity, hierarchy.ReasonTooSimilar,

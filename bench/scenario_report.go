@@ -45,6 +45,9 @@ func (r *ScenarioReport) WriteText(w io.Writer, verbose bool) {
 			if len(o.Rejected) > 0 {
 				fmt.Fprintf(w, "      rejected: %s\n", list(o.Rejected))
 			}
+			if o.Answer != nil && o.Answer.Text != "" {
+				fmt.Fprintf(w, "      answer:   %s\n", strings.ReplaceAll(o.Answer.Text, "\n", "\n                "))
+			}
 			if o.Refused != nil {
 				fmt.Fprintf(w, "      chat: refused=%v (cosine %.3f, coverage %.2f)\n", *o.Refused, o.BestSimilarity, o.BestCoverage)
 			}
@@ -54,16 +57,19 @@ func (r *ScenarioReport) WriteText(w io.Writer, verbose bool) {
 		}
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "%-17s %7s %9s  %s\n", "metric", "value", "threshold", "over")
+	fmt.Fprintf(w, "%-18s %7s %9s  %s\n", "metric", "value", "threshold", "over")
 	for _, g := range r.gateRows() {
-		val, min := "-", "-"
+		val, threshold := "-", "-"
 		if g.value != nil {
 			val = fmt.Sprintf("%.3f", *g.value)
 		}
 		if g.min != nil {
-			min = fmt.Sprintf("%.2f", *g.min)
+			threshold = fmt.Sprintf(">= %.2f", *g.min)
 		}
-		fmt.Fprintf(w, "%-17s %7s %9s  %s\n", g.name, val, min, g.detail)
+		if g.max != nil {
+			threshold = fmt.Sprintf("<= %.2f", *g.max)
+		}
+		fmt.Fprintf(w, "%-18s %7s %9s  %s\n", g.name, val, threshold, g.detail)
 	}
 	if len(r.NowPassing) > 0 {
 		fmt.Fprintf(w, "\npending scenarios that pass now (drop their pending mark): %s\n", strings.Join(r.NowPassing, ", "))

@@ -57,6 +57,8 @@ type ScenarioOutcome struct {
 	RefusalReason  string  `json:"refusal_reason,omitempty"`
 	BestSimilarity float64 `json:"best_vector_similarity"`
 	BestCoverage   float64 `json:"best_keyword_coverage"`
+	// The answer, when the scenario has an answer expectation.
+	Answer *AnswerOutcome `json:"answer,omitempty"`
 	// Per-scenario metrics, when it lists relevant documents.
 	NDCG5     *float64 `json:"ndcg_at_5,omitempty"`
 	MRR       *float64 `json:"mrr,omitempty"`
@@ -85,6 +87,7 @@ type ScenarioMetrics struct {
 	GraphExpected    int      `json:"graph_expected"`
 	RejectedRecall   *float64 `json:"rejected_recall"`
 	RejectedExpected int      `json:"rejected_expected"`
+	AnswerMetrics
 }
 
 // ScenarioReport is the result of one file.
@@ -291,7 +294,7 @@ func runScenario(ctx context.Context, f *ScenarioFile, s Scenario, setup Scenari
 		n, m := NDCG(ranked, s.Relevant, 5), MRR(ranked, s.Relevant, 10)
 		o.NDCG5, o.MRR = &n, &m
 	}
-	if e.Refused != nil {
+	if e.Refused != nil || e.Answer != nil {
 		creq := &canonv1.ChatRequest{
 			Question: s.Question, Filters: req.GetFilters(),
 			Options: &canonv1.ChatOptions{Fusion: s.Fusion, Limit: int32(s.Limit), Language: "en",
@@ -305,10 +308,15 @@ func runScenario(ctx context.Context, f *ScenarioFile, s Scenario, setup Scenari
 		o.Refused, o.RefusalReason = &refused, ans.GetRefusalReason()
 		o.BestSimilarity = ans.GetMeta().GetBestVectorSimilarity()
 		o.BestCoverage = ans.GetMeta().GetBestKeywordCoverage()
-		if refused != *e.Refused {
+		if e.Refused != nil && refused != *e.Refused {
 			want := map[bool]string{true: "refused", false: "answered"}
 			fail("refused: want %s, got %s (best cosine %.3f, best keyword coverage %.2f)",
 				want[*e.Refused], want[refused], o.BestSimilarity, o.BestCoverage)
+		}
+		if e.Answer != nil {
+			var failures []string
+			o.Answer, failures = checkAnswer(e.Answer, ans)
+			o.Failures = append(o.Failures, failures...)
 		}
 	}
 	o.Passed = len(o.Failures) == 0
@@ -383,6 +391,7 @@ func (r *ScenarioReport) score(f *ScenarioFile) {
 	m.RefusalAccuracy = ratio(float64(refusalOK), m.RefusalChecks)
 	m.GraphRecall = ratio(float64(graphFound), m.GraphExpected)
 	m.RejectedRecall = ratio(float64(rejectedFound), m.RejectedExpected)
+	m.AnswerMetrics = scoreAnswers(r.Outcomes)
 
 	for _, g := range r.gateRows() {
 		switch {
@@ -392,25 +401,33 @@ func (r *ScenarioReport) score(f *ScenarioFile) {
 		case *g.value < *g.min-1e-9:
 			r.GateFail = append(r.GateFail, fmt.Sprintf("%s %.3f is below the threshold %.2f", g.name, *g.value, *g.min))
 		}
+		switch {
+		case g.max == nil:
+		case g.value == nil:
+			r.GateFail = append(r.GateFail, fmt.Sprintf("%s: no scenario measures it (maximum %.2f)", g.name, *g.max))
+		case *g.value > *g.max+1e-9:
+			r.GateFail = append(r.GateFail, fmt.Sprintf("%s %.3f is above the maximum %.2f", g.name, *g.value, *g.max))
+		}
 	}
 }
 
+// gateRow is one metric with its threshold: a minimum, or (defect rates) a maximum.
 type gateRow struct {
-	name       string
-	value, min *float64
-	detail     string
+	name            string
+	value, min, max *float64
+	detail          string
 }
 
 func (r *ScenarioReport) gateRows() []gateRow {
 	m, g := r.Metrics, r.Gate
-	return []gateRow{
-		{"pass_rate", m.PassRate, g.PassRate, fmt.Sprintf("%d of %d scenarios (%d pending)", m.Passed, m.Scenarios, m.Pending)},
-		{"ndcg_at_5", m.NDCG5, g.NDCG5, fmt.Sprintf("%d judged scenarios", m.Judged)},
-		{"mrr", m.MRR, g.MRR, fmt.Sprintf("%d judged scenarios (MRR@10)", m.Judged)},
-		{"refusal_accuracy", m.RefusalAccuracy, g.RefusalAccuracy, fmt.Sprintf("%d refusal checks", m.RefusalChecks)},
-		{"graph_recall", m.GraphRecall, g.GraphRecall, fmt.Sprintf("%d expected expanded documents", m.GraphExpected)},
-		{"rejected_recall", m.RejectedRecall, g.RejectedRecall, fmt.Sprintf("%d expected rejected approaches", m.RejectedExpected)},
-	}
+	return append([]gateRow{
+		{name: "pass_rate", value: m.PassRate, min: g.PassRate, detail: fmt.Sprintf("%d of %d scenarios (%d pending)", m.Passed, m.Scenarios, m.Pending)},
+		{name: "ndcg_at_5", value: m.NDCG5, min: g.NDCG5, detail: fmt.Sprintf("%d judged scenarios", m.Judged)},
+		{name: "mrr", value: m.MRR, min: g.MRR, detail: fmt.Sprintf("%d judged scenarios (MRR@10)", m.Judged)},
+		{name: "refusal_accuracy", value: m.RefusalAccuracy, min: g.RefusalAccuracy, detail: fmt.Sprintf("%d refusal checks", m.RefusalChecks)},
+		{name: "graph_recall", value: m.GraphRecall, min: g.GraphRecall, detail: fmt.Sprintf("%d expected expanded documents", m.GraphExpected)},
+		{name: "rejected_recall", value: m.RejectedRecall, min: g.RejectedRecall, detail: fmt.Sprintf("%d expected rejected approaches", m.RejectedExpected)},
+	}, r.answerGateRows()...)
 }
 
 func ratio(num float64, n int) *float64 {

@@ -332,6 +332,7 @@ scenarios:
       rejected: [rej-memcached]
       projects: [platform]
       refused: false
+      answer: {facts: [Redis Cluster], cite: [dec-cache]}
   - id: refunds
     question: refunds stuck in pending
     projects: [payments]

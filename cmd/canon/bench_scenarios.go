@@ -25,13 +25,15 @@ func newBenchScenariosCmd() *cobra.Command {
 those named by a file's project: frontmatter, gets the file's project_prefix, so the
 suite never touches other data in the database; idempotent: an unchanged corpus
 writes nothing), then runs each scenario through canon's search and, for refusal
-expectations, through the chat turn with the extractive provider (no network) and
-the configured refusal gate.
+and answer expectations, through the chat turn with the extractive provider (no
+network) and the configured refusal gate.
 
 Reports nDCG@5 (graded by the listed relevant documents), MRR, refusal accuracy,
-graph recall (expected expanded documents found), rejected recall and the pass rate.
---gate exits with status 1 when a metric is below the file's threshold. Scenarios
-marked pending run and are reported but count toward no metric.`,
+graph recall (expected expanded documents found), rejected recall and the pass rate;
+for answer expectations, fact recall, citation precision and recall (markers mapped
+to documents through the response's citations) and the fragment and duplicate rates
+of the answers' sentences. --gate exits with status 1 when a metric misses the file's
+threshold. Scenarios marked pending run and are reported but count toward no metric.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := bench.LoadScenarios(args[0])
