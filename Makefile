@@ -79,7 +79,8 @@ test: go db ingest-tools vet check-generated ## everything CI runs: database, ve
 .PHONY: scenarios
 scenarios: build
 	@if [ -f bench/scenarios/handbook.yaml ] && $(CANON) bench scenarios --help >/dev/null 2>&1; then \
-		$(CANON) migrate up >/dev/null && $(CANON) bench scenarios bench/scenarios/handbook.yaml --gate; fi
+		$(CANON) migrate up >/dev/null && $(CANON) bench scenarios bench/scenarios/handbook.yaml --gate && \
+		$(CANON) bench scenarios bench/scenarios/answers.yaml --gate; fi
 
 .PHONY: migrate
 migrate: build db

@@ -153,8 +153,16 @@ func (s *Service) Answer(ctx context.Context, req *canonv1.ChatRequest, acceptLa
 		llmReq.Messages = append(llmReq.Messages, llm.Message{Role: t.GetRole(), Content: t.GetContent()})
 	}
 	llmReq.Messages = append(llmReq.Messages, llm.Message{Role: "user", Content: req.GetQuestion()})
-	for _, c := range input.Context {
-		llmReq.Passages = append(llmReq.Passages, llm.Passage{N: c.N, Text: c.Text})
+	for _, section := range []struct {
+		chunks []domain.PromptChunk
+		origin string
+	}{{input.Rejected, llm.OriginRejected}, {input.Related, llm.OriginExpanded}, {input.Context, llm.OriginPrimary}} {
+		for _, c := range section.chunks {
+			h := numbered[c.N]
+			llmReq.Passages = append(llmReq.Passages, llm.Passage{N: c.N, Text: c.Text, Origin: section.origin,
+				DocID: c.DocID, Title: c.Title, HeadingPath: c.HeadingPath, CanonicalType: h.GetCanonicalType(),
+				Status: c.Status, Tier: h.GetTier(), EvidenceTier: c.EvidenceTier, IsSummary: h.GetIsSummary()})
+		}
 	}
 
 	genStart := time.Now()

@@ -257,10 +257,15 @@ func TestEntityQuestionsTwoPass(t *testing.T) {
 				}
 				return
 			}
-			// Every citation is a chunk of the entity's documents.
+			// Every citation is a chunk of the entity's documents, or of a graph
+			// neighbour of theirs (the related context, which the extractive
+			// provider quotes when the documents themselves do not answer).
 			linked := map[int64]string{}
 			for _, hit := range found.GetPrimary() {
 				linked[hit.GetChunkId()] = hit.GetLinkingEntity()
+			}
+			for _, hit := range found.GetExpanded() {
+				linked[hit.GetChunkId()] = tc.entity
 			}
 			if len(res.GetCitations()) == 0 {
 				t.Fatalf("no citations: %q", res.GetAnswer())

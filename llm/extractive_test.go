@@ -3,6 +3,9 @@ package llm
 import (
 	"context"
 	"errors"
+	"flag"
+	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -10,11 +13,81 @@ import (
 	"testing"
 )
 
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
 var docPassages = []Passage{
-	{N: 1, Text: "# Storage\n\nCanon stores document chunks in PostgreSQL. Each chunk keeps its embedding in a pgvector column. The HNSW index speeds up nearest-neighbour search."},
-	{N: 2, Text: "## Deployment\n\n- Run `canon serve` behind a reverse proxy.\n- Set DATABASE_URL to the Postgres connection string.\n\nBackups are taken nightly with pg_dump."},
+	{N: 1, Text: "Canon stores document chunks in PostgreSQL. Each chunk keeps its embedding in a pgvector column. The HNSW index speeds up nearest-neighbour search."},
+	{N: 2, Text: "- Run `canon serve` behind a reverse proxy.\n- Set DATABASE_URL to the Postgres connection string.\n\nBackups are taken nightly with pg_dump."},
 	{N: 3, Text: "Embeddings are computed by the hash embedder by default, e.g. for offline use. The OpenAI embedder stores 1536-dimensional vectors."},
 	{N: 4, Text: "Chunks are stored in Postgres; vectors too."},
+}
+
+// TestStem: the lexicon's own folds, on top of internal/english's stemmer.
+func TestStem(t *testing.T) {
+	groups := [][]string{
+		{"run", "running", "ran"},
+		{"lead", "leads", "led", "leader"},
+		{"own", "owns", "owner", "ownership"},
+		{"write", "writes", "wrote", "written"},
+		{"1", "first"},
+	}
+	for _, g := range groups {
+		want := englishLexicon.stem(g[0])
+		for _, w := range g[1:] {
+			if got := englishLexicon.stem(w); got != want {
+				t.Errorf("stem(%q) = %q, stem(%q) = %q: want equal", w, got, g[0], want)
+			}
+		}
+	}
+}
+
+func TestContentTerms(t *testing.T) {
+	tests := []struct{ text, want string }{
+		{"How do I fail over Postgres?", "failover postgr"},
+		{"Rolled back the failover", "rollback failover"},
+		{"The reasons are in rej-graphql-gateway.", "reason"},
+		{"Client-side caching of KB_RRF_K", "client sid cach kb_rrf_k"},
+		{"the first step", "1 step"},
+	}
+	for _, tc := range tests {
+		if got := strings.Join(englishLexicon.contentTerms(tc.text), " "); got != tc.want {
+			t.Errorf("contentTerms(%q) = %q, want %q", tc.text, got, tc.want)
+		}
+	}
+}
+
+func TestAnalyseQuestion(t *testing.T) {
+	tests := []struct {
+		question  string
+		kind      questionType
+		terms     string
+		rejection bool
+	}{
+		{"what cache layer did we standardise on?", askWhat, "cach layer standardis", false},
+		{"Which deployment strategy do we use?", askWhat, "deployment strategy", false},
+		{"how long are idempotency keys retained?", askWhat, "idempotency key retain", false},
+		{"how is money represented?", askWhat, "money represent", false},
+		{"who leads Project Atlas?", askWho, "lead project atla", false},
+		{"when did edge proxy v2.3.1 ship?", askWhen, "edg proxy v2 3 1 ship", false},
+		{"how do I roll back a release?", askHow, "rollback releas", false},
+		{"in which order do we roll out the upgrade?", askHow, "rollout upgrad", false},
+		{"so how does the replicator work?", askHow, "replicator work", false},
+		{"why did we reject memcached?", askWhy, "reject memcach", true},
+		{"why not a graphql gateway?", askWhy, "graphql gateway", true},
+		{"why don't payments use shared Redis?", askWhy, "payment shar redis", true},
+		{"what alternatives did we consider?", askWhat, "alternativ consider", true},
+		{"does the session store fail closed?", askYesNo, "session stor fail clos", false},
+		{"error E5032", askOther, "error e5032", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.question, func(t *testing.T) {
+			q := englishLexicon.analyse(tc.question)
+			if q.kind != tc.kind || strings.Join(q.terms, " ") != tc.terms || q.aboutRejection != tc.rejection {
+				t.Errorf("kind %v, terms %q, about a rejection %v; want %v, %q, %v",
+					q.kind, strings.Join(q.terms, " "), q.aboutRejection, tc.kind, tc.terms, tc.rejection)
+			}
+		})
+	}
 }
 
 func TestSplitSentences(t *testing.T) {
@@ -27,9 +100,8 @@ func TestSplitSentences(t *testing.T) {
 			[]string{"Canon stores chunks.", "It ranks them well!", "Does it cite?", "Yes it does cite."}},
 		{"abbreviations and decimals stay whole", "Use a local embedder, e.g. the hash one. Version 0.8.0 fixed it for us.",
 			[]string{"Use a local embedder, e.g. the hash one.", "Version 0.8.0 fixed it for us."}},
-		{"markdown", "# Title\n\nFirst line of a paragraph\ncontinues here.\n\n- item one is here\n- item two is here\n\n```\ncode is skipped entirely\n```\n> quoted text is kept",
-			[]string{"First line of a paragraph continues here.", "item one is here", "item two is here", "quoted text is kept"}},
-		{"fragments dropped", "Ok. Fine. This one is long enough.", []string{"This one is long enough."}},
+		{"code starts a sentence", "Run it. `findr` powers search.", []string{"Run it.", "`findr` powers search."}},
+		{"a cut sentence stays as it is", "the end of a sentence. A whole one.", []string{"the end of a sentence.", "A whole one."}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -37,6 +109,26 @@ func TestSplitSentences(t *testing.T) {
 				t.Errorf("got %q\nwant %q", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestWhole(t *testing.T) {
+	tests := []struct {
+		text string
+		want bool
+	}{
+		{"We standardised on Redis.", true},
+		{"`sessiond` fails closed.", true},
+		{"We have standardised on Redis as the one shared cache layer for the platform:", false},
+		{"rollback side of dec-deploy-v2.", false}, // a chunk cut mid-sentence
+		{"Then re-sync the refunds", false},        // no closing punctuation
+		{"Ok then.", false},
+		{"Variable | Default | Range | Meaning `KB_RRF_K` | `60`.", false},
+	}
+	for _, tc := range tests {
+		if got := whole(tc.text); got != tc.want {
+			t.Errorf("whole(%q) = %v, want %v", tc.text, got, tc.want)
+		}
 	}
 }
 
@@ -53,17 +145,115 @@ func TestComposeAnswers(t *testing.T) {
 			"Canon stores document chunks in PostgreSQL [1]. Chunks are stored in Postgres; vectors too [4]."},
 		{"plural question meets singular text", "backups", docPassages,
 			"Backups are taken nightly with pg_dump [2]."},
+		{"a list item that reads as a sentence", "reverse proxy", docPassages,
+			"Run `canon serve` behind a reverse proxy [2]."},
 		{"no overlap", "What is the capital of France?", docPassages, SelfRefusalSentinel},
 		{"only stop words", "What is it?", docPassages, SelfRefusalSentinel},
 		{"no passages", "Where are chunks stored?", nil, SelfRefusalSentinel},
 		{"empty question", "", docPassages, SelfRefusalSentinel},
-		{"sentence without final punctuation gets one", "reverse proxy", docPassages,
-			"Run `canon serve` behind a reverse proxy [2]."},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := compose(tc.question, tc.passages); got != tc.want {
 				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// decision, note, superseded and rejected are passages as chat gives them.
+func decision(n int, doc, text string) Passage {
+	return Passage{N: n, Text: text, Origin: OriginPrimary, DocID: doc, Title: doc, CanonicalType: "decision",
+		Status: "accepted", Tier: "human", EvidenceTier: "official"}
+}
+
+func note(n int, doc, text string) Passage {
+	return Passage{N: n, Text: text, Origin: OriginPrimary, DocID: doc, Title: doc, Tier: "human", EvidenceTier: "blog"}
+}
+
+func TestComposeTrust(t *testing.T) {
+	canonical := decision(2, "dec-cache", "We standardised on Redis Cluster as the shared cache layer.")
+	musing := note(1, "note-cache", "If we ever standardise on one cache layer, I would want the cache layer standard to say a lot.")
+	superseded := decision(3, "dec-cache-v1", "We standardised the cache layer on one Redis 6 primary.")
+	superseded.Status = "superseded"
+	generated := decision(4, "mod-cache", "The cache layer was standardised on Redis, says the generated page.")
+	generated.Tier = "auto"
+	rejectedApproach := Passage{N: 5, Text: "Memcached as the shared cache layer was turned down: it has no persistence.",
+		Origin: OriginRejected, DocID: "rej-memcached", Title: "Rejected: Memcached as the shared cache tier",
+		CanonicalType: "rejected-approach", Status: "accepted", Tier: "human", EvidenceTier: "official"}
+	tests := []struct {
+		name     string
+		question string
+		passages []Passage
+		cites    []string // markers the answer must carry, in order
+	}{
+		{"a canonical decision over a note ranked above it", "what cache layer did we standardise on?",
+			[]Passage{musing, canonical}, []string{"2"}},
+		{"a current decision over a superseded one", "what cache layer did we standardise on?",
+			[]Passage{superseded, canonical}, []string{"2"}},
+		{"a human page over a generated one", "what cache layer did we standardise on?",
+			[]Passage{generated, canonical}, []string{"2"}},
+		{"a note when nothing canonical answers", "what would a cache layer standard say?",
+			[]Passage{musing, decision(2, "dec-queue", "We moved messaging to Kafka.")}, []string{"1"}},
+		{"a rejected approach is never the answer to another question", "what is the shared cache layer?",
+			[]Passage{rejectedApproach, canonical}, []string{"2"}},
+		{"a rejected approach answers why it was rejected", "why did we reject memcached?",
+			[]Passage{rejectedApproach, canonical}, []string{"5"}},
+		{"a rejected approach answers a question that names it", "how much does Memcached persist?",
+			[]Passage{rejectedApproach, canonical}, []string{"5"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := compose(tc.question, tc.passages)
+			var cited []string
+			for _, m := range markerRE.FindAllStringSubmatch(got, -1) {
+				cited = append(cited, m[1])
+			}
+			if !slices.Equal(cited, tc.cites) {
+				t.Errorf("cites %v, want %v: %q", cited, tc.cites, got)
+			}
+		})
+	}
+}
+
+func TestComposeStructure(t *testing.T) {
+	runbook := func(n int, heading, text string) Passage {
+		return Passage{N: n, Text: text, Origin: OriginPrimary, DocID: "rb-rollback", Title: "How rollbacks work",
+			HeadingPath: []string{"Runbook: rollbacks", heading}, CanonicalType: "runbook", Status: "active", Tier: "human"}
+	}
+	person := Passage{N: 4, Text: "Dana is a staff engineer on the platform team. She is the technical lead of Project Atlas.",
+		Origin: OriginPrimary, DocID: "dana", Title: "Dana Okafor", HeadingPath: []string{"Dana Okafor"}, Tier: "human"}
+	summary := decision(1, "dec-cache", "The platform team standardised on Redis as the single shared cache layer: a managed Redis 7 Cluster with client-side caching.")
+	summary.IsSummary = true
+	body := decision(2, "dec-cache", "We have standardised on Redis as the one shared cache layer for the platform:\n\n- Engine: managed Redis 7.2 in cluster mode.\n- TTL rule: every key has a TTL.")
+	body.HeadingPath = []string{"ADR-031", "Decision"}
+	tests := []struct {
+		name     string
+		question string
+		passages []Passage
+		want     string
+	}{
+		{"how: the steps under their lead-in", "how do I abort a rollout in progress?",
+			[]Passage{runbook(3, "Abort a rollout in progress", "Use this when the analysis missed a problem. To abort it:\n\n1. `kubectl argo rollouts abort <service>`\n2. Confirm the canary weight is 0.")},
+			"Use this when the analysis missed a problem. To abort it [3]:\n\n1. `kubectl argo rollouts abort <service>` [3]\n2. Confirm the canary weight is 0 [3]."},
+		{"how: code under its lead-in", "how do I resync refunds?",
+			[]Passage{runbook(5, "Missed webhooks", "Ask the on-call about webhook errors. Then resync refunds:\n\n```\npayctl refunds resync --older-than 24h\n```")},
+			"Ask the on-call about webhook errors. Then resync refunds [5]:\n\n```\npayctl refunds resync --older-than 24h\n```"},
+		{"what: a lead-in never stands alone, and the summary says it once", "what cache layer did we standardise on?",
+			[]Passage{summary, body},
+			"The platform team standardised on Redis as the single shared cache layer: a managed Redis 7 Cluster with client-side caching [1]."},
+		{"who: a sentence that leans on the one before comes with it", "who is the technical lead of Project Atlas?",
+			[]Passage{person},
+			"Dana is a staff engineer on the platform team [4]. She is the technical lead of Project Atlas [4]."},
+		{"a table row with its header", "what is the TTL of a session index?",
+			[]Passage{{N: 6, Text: "Key | Type | TTL\n`session:<sid>` | hash | 14 days sliding\n`session:index` | sorted set | 14 days\n`revoked:<jti>` | string | token lifetime",
+				Origin: OriginPrimary, DocID: "mod-session-store", Title: "Session store", CanonicalType: "module-kb", Status: "active"}},
+			"| Key | Type | TTL |\n|---|---|---|\n| `session:index` | sorted set | 14 days [6] |"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := compose(tc.question, tc.passages); got != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
 			}
 		})
 	}
@@ -79,7 +269,7 @@ func TestComposeLimits(t *testing.T) {
 	ps = append([]Passage{{N: 7, Text: "Retention policy: audit logs expire after ninety days here."}, {N: 8, Text: "Retention policy: audit logs expire after ninety days here."}}, ps...)
 	got := compose("What is the retention policy for audit logs?", ps)
 	markers := markerRE.FindAllStringSubmatch(got, -1)
-	if len(markers) < 2 || len(markers) > 4 {
+	if len(markers) < 1 || len(markers) > 4 {
 		t.Fatalf("%d sentences: %q", len(markers), got)
 	}
 	seen := map[string]bool{}
@@ -89,7 +279,7 @@ func TestComposeLimits(t *testing.T) {
 	if len(seen) > 3 {
 		t.Errorf("%d passages cited, want at most 3: %q", len(seen), got)
 	}
-	if strings.Count(got, "expire after ninety days") > 1 {
+	if strings.Count(got, "expire after ninety days") > 1 || strings.Count(got, "keeps audit logs for ninety days") > 1 {
 		t.Errorf("duplicate sentence: %q", got)
 	}
 	// Every sentence ends with its marker before the full stop.
@@ -152,6 +342,63 @@ func TestComposeCitesTheRightPassage(t *testing.T) {
 	}
 }
 
+// TestComposeGolden pins three answers to handbook-shaped prompts: a decision,
+// steps, and a table row.
+func TestComposeGolden(t *testing.T) {
+	cacheSummary := decision(5, "dec-cache-v2", "The platform team standardised on Redis as the single shared cache layer: a managed Redis 7 Cluster (three shards, one replica each) with RESP3 client-side caching in the Go services. It supersedes the 2023 in-process LRU plus single-primary design (dec-cache-v1) and reaffirms the rejection of Memcached (rej-memcached-2023).")
+	cacheSummary.Title, cacheSummary.HeadingPath, cacheSummary.IsSummary = "Cache layer standard: Redis Cluster with client-side caching", []string{"Cache layer standard: Redis Cluster with client-side caching"}, true
+	cacheDecision := decision(6, "dec-cache-v2", "We have standardised on Redis as the one shared cache layer for the platform:\n\n- Engine: managed Redis 7.2 in cluster mode (ElastiCache), three shards with one replica each, automatic failover enabled, Multi-AZ.\n- Client-side caching: Go services use `rueidis` with RESP3 tracking. The server pushes invalidation messages, so local copies are dropped on write instead of waiting for a TTL. This replaces the hand-rolled `golang-lru` layer.\n- TTL rule: every key has a TTL; client-side entries are capped at 60 seconds.\n\nAny new service that needs a shared cache uses this cluster. Running another caching product requires a new ADR.")
+	cacheDecision.Title, cacheDecision.HeadingPath = cacheSummary.Title, []string{"ADR-031: Cache layer standard — Redis Cluster with client-side caching", "Decision"}
+	musings := note(8, "note-cache-musings", "If we ever standardise on one cache layer, I would want the cache layer standard to say: which tier each use case belongs to, what the TTL rules are, how invalidation reaches local caches, and what happens to the cache layer during failover. Picking the product is the easy part; the cache layer contract is the hard part.")
+	musings.Title, musings.HeadingPath = "Musings on the cache layer: what should a cache layer even be?", []string{"Musings on the cache layer", "What I would want from a cache layer standard"}
+	memcached := Passage{N: 1, Origin: OriginRejected, DocID: "rej-memcached-2023", Title: "Rejected: Memcached as the shared cache tier",
+		HeadingPath: []string{"Rejected: Memcached as the shared cache tier"}, CanonicalType: "rejected-approach", Status: "accepted",
+		Tier: "human", EvidenceTier: "official", IsSummary: true,
+		Text: "We rejected Memcached as the shared cache tier in 2023, and again in the 2025 review: it has no persistence, no built-in replication or failover, and its slab allocator produced eviction surprises in production."}
+
+	rollbackSummary := Passage{N: 2, Origin: OriginExpanded, DocID: "rb-deploy-rollback", Title: "How deployment rollbacks work",
+		HeadingPath: []string{"How deployment rollbacks work"}, CanonicalType: "runbook", Status: "active", Tier: "human", EvidenceTier: "official", IsSummary: true,
+		Text: "Step-by-step procedure for rolling back a release under the canary strategy: how automatic aborts work, how to abort an in-progress rollout by hand, how to roll back a release that already reached 100%, and what to do about database migrations and feature flags."}
+	rollbackSteps := Passage{N: 7, Origin: OriginPrimary, DocID: "rb-deploy-rollback", Title: rollbackSummary.Title,
+		HeadingPath: []string{"Runbook: deployment rollbacks", "3. Roll back a release that is already at 100%"}, CanonicalType: "runbook", Status: "active", Tier: "human", EvidenceTier: "official",
+		Text: "1. Find the previous good version: `shipctl release history <service> --limit 5`.\n2. Start a rollback: `shipctl rollback <service> --to <previous-version>`. This creates a new rollout with the old image and runs the canary steps with analysis disabled, so it completes in about four minutes.\n3. Watch error rate on the service dashboard until it returns to baseline.\n4. If the situation is severe and four minutes is too long, promote fully at once: `kubectl argo rollouts promote <service> --full -n <namespace>`. This needs a second approver in `#deploys`."}
+	deployDecision := decision(8, "dec-deploy-v2", "A full release takes about 35 minutes instead of 5. Hotfixes may use the `--skip-analysis` promotion, which requires a second approver. Manual rollback is described step by step in rb-deploy-rollback.")
+
+	// The issue's example: an error-code table, as chunk text renders it.
+	errorCodes := Passage{N: 3, Origin: OriginPrimary, DocID: "api-error-codes", Title: "Payments API error codes",
+		HeadingPath: []string{"Payments API error codes", "Card errors"}, CanonicalType: "standard", Status: "accepted", Tier: "human", EvidenceTier: "official",
+		Text: "Every error response carries one of these codes.\n\ncode | HTTP | meaning\nPAY-1001 | 400 | the amount is missing or not an integer of minor units\nPAY-1002 | 402 | the card was declined by the issuer\nPAY-1003 | 409 | the idempotency key was reused with a different body\nPAY-1004 | 422 | the currency is not enabled for the merchant"}
+	errorsIntro := decision(4, "pay-dec-errors", "Clients must not parse error messages; they branch on the code.")
+
+	tests := []struct {
+		golden   string
+		question string
+		passages []Passage
+	}{
+		{"answer_decision.golden", "what cache layer did we standardise on?", []Passage{memcached, cacheSummary, cacheDecision, musings}},
+		{"answer_howto.golden", "how do I roll back a release that is already at 100%?", []Passage{rollbackSummary, rollbackSteps, deployDecision}},
+		{"answer_table.golden", "what error code do we return when the card is declined?", []Passage{errorsIntro, errorCodes}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.golden, func(t *testing.T) {
+			got := "Q: " + tc.question + "\n\n" + compose(tc.question, tc.passages) + "\n"
+			path := filepath.Join("testdata", tc.golden)
+			if *update {
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -update)", err)
+			}
+			if got != string(want) {
+				t.Errorf("%s changed; review and rerun with -update.\n--- got ---\n%s\n--- want ---\n%s", tc.golden, got, want)
+			}
+		})
+	}
+}
+
 func TestExtractiveStreamIsDeterministic(t *testing.T) {
 	req := Request{Question: "How are embeddings computed and stored?", Passages: docPassages}
 	var first Response
@@ -179,14 +426,14 @@ func TestExtractiveStreamIsDeterministic(t *testing.T) {
 	if !markerRE.MatchString(first.Text) {
 		t.Errorf("no citation marker in %q", first.Text)
 	}
-	if first.Model != "extractive-v1" || first.Usage.CompletionTokens != len(strings.Fields(first.Text)) || first.Usage.PromptTokens == 0 {
+	if first.Model != "extractive-v2" || first.Usage.CompletionTokens != len(strings.Fields(first.Text)) || first.Usage.PromptTokens == 0 {
 		t.Errorf("Model %q, Usage %+v", first.Model, first.Usage)
 	}
 }
 
 func TestExtractiveSentinelAndFallbacks(t *testing.T) {
 	p := NewExtractive()
-	if p.Name() != "extractive" || p.Model() != "extractive-v1" {
+	if p.Name() != "extractive" || p.Model() != "extractive-v2" {
 		t.Errorf("Name %q Model %q", p.Name(), p.Model())
 	}
 	var c collector
@@ -220,9 +467,26 @@ func TestExtractiveStopsOnCancelAndCallbackError(t *testing.T) {
 }
 
 func TestWordPieces(t *testing.T) {
-	for _, s := range []string{"", "one", "one two", "a  b\tc\n", " lead", "naïve café [1]."} {
+	for _, s := range []string{"", "one", "one two", "a  b\tc\n", " lead", "naïve café [1].", "a\n\n1. b [2]\n| c |"} {
 		if got := strings.Join(wordPieces(s), ""); got != s {
 			t.Errorf("wordPieces(%q) joins to %q", s, got)
 		}
 	}
+}
+
+// FuzzCompose: any question and passage text composes without panicking, and
+// every marker of the answer names a passage it was given.
+func FuzzCompose(f *testing.F) {
+	f.Add("how do I roll back?", "To roll back:\n\n1. `shipctl rollback`\n2. Watch it.", "a | b\n1 | 2")
+	f.Add("what is the TTL?", "| Key | TTL |\n|---|---|\n| s | 14 days |", "She leads it. It is done:")
+	f.Add("why not X?", "```\ncode\n```\n\n- item\n  - nested", "")
+	f.Fuzz(func(t *testing.T, question, a, b string) {
+		ps := []Passage{{N: 3, Text: a, Origin: OriginPrimary}, {N: 8, Text: b, Origin: OriginExpanded, CanonicalType: "decision"}}
+		got := compose(question, ps)
+		for _, m := range markerRE.FindAllStringSubmatch(got, -1) {
+			if m[1] != "3" && m[1] != "8" && !strings.Contains(a+b, m[0]) {
+				t.Fatalf("marker %s names no passage: %q", m[0], got)
+			}
+		}
+	})
 }

@@ -24,11 +24,33 @@ type Message struct {
 	Content string
 }
 
-// Passage is a numbered context chunk, as the prompt cites it ([N]).
+// Passage is a numbered context chunk, as the prompt cites it ([N]), with what
+// the prompt says about its document, so that a provider composing without a
+// model (extractive) can weigh its sources as a model reading the prompt would.
 type Passage struct {
 	N    int
 	Text string
+	// Origin: why retrieval put it in the prompt (OriginPrimary, …).
+	Origin      string
+	DocID       string
+	Title       string
+	HeadingPath []string
+	// CanonicalType is the document's node type (decision, runbook, …), "" for
+	// notes, meeting notes and entity pages.
+	CanonicalType string
+	Status        string // draft, accepted, superseded…; "" without one
+	Tier          string // human, or auto (generated, not reviewed)
+	EvidenceTier  string // official, blog, unverified…; "" without one
+	// IsSummary: the chunk is the document's summary, not its body.
+	IsSummary bool
 }
+
+// Origins of a passage, as the prompt's sections group them.
+const (
+	OriginPrimary  = "primary"           // the context that answers
+	OriginExpanded = "graph_expansion"   // a graph neighbour of the context
+	OriginRejected = "rejected_approach" // an option the team turned down
+)
 
 // Request is one generation.
 type Request struct {

@@ -1,0 +1,767 @@
+package llm
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/canonkb/canon/markdown"
+)
+
+// Limits of an extractive answer.
+const (
+	extractiveMaxSentences = 4 // sentences of the answer's prose
+	extractiveMaxPassages  = 3
+	extractiveMaxItems     = 8 // items of a list
+	extractiveMaxRows      = 3 // rows of a table
+)
+
+// Shares of the lead's score a further part must reach: the second sentence,
+// each one after it, one from another document than the lead's, the further
+// rows of a table, and a lead-in sentence put before a list that has none.
+const (
+	secondCutoff   = 0.45
+	relativeCutoff = 0.6
+	otherDocCutoff = 0.7
+	rowCutoff      = 0.8
+	introCutoff    = 0.5
+	// A supporting sentence covers at least this share of the question itself.
+	supportRelevance = 0.5
+)
+
+// Relevance and trust.
+const (
+	// A question word found only in a unit's document title or heading path
+	// counts this much of a word in the unit itself.
+	contextShare = 0.5
+	// A weaker trust class answers only when no stronger one has a unit at least
+	// this share as relevant as the best unit of all.
+	classShare = 0.75
+	// Near-duplicates: nearly all content terms (this share) of the shorter
+	// unit occur in the other.
+	duplicateShare = 0.8
+	// An identifier (E5032, KB_RRF_K) weighs this much more than a word as rare.
+	identifierWeight = 2.0
+	// A how-answer leads with steps when a list or code scores at least this
+	// share of the best candidate.
+	stepsLeadShare = 0.6
+)
+
+// Trust classes of a passage, strongest first.
+const (
+	classCanonical = iota // a canonical document, current, human-written, trusted evidence
+	classHuman            // an entity page or meeting notes
+	classWeak             // notes, generated pages, drafts, superseded or deprecated records
+)
+
+// classTrust multiplies a unit's score by its passage's class.
+var classTrust = [...]float64{classCanonical: 1, classHuman: 0.85, classWeak: 0.6}
+
+// Multipliers of a unit's score for what the question asks.
+const (
+	summaryBonus      = 1.15 // a summary's first sentence: the document's own one-line answer
+	subjectBonus      = 1.2  // what: a sentence about what was asked (its first word is the question's)
+	decisionBonus     = 1.1  // what/which: a sentence of a Decision section
+	nameBonus         = 1.3  // who: a sentence that names someone
+	dateBonus         = 1.3  // when: a sentence with a date
+	reasonBonus       = 1.15 // why: a sentence that gives a reason, or of a reasons section
+	listBonus         = 1.25 // how: a list of steps
+	orderedBonus      = 1.1  // how: numbered steps
+	stepSectionBonus  = 1.1  // how: a list under a steps heading
+	headerBonus       = 1.3  // a table row that has what was asked about under the column asked for
+	dependentPenalty  = 0.6  // a sentence that leans on the one before it
+	describingPenalty = 0.6  // a sentence that describes its document ("This page defines…")
+	proposalPenalty   = 0.6  // why: a sentence laying out the rejected option itself
+	expandedPrior     = 0.85 // a graph neighbour rather than a retrieved passage
+	// Each rank down the context costs this much, to at most rankPriorFloor.
+	rankPriorStep  = 0.03
+	rankPriorFloor = 0.7
+)
+
+type unitKind int
+
+const (
+	unitSentence unitKind = iota // a whole sentence of a paragraph
+	unitItem                     // a list item that reads as a sentence on its own
+	unitList                     // a list with its lead-in
+	unitRow                      // a table row, under its table's header
+	unitCode                     // code under its lead-in
+)
+
+// unit is one candidate part of an extractive answer.
+type unit struct {
+	kind     unitKind
+	passage  int // index into the passages
+	block    int // index of its block in the passage
+	position int // order within the passage
+	text     string
+	// A list or code (list.Text) under its lead-in; a row's cells and its
+	// table's header.
+	leadIn string
+	list   markdown.Block
+	row    []string
+	header []string
+	// terms count fully; minor ones (a list's items, code) count as context.
+	terms, minor map[string]bool
+	// prev: the sentence before a sentence of the same paragraph, said before
+	// it when it leans on it.
+	prev *unit
+	// relevance: the question's weighted share the unit covers; score adds
+	// trust, the question type and the passage's rank.
+	relevance, score float64
+	class            int
+}
+
+// composer holds one composition's question, passages and candidate units.
+type composer struct {
+	lx       *lexicon
+	q        question
+	passages []Passage
+	context  []map[string]bool // per passage: terms of its title and heading path
+	units    []*unit
+	weight   map[string]float64
+	total    float64
+}
+
+// compose returns the extractive answer to text from passages (see
+// Extractive), or SelfRefusalSentinel.
+func compose(text string, passages []Passage) string {
+	c := &composer{lx: &englishLexicon, q: englishLexicon.analyse(text), passages: passages}
+	if len(c.q.terms) == 0 {
+		return SelfRefusalSentinel
+	}
+	for pi, p := range passages {
+		c.context = append(c.context, c.termSet(p.Title+" "+strings.Join(p.HeadingPath, " ")))
+		// A turned-down option answers only a question about it.
+		rejected := p.Origin == OriginRejected || p.CanonicalType == rejectedApproach
+		if !rejected || c.asksAbout(pi) {
+			c.units = append(c.units, c.read(pi, p)...)
+		}
+	}
+	c.weigh()
+	cands := c.candidates()
+	if len(cands) == 0 {
+		return SelfRefusalSentinel
+	}
+	return c.answer(cands)
+}
+
+// read cuts a passage into units: whole sentences, lists and code with their
+// lead-in, list items that read as sentences, and table rows.
+func (c *composer) read(pi int, p Passage) []*unit {
+	var out []*unit
+	pos := 0
+	add := func(u *unit, minor string) *unit {
+		u.passage, u.position = pi, pos
+		pos++
+		u.terms, u.minor = c.termSet(u.text+" "+strings.Join(u.row, " ")+" "+strings.Join(u.header, " ")), c.termSet(minor)
+		out = append(out, u)
+		return u
+	}
+	// A list's or code's own heading says what it is, as its lead-in does.
+	section := ""
+	if len(p.HeadingPath) > 1 {
+		section = p.HeadingPath[len(p.HeadingPath)-1]
+	}
+	blocks := markdown.ParseBlocks(p.Text)
+	leadIn := ""
+	for bi, b := range blocks {
+		switch b.Kind {
+		case markdown.ParagraphBlock:
+			sentences := splitSentences(b.Text)
+			introduces := bi+1 < len(blocks) && blocks[bi+1].Kind != markdown.ParagraphBlock
+			if n := len(sentences); introduces && n > 0 && strings.HasSuffix(sentences[n-1], ":") {
+				// A lead-in is said with its items, never alone; a short or
+				// dependent one ("Then re-sync:") takes the sentence before it.
+				leadIn, sentences = sentences[n-1], sentences[:n-1]
+				if n > 1 && (len(strings.Fields(leadIn)) < 4 || c.lx.dependent(leadIn)) {
+					leadIn, sentences = sentences[n-2]+" "+leadIn, sentences[:n-2]
+				}
+			}
+			var prev *unit
+			for _, s := range sentences {
+				if whole(s) {
+					prev = add(&unit{kind: unitSentence, block: bi, text: s, prev: prev}, "")
+				} else {
+					prev = nil
+				}
+			}
+		case markdown.ListBlock:
+			add(&unit{kind: unitList, block: bi, text: strings.TrimSpace(leadIn + " " + section), leadIn: leadIn, list: b},
+				itemsText(b.Items))
+			for _, it := range b.Items {
+				if len(it.Items) == 0 && whole(it.Text) {
+					add(&unit{kind: unitItem, block: bi, text: it.Text}, "")
+				}
+			}
+		case markdown.TableBlock:
+			for _, r := range b.Rows {
+				add(&unit{kind: unitRow, block: bi, row: r, header: b.Header}, "")
+			}
+		case markdown.CodeBlock:
+			if leadIn != "" {
+				add(&unit{kind: unitCode, block: bi, text: strings.TrimSpace(leadIn + " " + section), leadIn: leadIn, list: b}, b.Text)
+			}
+		}
+		if b.Kind != markdown.ParagraphBlock {
+			leadIn = ""
+		}
+	}
+	return out
+}
+
+func (c *composer) termSet(text string) map[string]bool {
+	m := map[string]bool{}
+	for _, t := range c.lx.contentTerms(text) {
+		m[t] = true
+	}
+	return m
+}
+
+func itemsText(items []markdown.ListItem) string {
+	var b strings.Builder
+	for _, it := range items {
+		b.WriteString(it.Text + " " + itemsText(it.Items) + " ")
+	}
+	return b.String()
+}
+
+// weigh sets each question term's weight by its rarity among the units
+// (smoothed IDF; a word in a unit's title or headings counts as in it).
+func (c *composer) weigh() {
+	df := map[string]int{}
+	for _, u := range c.units {
+		for _, t := range c.q.terms {
+			if u.terms[t] || u.minor[t] || c.context[u.passage][t] {
+				df[t]++
+			}
+		}
+	}
+	c.weight = map[string]float64{}
+	for _, t := range c.q.terms {
+		if df[t] > 0 {
+			c.weight[t] = math.Log(1 + float64(len(c.units))/float64(df[t]))
+			if isIdentifier(t) {
+				c.weight[t] *= identifierWeight
+			}
+			c.total += c.weight[t]
+		}
+	}
+}
+
+// relevance is the weighted share of the question's terms a unit holds.
+func (c *composer) relevance(u *unit) float64 {
+	if c.total == 0 {
+		return 0
+	}
+	found := false
+	sum := 0.0
+	for _, t := range c.q.terms { // in order, so the float sum is the same every time
+		switch {
+		case u.terms[t]:
+			sum += c.weight[t]
+			found = true
+		case u.minor[t]:
+			sum += contextShare * c.weight[t]
+			found = true
+		case c.context[u.passage][t]:
+			sum += contextShare * c.weight[t]
+		}
+	}
+	if !found { // its headings alone do not make a unit an answer
+		return 0
+	}
+	return round(sum / c.total)
+}
+
+// rejectedApproach is the canonical type of a record of a turned-down option.
+const rejectedApproach = "rejected-approach"
+
+// classOf ranks a passage's trust.
+func (c *composer) classOf(pi int) int {
+	p := c.passages[pi]
+	switch {
+	case p.Tier == "auto", weakEvidence[p.EvidenceTier], !currentStatus[p.Status]:
+		return classWeak
+	case p.CanonicalType != "" && p.CanonicalType != "project-index":
+		return classCanonical
+	}
+	return classHuman // an entity page, meeting notes, or an index that points at the records
+}
+
+// asksAbout reports whether the question is about the rejected approach of
+// passage pi: it asks why something was turned down, or it names the option
+// by words of the approach's title that no other document's title has: two of
+// them ("self-hosted" for "Rejected: self-hosted Kafka brokers"), or one the
+// question capitalises as a name ("Memcached").
+func (c *composer) asksAbout(pi int) bool {
+	if c.q.aboutRejection {
+		return true
+	}
+	others := map[string]bool{}
+	for _, p := range c.passages {
+		if p.CanonicalType != rejectedApproach {
+			for _, t := range c.lx.contentTerms(p.Title) {
+				others[t] = true
+			}
+		}
+	}
+	title := c.termSet(c.passages[pi].Title)
+	own := 0
+	for _, t := range c.q.terms {
+		if title[t] && !others[t] {
+			if c.q.names[t] {
+				return true
+			}
+			own++
+		}
+	}
+	return own >= 2
+}
+
+// weakEvidence are evidence tiers of opinions and hints, not records.
+var weakEvidence = map[string]bool{"blog": true, "news": true, "search_hint": true, "unverified": true, "preprint": true}
+
+// currentStatus: statuses of a document that still holds ("" has none).
+var currentStatus = map[string]bool{"": true, "accepted": true, "active": true}
+
+// candidates scores the units and keeps those of the strongest trust class
+// that answers, best first.
+func (c *composer) candidates() []*unit {
+	var cands []*unit
+	best := 0.0
+	for _, u := range c.units {
+		if u.relevance = c.relevance(u); u.relevance > 0 {
+			u.class = c.classOf(u.passage)
+			cands = append(cands, u)
+			best = max(best, u.relevance)
+		}
+	}
+	// The related context (graph neighbours) answers only when the retrieved
+	// context does not.
+	if slices.ContainsFunc(cands, func(u *unit) bool {
+		return c.passages[u.passage].Origin != OriginExpanded && u.relevance >= classShare*best
+	}) {
+		cands = slices.DeleteFunc(cands, func(u *unit) bool { return c.passages[u.passage].Origin == OriginExpanded })
+	}
+	allowed := classWeak
+	for class := classCanonical; class < classWeak; class++ {
+		if slices.ContainsFunc(cands, func(u *unit) bool { return u.class <= class && u.relevance >= classShare*best }) {
+			allowed = class
+			break
+		}
+	}
+	cands = slices.DeleteFunc(cands, func(u *unit) bool { return u.class > allowed })
+	for _, u := range cands {
+		u.score = round(u.relevance * classTrust[u.class] * c.bonus(u) * c.prior(u.passage))
+	}
+	slices.SortStableFunc(cands, func(a, b *unit) int {
+		switch {
+		case a.score != b.score:
+			if a.score > b.score {
+				return -1
+			}
+			return 1
+		case a.passage != b.passage:
+			return a.passage - b.passage
+		}
+		return a.position - b.position
+	})
+	return cands
+}
+
+// bonus weighs a unit by what the question asks for.
+func (c *composer) bonus(u *unit) float64 {
+	p := c.passages[u.passage]
+	text := u.text + " " + strings.Join(u.row, " ")
+	b := 1.0
+	if u.kind == unitSentence && c.lx.dependent(u.text) {
+		b *= dependentPenalty
+	}
+	if u.kind == unitSentence && c.lx.describes(u.text) {
+		b *= describingPenalty
+	}
+	if u.kind == unitRow && c.asksColumn(u) {
+		b *= headerBonus
+	}
+	switch c.q.kind {
+	case askWhat, askOther, askYesNo:
+		if p.IsSummary && u.position == 0 {
+			b *= summaryBonus
+		} else if c.q.kind == askWhat && c.lx.sectionIs(p.HeadingPath, c.lx.decisionSections) {
+			b *= decisionBonus
+		}
+		if c.q.kind == askWhat && u.kind == unitSentence {
+			if first := c.lx.contentTerms(u.text); len(first) > 0 && slices.Contains(c.q.terms, first[0]) {
+				b *= subjectBonus
+			}
+		}
+	case askWho:
+		if c.lx.namesSomeone(text+" "+itemsText(u.list.Items), c.q) {
+			b *= nameBonus
+		}
+	case askWhen:
+		if c.lx.hasDate(text) {
+			b *= dateBonus
+		}
+	case askWhy:
+		if p.IsSummary && u.position == 0 {
+			b *= summaryBonus
+		}
+		if c.lx.sectionIs(p.HeadingPath, c.lx.reasonSections) || c.lx.hasReasonCue(text) {
+			b *= reasonBonus
+		}
+		if c.lx.sectionIs(p.HeadingPath, c.lx.proposalSections) {
+			b *= proposalPenalty
+		}
+	case askHow:
+		if u.kind == unitList || u.kind == unitCode {
+			b *= listBonus
+			if u.list.Ordered {
+				b *= orderedBonus
+			}
+			if c.lx.sectionIs(p.HeadingPath, c.lx.stepSections) {
+				b *= stepSectionBonus
+			}
+		}
+	}
+	return b
+}
+
+// asksColumn reports whether the question names a column of the row's table
+// and something in the row itself ("the TTL of a session record").
+func (c *composer) asksColumn(u *unit) bool {
+	header, cells := c.termSet(strings.Join(u.header, " ")), c.termSet(strings.Join(u.row, " "))
+	return slices.ContainsFunc(c.q.terms, func(t string) bool { return header[t] }) &&
+		slices.ContainsFunc(c.q.terms, func(t string) bool { return cells[t] })
+}
+
+// prior prefers the passages retrieval ranked higher.
+func (c *composer) prior(pi int) float64 {
+	if c.passages[pi].Origin == OriginExpanded {
+		return expandedPrior
+	}
+	rank := 0
+	for _, p := range c.passages[:pi] {
+		if p.Origin != OriginExpanded && p.Origin != OriginRejected {
+			rank++
+		}
+	}
+	return max(rankPriorFloor, 1-rankPriorStep*float64(rank))
+}
+
+// answer leads with the best candidate and adds what supports it.
+func (c *composer) answer(cands []*unit) string {
+	if c.q.kind == askHow {
+		// Steps lead a how-answer when they answer nearly as well as the best.
+		if i := slices.IndexFunc(cands, func(u *unit) bool { return u.kind == unitList || u.kind == unitCode }); i >= 0 &&
+			cands[i].score >= stepsLeadShare*cands[0].score {
+			return c.stepsAnswer(cands[i], cands)
+		}
+	}
+	// Otherwise a list or code is no part of the answer: its items are.
+	cands = slices.DeleteFunc(slices.Clone(cands), func(u *unit) bool { return u.kind == unitList || u.kind == unitCode })
+	if len(cands) == 0 {
+		return SelfRefusalSentinel
+	}
+	if cands[0].kind == unitRow {
+		return c.tableAnswer(cands[0], cands)
+	}
+	return c.proseAnswer(cands[0], cands)
+}
+
+// stepsAnswer: the list or code under its lead-in, or under the passage's best
+// sentence when it has none.
+func (c *composer) stepsAnswer(steps *unit, cands []*unit) string {
+	var parts []string
+	if steps.leadIn == "" {
+		for _, u := range cands {
+			if u.passage == steps.passage && u.kind == unitSentence && u.score >= introCutoff*steps.score {
+				parts = append(parts, c.sentences([]*unit{u}))
+				break
+			}
+		}
+	}
+	return strings.Join(append(parts, c.renderSteps(steps)), "\n\n")
+}
+
+// tableAnswer: the best matching rows under their header, then at most one
+// sentence that is not about them alone.
+func (c *composer) tableAnswer(lead *unit, cands []*unit) string {
+	rows := []*unit{lead}
+	for _, u := range cands[1:] {
+		if len(rows) < extractiveMaxRows && u.kind == unitRow && u.passage == lead.passage && u.block == lead.block &&
+			u.score >= rowCutoff*lead.score {
+			rows = append(rows, u)
+		}
+	}
+	slices.SortFunc(rows, func(a, b *unit) int { return a.position - b.position })
+	parts := []string{c.renderTable(rows)}
+	for _, u := range cands[1:] {
+		if u.kind == unitSentence && u.score >= relativeCutoff*lead.score && !c.repeats(u, rows) {
+			parts = append(parts, c.sentences([]*unit{u}))
+			break
+		}
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// proseAnswer: the lead sentence, then the best further sentences (grouped by
+// passage, in their passage's order), then a table when rows answer too.
+func (c *composer) proseAnswer(lead *unit, cands []*unit) string {
+	picked := []*unit{lead}
+	passages := map[int]bool{lead.passage: true}
+	var rows []*unit
+	for _, u := range cands[1:] {
+		if len(picked) == extractiveMaxSentences {
+			break
+		}
+		cutoff := relativeCutoff
+		if len(picked) == 1 {
+			cutoff = secondCutoff
+		}
+		if u.score < cutoff*lead.score {
+			break
+		}
+		if u.relevance < supportRelevance ||
+			(c.passages[u.passage].DocID != c.passages[lead.passage].DocID && u.score < otherDocCutoff*lead.score) {
+			continue
+		}
+		if !passages[u.passage] && len(passages) == extractiveMaxPassages {
+			continue
+		}
+		if c.repeats(u, append(slices.Clone(picked), rows...)) {
+			continue
+		}
+		if u.kind == unitRow { // rows of one table follow the prose
+			if len(rows) == 0 || (rows[0].passage == u.passage && rows[0].block == u.block && len(rows) < extractiveMaxRows) {
+				rows = append(rows, u)
+				passages[u.passage] = true
+			}
+			continue
+		}
+		picked = append(picked, u)
+		passages[u.passage] = true
+	}
+	// Readable order: the lead, then passages by their best sentence, each
+	// passage's sentences in their own order.
+	rank := map[int]int{}
+	for _, u := range picked {
+		if _, ok := rank[u.passage]; !ok {
+			rank[u.passage] = len(rank)
+		}
+	}
+	rest := picked[1:]
+	slices.SortStableFunc(rest, func(a, b *unit) int {
+		if a.passage != b.passage {
+			return rank[a.passage] - rank[b.passage]
+		}
+		return a.position - b.position
+	})
+	parts := []string{c.sentences(picked)}
+	if len(rows) > 0 {
+		slices.SortFunc(rows, func(a, b *unit) int { return a.position - b.position })
+		parts = append(parts, c.renderTable(rows))
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// repeats reports whether u says what one of picked says already, or is a
+// part of a picked list or table.
+func (c *composer) repeats(u *unit, picked []*unit) bool {
+	for _, p := range picked {
+		if p.passage == u.passage && p.block == u.block && p.kind == unitRow && u.kind != unitRow {
+			return true
+		}
+		if p.kind == unitRow && u.kind == unitRow {
+			continue // rows of one table differ by their cells, not their header
+		}
+		if sameClaim(p.terms, u.terms) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameClaim reports whether two units state the same thing: nearly all the
+// content terms of the smaller one (at least three) occur in the other.
+func sameClaim(a, b map[string]bool) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	if len(a) < 3 {
+		return false
+	}
+	shared := 0
+	for t := range a {
+		if b[t] {
+			shared++
+		}
+	}
+	return float64(shared) >= duplicateShare*float64(len(a))
+}
+
+func (c *composer) marker(u *unit) int { return c.passages[u.passage].N }
+
+// sentences renders sentences (or items read as sentences) in order, each
+// with its marker; one that leans on the sentence before it ("She leads…")
+// comes after that sentence.
+func (c *composer) sentences(units []*unit) string {
+	var out []string
+	said := map[*unit]bool{}
+	for _, u := range units {
+		if p := u.prev; p != nil && !said[p] && c.lx.dependent(u.text) {
+			out = append(out, withMarker(p.text, c.marker(p)))
+			said[p] = true
+		}
+		if !said[u] {
+			out = append(out, withMarker(u.text, c.marker(u)))
+			said[u] = true
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// renderSteps renders a list or code under its lead-in; each item of a list
+// carries the marker, code its lead-in.
+func (c *composer) renderSteps(u *unit) string {
+	n := c.marker(u)
+	var lines []string
+	if u.leadIn != "" {
+		lines = append(lines, strings.TrimSuffix(u.leadIn, ":")+fmt.Sprintf(" [%d]:", n), "")
+	}
+	if u.kind == unitCode {
+		fence := "```"
+		for strings.Contains(u.list.Text, fence) {
+			fence += "`"
+		}
+		return strings.Join(append(lines, fence, u.list.Text, fence), "\n")
+	}
+	var items func(list []markdown.ListItem, indent string, ordered bool, start int)
+	items = func(list []markdown.ListItem, indent string, ordered bool, start int) {
+		for i, it := range list {
+			if i == extractiveMaxItems {
+				break
+			}
+			bullet := "- "
+			if ordered {
+				bullet = fmt.Sprintf("%d. ", start+i)
+			}
+			lines = append(lines, indent+bullet+itemWithMarker(it.Text, n))
+			items(it.Items, indent+strings.Repeat(" ", len(bullet)), false, 1)
+		}
+	}
+	start := u.list.Start
+	if start == 0 {
+		start = 1
+	}
+	items(u.list.Items, "", u.list.Ordered, start)
+	return strings.Join(lines, "\n")
+}
+
+// renderTable renders rows of one table under its header as a Markdown table,
+// each row's last cell ending with the marker.
+func (c *composer) renderTable(rows []*unit) string {
+	cells := func(cs []string) string {
+		esc := make([]string, len(cs))
+		for i, s := range cs {
+			esc[i] = strings.ReplaceAll(s, "|", `\|`)
+		}
+		return "| " + strings.Join(esc, " | ") + " |"
+	}
+	header := rows[0].header
+	lines := []string{cells(header), "|" + strings.Repeat("---|", len(header))}
+	for _, r := range rows {
+		row := slices.Clone(r.row)
+		row[len(row)-1] += fmt.Sprintf(" [%d]", c.marker(r))
+		lines = append(lines, cells(row))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// withMarker puts " [N]" before the sentence's closing punctuation, or adds it
+// with a full stop when there is none.
+func withMarker(text string, n int) string {
+	marker := fmt.Sprintf(" [%d]", n)
+	end := len(text)
+	for end > 0 {
+		r, size := utf8.DecodeLastRuneInString(text[:end])
+		if !strings.ContainsRune(`"')”’`, r) {
+			break
+		}
+		end -= size
+	}
+	if end > 0 && strings.ContainsRune(".!?", rune(text[end-1])) {
+		return text[:end-1] + marker + text[end-1:]
+	}
+	return text + marker + "."
+}
+
+// itemWithMarker marks a list item: before its closing punctuation, or at its
+// end (an item need not be a sentence: a command, a name).
+func itemWithMarker(text string, n int) string {
+	if r, _ := utf8.DecodeLastRuneInString(text); strings.ContainsRune(".!?", r) {
+		return withMarker(text, n)
+	}
+	return text + fmt.Sprintf(" [%d]", n)
+}
+
+// whole reports whether text reads as a sentence of its own: three words or
+// more, starting as a sentence starts (not mid-sentence, as a chunk cut in a
+// sentence does) and ending with its closing punctuation, not a colon.
+func whole(text string) bool {
+	if len(strings.Fields(text)) < 3 || strings.Count(text, " | ") >= 2 {
+		return false
+	}
+	if !startsSentence(text) {
+		return false
+	}
+	end := strings.TrimRight(text, `"')]”’*_`)
+	r, _ := utf8.DecodeLastRuneInString(end)
+	return strings.ContainsRune(".!?", r)
+}
+
+// splitSentences breaks a paragraph into sentences.
+func splitSentences(text string) []string {
+	words := strings.Fields(text)
+	var out []string
+	start := 0
+	for i, w := range words {
+		if endsSentence(w) && (i+1 == len(words) || startsSentence(words[i+1])) {
+			out = append(out, strings.Join(words[start:i+1], " "))
+			start = i + 1
+		}
+	}
+	if start < len(words) {
+		out = append(out, strings.Join(words[start:], " "))
+	}
+	return out
+}
+
+func endsSentence(w string) bool {
+	trimmed := strings.TrimRight(w, `"')]”’*_`)
+	if trimmed == "" || !strings.ContainsRune(".!?", rune(trimmed[len(trimmed)-1])) {
+		return false
+	}
+	if abbreviations[strings.ToLower(trimmed)] {
+		return false
+	}
+	// A single initial ("J.") is not an end either.
+	return utf8.RuneCountInString(trimmed) > 2
+}
+
+// startsSentence: a capital, a digit, or code, after any opening quotes or
+// emphasis.
+func startsSentence(w string) bool {
+	if strings.HasPrefix(strings.TrimLeft(w, `"'(“‘[*_`), "`") {
+		return true
+	}
+	r, _ := utf8.DecodeRuneInString(strings.TrimLeft(w, `"'(“‘[*_`))
+	return unicode.IsUpper(r) || unicode.IsDigit(r)
+}
+
+// round keeps float noise out of ties.
+func round(x float64) float64 { return math.Round(x*1e9) / 1e9 }
