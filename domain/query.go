@@ -200,3 +200,11 @@ func Mentions(question string) []string {
 	}
 	return out
 }
+
+// DocIDsMode names how DocIDs apply, as requests spell it: "filter" or "boost".
+func (f Filters) DocIDsMode() string {
+	if f.DocIDsFilter {
+		return "filter"
+	}
+	return "boost"
+}
