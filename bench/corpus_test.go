@@ -118,12 +118,13 @@ func TestParseVariant(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := v.Ranking
-	if r.GetBm25K1() != 0.9 || r.GetBm25B() != 0.4 || r.GetBm25HeadingBoost() != 2 || r.GetVectorWeight() != 0.2 ||
-		r.GetSemanticWeight() != 0.2 || r.GetKeywordWeight() != 0.8 || r.GetFtsWeight() != 0.8 ||
-		r.GetMaxChunksPerDoc() != 2 || r.NormalizeScores == nil || r.GetNormalizeScores() {
+	normalize, set := r["normalize_scores"]
+	if r["bm25_k1"] != 0.9 || r["bm25_b"] != 0.4 || r["bm25_heading_boost"] != 2 || r["vector_weight"] != 0.2 ||
+		r["semantic_weight"] != 0.2 || r["keyword_weight"] != 0.8 || r["fts_weight"] != 0.8 ||
+		r["max_chunks_per_doc"] != 2 || !set || normalize != 0 {
 		t.Errorf("ParseVariant: %v", r)
 	}
-	if r.RrfK != nil {
+	if _, set := r["rrf_k"]; set {
 		t.Error("unset fields must stay unset")
 	}
 	for _, bad := range []string{"k1", "nope=1", "k1=x", "hybrid=0.3", "max_chunks_per_doc=1.5"} {

@@ -27,11 +27,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgvector/pgvector-go"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/canonkb/canon/domain"
 	"github.com/canonkb/canon/embed"
-	canonv1 "github.com/canonkb/canon/gen/canon/v1"
 	"github.com/canonkb/canon/hierarchy"
 	"github.com/canonkb/canon/ingest"
 	"github.com/canonkb/canon/markdown"
@@ -42,7 +40,7 @@ import (
 // runs (*search.Searcher).
 type StatementSearcher interface {
 	Searcher
-	RankingStatement(ctx context.Context, req *canonv1.SearchRequest) (string, error)
+	RankingStatement(ctx context.Context, req *domain.SearchRequest) (string, error)
 }
 
 // LatencySetup is the system under test. Pool must be a database of its own
@@ -575,13 +573,13 @@ type method struct {
 func latencyMethods(s LatencySetup, o LatencyOptions, rep *LatencyReport, projectID int64) []method {
 	search := func(sr Searcher, fusion string, graph bool) func(context.Context, string) (int, error) {
 		return func(ctx context.Context, q string) (int, error) {
-			opts := &canonv1.SearchOptions{Fusion: fusion, Limit: int32(o.Limit)}
+			opts := domain.SearchOptions{Fusion: fusion, Limit: o.Limit}
 			if !graph {
-				opts.GraphExpansion, opts.RejectedInjection = proto.Bool(false), proto.Bool(false)
+				opts.GraphExpansion, opts.RejectedInjection = new(false), new(false)
 			}
-			res, err := sr.Search(ctx, &canonv1.SearchRequest{Query: q, Options: opts,
-				Filters: &canonv1.Filters{ProjectKeys: []string{rep.Project}}})
-			return len(res.GetPrimary()), err
+			res, err := sr.Search(ctx, &domain.SearchRequest{Query: q, Options: opts,
+				Filters: domain.RawFilters{ProjectKeys: []string{rep.Project}}})
+			return len(res.Primary), err
 		}
 	}
 	embedQ := func(ctx context.Context, q string) (*pgvector.Vector, error) {
@@ -875,9 +873,9 @@ func explainAll(ctx context.Context, s LatencySetup, o LatencyOptions, rep *Late
 		literal := newExplain("canon/" + fusion + " (search.sql, parameters bound as literals: a custom plan)")
 		prepared := newExplain("canon/" + fusion + " (EXECUTE of pgx's prepared statement, as the searcher plans it)")
 		for _, q := range qs {
-			script, err := s.Searcher.RankingStatement(ctx, &canonv1.SearchRequest{Query: q,
-				Filters: &canonv1.Filters{ProjectKeys: []string{rep.Project}},
-				Options: &canonv1.SearchOptions{Fusion: fusion, Limit: int32(o.Limit)}})
+			script, err := s.Searcher.RankingStatement(ctx, &domain.SearchRequest{Query: q,
+				Filters: domain.RawFilters{ProjectKeys: []string{rep.Project}},
+				Options: domain.SearchOptions{Fusion: fusion, Limit: o.Limit}})
 			if err != nil {
 				literal.Error = err.Error()
 				break

@@ -11,9 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
-	"google.golang.org/protobuf/proto"
 
-	canonv1 "github.com/canonkb/canon/gen/canon/v1"
+	"github.com/canonkb/canon/domain"
 	"github.com/canonkb/canon/hierarchy"
 )
 
@@ -98,16 +97,16 @@ func entityMethods(ctx context.Context, s LatencySetup, o LatencyOptions, rep *L
 				// computed, as for a question nobody asked within the cache TTL.
 				h.Invalidate([]string{rep.Project})
 			}
-			res, err := h.Search(ctx, &canonv1.SearchRequest{Query: q,
-				Filters: &canonv1.Filters{ProjectKeys: []string{rep.Project}},
-				Options: &canonv1.SearchOptions{Limit: int32(o.Limit), Hierarchy: proto.Bool(hier)}})
+			res, err := h.Search(ctx, &domain.SearchRequest{Query: q,
+				Filters: domain.RawFilters{ProjectKeys: []string{rep.Project}},
+				Options: domain.SearchOptions{Limit: o.Limit, Hierarchy: new(hier)}})
 			if err != nil {
 				return 0, err
 			}
-			if m := res.GetMeta(); hier && m.GetSearchMode() != hierarchy.ModeTwoPass {
-				return 0, fmt.Errorf("%q ran %s (%s), not two-pass", q, m.GetSearchMode(), m.GetHierarchyReason())
+			if m := res.Meta; hier && m.SearchMode != hierarchy.ModeTwoPass {
+				return 0, fmt.Errorf("%q ran %s (%s), not two-pass", q, m.SearchMode, m.HierarchyReason)
 			}
-			return len(res.GetPrimary()), nil
+			return len(res.Primary), nil
 		}
 	}
 	ms := []method{

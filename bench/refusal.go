@@ -8,7 +8,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/canonkb/canon/domain"
-	canonv1 "github.com/canonkb/canon/gen/canon/v1"
 )
 
 // OffTopicQuestions are questions no engineering handbook or scientific corpus
@@ -42,16 +41,16 @@ func RefusalEvidence(ctx context.Context, s Searcher, project string, questions 
 	var out []RefusalPoint
 	for _, q := range questions {
 		text, _ := QueryText(q)
-		res, err := s.Search(ctx, &canonv1.SearchRequest{
-			Query: text, Filters: &canonv1.Filters{ProjectKeys: []string{project}},
+		res, err := s.Search(ctx, &domain.SearchRequest{
+			Query: text, Filters: domain.RawFilters{ProjectKeys: []string{project}},
 		})
 		if err != nil {
 			return nil, fmt.Errorf("%q: %w", q, err)
 		}
 		p := RefusalPoint{Question: q, Answerable: answerable}
-		for _, h := range res.GetPrimary() {
-			p.Similarity = max(p.Similarity, h.GetVectorSimilarity())
-			p.Coverage = max(p.Coverage, h.GetKeywordCoverage())
+		for _, h := range res.Primary {
+			p.Similarity = max(p.Similarity, h.VectorSimilarity)
+			p.Coverage = max(p.Coverage, h.KeywordCoverage)
 		}
 		out = append(out, p)
 	}

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,11 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
-
 	"github.com/canonkb/canon/domain"
-	canonv1 "github.com/canonkb/canon/gen/canon/v1"
 )
 
 // Depth is how many documents are scored per query: Recall@100 needs 100, which
@@ -24,13 +21,13 @@ const Depth = 100
 
 // Searcher is the search path under test (*search.Searcher).
 type Searcher interface {
-	Search(ctx context.Context, req *canonv1.SearchRequest) (*canonv1.SearchResult, error)
+	Search(ctx context.Context, req *domain.SearchRequest) (*domain.SearchResult, error)
 }
 
 // Variant is a set of ranking overrides to measure, named by its spec.
 type Variant struct {
 	Name    string
-	Ranking *canonv1.Ranking
+	Ranking domain.RankingOverride
 }
 
 // rankingAliases are short names for the Ranking fields a sweep varies most.
@@ -46,46 +43,40 @@ var rankingAliases = map[string]string{
 // to V, keyword_weight and fts_weight to K). "" and "default" mean no overrides.
 func ParseVariant(spec string) (Variant, error) {
 	spec = strings.TrimSpace(spec)
-	v := Variant{Name: spec, Ranking: &canonv1.Ranking{}}
+	v := Variant{Name: spec, Ranking: domain.RankingOverride{}}
 	if spec == "" || spec == "default" {
 		v.Name = "default"
 		return v, nil
 	}
-	msg := v.Ranking.ProtoReflect()
-	fields := msg.Descriptor().Fields()
 	set := func(name, value string) error {
-		fd := fields.ByName(protoreflect.Name(name))
-		if fd == nil {
-			var names []string
-			for i := range fields.Len() {
-				names = append(names, string(fields.Get(i).Name()))
-			}
-			return fmt.Errorf("unknown ranking key %q (use %s, or k1, b, heading_boost, hybrid=V:K)", name, strings.Join(names, ", "))
+		kind, ok := domain.RankingKnobKind(name)
+		if !ok {
+			return fmt.Errorf("unknown ranking key %q (use %s, or k1, b, heading_boost, hybrid=V:K)", name,
+				strings.Join(domain.RankingKnobNames(), ", "))
 		}
-		var val protoreflect.Value
-		switch fd.Kind() {
-		case protoreflect.DoubleKind:
+		switch kind {
+		case domain.KnobNumber:
 			x, err := strconv.ParseFloat(value, 64)
 			if err != nil {
 				return fmt.Errorf("%s: %q is not a number", name, value)
 			}
-			val = protoreflect.ValueOfFloat64(x)
-		case protoreflect.Int32Kind:
+			v.Ranking[name] = x
+		case domain.KnobInteger:
 			x, err := strconv.ParseInt(value, 10, 32)
 			if err != nil {
 				return fmt.Errorf("%s: %q is not an integer", name, value)
 			}
-			val = protoreflect.ValueOfInt32(int32(x))
-		case protoreflect.BoolKind:
+			v.Ranking[name] = float64(x)
+		case domain.KnobSwitch:
 			x, err := strconv.ParseBool(value)
 			if err != nil {
 				return fmt.Errorf("%s: %q is not true or false", name, value)
 			}
-			val = protoreflect.ValueOfBool(x)
-		default:
-			return fmt.Errorf("%s: unsupported field kind %s", name, fd.Kind())
+			v.Ranking[name] = 0
+			if x {
+				v.Ranking[name] = 1
+			}
 		}
-		msg.Set(fd, val)
 		return nil
 	}
 	for _, part := range strings.Split(spec, ",") {
@@ -326,18 +317,19 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // runOne searches one query and turns the hits into a document ranking.
 func runOne(ctx context.Context, s Searcher, project string, v Variant, fusion, qid, text string) (outcome, error) {
-	ranking := &canonv1.Ranking{}
-	if v.Ranking != nil {
-		ranking = proto.Clone(v.Ranking).(*canonv1.Ranking)
+	ranking := maps.Clone(v.Ranking)
+	if ranking == nil {
+		ranking = domain.RankingOverride{}
 	}
 	// One chunk per document, so 100 hits are 100 distinct documents.
-	ranking.MaxChunksPerDoc = proto.Int32(1)
-	req := &canonv1.SearchRequest{
+	ranking["max_chunks_per_doc"] = 1
+	off := false
+	req := &domain.SearchRequest{
 		Query:   text,
-		Filters: &canonv1.Filters{ProjectKeys: []string{project}},
-		Options: &canonv1.SearchOptions{
+		Filters: domain.RawFilters{ProjectKeys: []string{project}},
+		Options: domain.SearchOptions{
 			Fusion: fusion, Limit: Depth, Ranking: ranking,
-			GraphExpansion: proto.Bool(false), RejectedInjection: proto.Bool(false),
+			GraphExpansion: &off, RejectedInjection: &off,
 		},
 	}
 	// A query the search cannot take (empty text) scores as an empty ranking, as
@@ -352,10 +344,10 @@ func runOne(ctx context.Context, s Searcher, project string, v Variant, fusion, 
 	if err != nil {
 		return outcome{}, fmt.Errorf("query %s (%s, ranking %s): %w", qid, fusion, v.Name, err)
 	}
-	hits := make([]string, 0, len(res.GetPrimary())+len(res.GetRunnerUp()))
-	for _, list := range [][]*canonv1.Hit{res.GetPrimary(), res.GetRunnerUp()} {
+	hits := make([]string, 0, len(res.Primary)+len(res.RunnerUp))
+	for _, list := range [][]*domain.Hit{res.Primary, res.RunnerUp} {
 		for _, h := range list {
-			hits = append(hits, DecodeSlug(h.GetDocId()))
+			hits = append(hits, DecodeSlug(h.DocID))
 		}
 	}
 	return outcome{ranking: docRanking(hits, qid, Depth), elapsed: elapsed}, nil

@@ -20,7 +20,6 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/canonkb/canon/domain"
-	canonv1 "github.com/canonkb/canon/gen/canon/v1"
 )
 
 // AnswerExpectation is what the answer of a chat turn must contain.
@@ -103,8 +102,8 @@ type AnswerOutcome struct {
 
 // checkAnswer measures a chat response against the expectation and returns
 // the outcome with one failure line per shortfall.
-func checkAnswer(e *AnswerExpectation, res *canonv1.ChatResponse) (*AnswerOutcome, []string) {
-	o := &AnswerOutcome{Text: res.GetAnswer(), RefusalReason: res.GetRefusalReason(), Facts: len(e.Facts), Required: len(e.Cite)}
+func checkAnswer(e *AnswerExpectation, res *domain.ChatResponse) (*AnswerOutcome, []string) {
+	o := &AnswerOutcome{Text: res.Answer, RefusalReason: res.RefusalReason, Facts: len(e.Facts), Required: len(e.Cite)}
 	var fail []string
 	if o.RefusalReason != "" {
 		return o, []string{fmt.Sprintf("answer: refused (%s)", o.RefusalReason)}
@@ -122,8 +121,8 @@ func checkAnswer(e *AnswerExpectation, res *canonv1.ChatResponse) (*AnswerOutcom
 	// Markers map to documents through the response's citations, whatever
 	// numbers they carry.
 	docOf := map[int]string{}
-	for _, c := range res.GetCitations() {
-		docOf[int(c.GetN())] = c.GetDocId()
+	for _, c := range res.Citations {
+		docOf[int(c.N)] = c.DocID
 	}
 	for _, n := range markerNumbers(o.Text) {
 		doc, ok := docOf[n]

@@ -8,20 +8,20 @@ import (
 
 	"github.com/canonkb/canon/bench"
 	"github.com/canonkb/canon/chat"
-	canonv1 "github.com/canonkb/canon/gen/canon/v1"
+	"github.com/canonkb/canon/domain"
 )
 
 // answerChat answers each question with a fixed response.
-type answerChat map[string]*canonv1.ChatResponse
+type answerChat map[string]*domain.ChatResponse
 
-func (a answerChat) Answer(_ context.Context, req *canonv1.ChatRequest, _ string, _ chat.Events) (*canonv1.ChatResponse, error) {
-	return a[req.GetQuestion()], nil
+func (a answerChat) Answer(_ context.Context, req *domain.ChatRequest, _ string, _ chat.Events) (*domain.ChatResponse, error) {
+	return a[req.Question], nil
 }
 
-func citations(docs ...string) []*canonv1.Citation {
-	var out []*canonv1.Citation
+func citations(docs ...string) []domain.Citation {
+	var out []domain.Citation
 	for i, d := range docs {
-		out = append(out, &canonv1.Citation{N: int32(i + 1), DocId: d})
+		out = append(out, domain.Citation{N: i + 1, DocID: d})
 	}
 	return out
 }
@@ -62,16 +62,16 @@ scenarios:
 	asker := answerChat{
 		// Renumbered markers map through the citations.
 		"what cache layer?": {Answer: "We standardised on **Redis Cluster** with `RESP3` tracking [2]. Sessions live there too [1].",
-			Citations: citations("mod-session-store", "dec-cache-v2"), Meta: &canonv1.ChatMeta{}},
+			Citations: citations("mod-session-store", "dec-cache-v2"), Meta: domain.ChatMeta{}},
 		// Steps under a lead-in, whose items share words, are neither fragments nor repeats.
 		"how do I roll back?": {Answer: "To roll back [1]:\n\n1. `shipctl rollback <service> --to <v>` [1]\n2. `shipctl rollback <service> --to <v> --dry-run` [1]\n\n| step | command |\n|---|---|\n| 1 | `shipctl rollback` [1] |",
-			Citations: citations("rb-deploy-rollback"), Meta: &canonv1.ChatMeta{}},
+			Citations: citations("rb-deploy-rollback"), Meta: domain.ChatMeta{}},
 		"what error code?": {Answer: "code | HTTP | meaning PAY-1001 | 400 | missing PAY-1002 | 402 | declined [1]. We return errors as follows: [2]. the card was declined by the issuer [1]. The card was declined by the issuer [1]. See [7].",
-			Citations: citations("api-error-codes", "blog-errors"), Meta: &canonv1.ChatMeta{}},
-		"banana bread?": {Answer: "I cannot answer.", RefusalReason: "no_relevant_context", Meta: &canonv1.ChatMeta{}},
+			Citations: citations("api-error-codes", "blog-errors"), Meta: domain.ChatMeta{}},
+		"banana bread?": {Answer: "I cannot answer.", RefusalReason: "no_relevant_context", Meta: domain.ChatMeta{}},
 	}
 	rep, err := bench.RunScenarios(context.Background(), f, bench.ScenarioSetup{
-		Searcher: scenarioSearch{&canonv1.SearchResult{Meta: &canonv1.SearchMeta{}}}, Chat: asker})
+		Searcher: scenarioSearch{&domain.SearchResult{Meta: domain.SearchMeta{}}}, Chat: asker})
 	if err != nil {
 		t.Fatal(err)
 	}

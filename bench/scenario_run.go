@@ -10,13 +10,13 @@ import (
 	"time"
 
 	"github.com/canonkb/canon/chat"
-	canonv1 "github.com/canonkb/canon/gen/canon/v1"
+	"github.com/canonkb/canon/domain"
 	"github.com/canonkb/canon/ingest"
 )
 
 // Asker is the chat turn under test (*chat.Service).
 type Asker interface {
-	Answer(ctx context.Context, req *canonv1.ChatRequest, acceptLanguage string, ev chat.Events) (*canonv1.ChatResponse, error)
+	Answer(ctx context.Context, req *domain.ChatRequest, acceptLanguage string, ev chat.Events) (*domain.ChatResponse, error)
 }
 
 // ScenarioSetup is the system the scenarios run against.
@@ -154,7 +154,7 @@ func RunScenarios(ctx context.Context, f *ScenarioFile, setup ScenarioSetup) (*S
 }
 
 // request builds the search request of a scenario.
-func (f *ScenarioFile) request(s Scenario) *canonv1.SearchRequest {
+func (f *ScenarioFile) request(s Scenario) *domain.SearchRequest {
 	projects := s.Projects
 	if len(projects) == 0 {
 		projects = []string{f.Project}
@@ -164,15 +164,15 @@ func (f *ScenarioFile) request(s Scenario) *canonv1.SearchRequest {
 		stored[i] = f.StoredProject(p)
 	}
 	fl := s.Filters
-	return &canonv1.SearchRequest{
+	return &domain.SearchRequest{
 		Query: s.Question,
-		Filters: &canonv1.Filters{
+		Filters: domain.RawFilters{
 			ProjectKeys: stored, Tags: fl.Tags, SourceTypes: fl.SourceTypes, CanonicalTypes: fl.CanonicalTypes,
 			Statuses: fl.Statuses, EvidenceTiers: fl.EvidenceTiers, DateFrom: fl.DateFrom, DateTo: fl.DateTo,
-			DocIds: fl.DocIDs, DocIdsMode: fl.DocIDsMode, IncludeSuperseded: fl.IncludeSuperseded,
+			DocIDs: fl.DocIDs, DocIDsMode: fl.DocIDsMode, IncludeSuperseded: fl.IncludeSuperseded,
 		},
-		Options: &canonv1.SearchOptions{
-			Fusion: s.Fusion, Limit: int32(s.Limit),
+		Options: domain.SearchOptions{
+			Fusion: s.Fusion, Limit: s.Limit,
 			GraphExpansion: s.Options.GraphExpansion, RejectedInjection: s.Options.RejectedInjection,
 			Hierarchy: s.Options.Hierarchy,
 		},
@@ -192,22 +192,22 @@ func runScenario(ctx context.Context, f *ScenarioFile, s Scenario, setup Scenari
 	if err != nil {
 		return o, err
 	}
-	o.Fusion = res.GetMeta().GetSearchStrategy().GetFusionMethod()
-	o.SearchMode = res.GetMeta().GetSearchMode()
+	o.Fusion = res.Meta.SearchStrategy.FusionMethod
+	o.SearchMode = res.Meta.SearchMode
 	if o.SearchMode == "" {
 		o.SearchMode = "flat"
 	}
-	o.HierarchyReason = res.GetMeta().GetHierarchyReason()
-	o.Primary = docsOf(res.GetPrimary())
-	o.RunnerUp = docsOf(res.GetRunnerUp())
-	o.Expanded = docsOf(res.GetExpanded())
-	o.Rejected = docsOf(res.GetRejected())
+	o.HierarchyReason = res.Meta.HierarchyReason
+	o.Primary = docsOf(res.Primary)
+	o.RunnerUp = docsOf(res.RunnerUp)
+	o.Expanded = docsOf(res.Expanded)
+	o.Rejected = docsOf(res.Rejected)
 
 	e := s.Expect
 	fail := func(format string, args ...any) { o.Failures = append(o.Failures, fmt.Sprintf(format, args...)) }
 	// Primary then runner-up documents, each once (a runner-up may be a further
 	// chunk of a primary document).
-	ranked := docsOf(append(slices.Clone(res.GetPrimary()), res.GetRunnerUp()...))
+	ranked := docsOf(append(slices.Clone(res.Primary), res.RunnerUp...))
 	rank := func(list []string, doc string) int { return slices.Index(list, doc) + 1 }
 	for _, doc := range slices.Sorted(maps.Keys(e.Top)) {
 		k := e.Top[doc]
@@ -274,18 +274,18 @@ func runScenario(ctx context.Context, f *ScenarioFile, s Scenario, setup Scenari
 		fail("min_primary: want at least %d primary documents, got %d", e.MinPrimary, len(o.Primary))
 	}
 	if len(e.Projects) > 0 {
-		for _, h := range res.GetPrimary() {
-			p := strings.TrimPrefix(h.GetProjectKey(), f.ProjectPrefix)
+		for _, h := range res.Primary {
+			p := strings.TrimPrefix(h.ProjectKey, f.ProjectPrefix)
 			if !slices.Contains(e.Projects, p) {
-				fail("projects: %s comes from project %s, want %s", h.GetDocId(), p, strings.Join(e.Projects, " or "))
+				fail("projects: %s comes from project %s, want %s", h.DocID, p, strings.Join(e.Projects, " or "))
 				break
 			}
 		}
 	}
 	if c := e.Hits; c != nil {
-		for _, h := range res.GetPrimary() {
+		for _, h := range res.Primary {
 			if why := c.violation(h); why != "" {
-				fail("hits: %s %s", h.GetDocId(), why)
+				fail("hits: %s %s", h.DocID, why)
 				break
 			}
 		}
@@ -295,19 +295,19 @@ func runScenario(ctx context.Context, f *ScenarioFile, s Scenario, setup Scenari
 		o.NDCG5, o.MRR = &n, &m
 	}
 	if e.Refused != nil || e.Answer != nil {
-		creq := &canonv1.ChatRequest{
-			Question: s.Question, Filters: req.GetFilters(),
-			Options: &canonv1.ChatOptions{Fusion: s.Fusion, Limit: int32(s.Limit), Language: "en",
+		creq := &domain.ChatRequest{
+			Question: s.Question, Filters: req.Filters,
+			Options: domain.ChatOptions{Fusion: s.Fusion, Limit: s.Limit, Language: "en",
 				Hierarchy: s.Options.Hierarchy},
 		}
 		ans, err := setup.Chat.Answer(ctx, creq, "", chat.Events{})
 		if err != nil {
 			return o, fmt.Errorf("chat: %w", err)
 		}
-		refused := ans.GetRefusalReason() != ""
-		o.Refused, o.RefusalReason = &refused, ans.GetRefusalReason()
-		o.BestSimilarity = ans.GetMeta().GetBestVectorSimilarity()
-		o.BestCoverage = ans.GetMeta().GetBestKeywordCoverage()
+		refused := ans.RefusalReason != ""
+		o.Refused, o.RefusalReason = &refused, ans.RefusalReason
+		o.BestSimilarity = ans.Meta.BestVectorSimilarity
+		o.BestCoverage = ans.Meta.BestKeywordCoverage
 		if e.Refused != nil && refused != *e.Refused {
 			want := map[bool]string{true: "refused", false: "answered"}
 			fail("refused: want %s, got %s (best cosine %.3f, best keyword coverage %.2f)",
@@ -323,18 +323,18 @@ func runScenario(ctx context.Context, f *ScenarioFile, s Scenario, setup Scenari
 	return o, nil
 }
 
-func (c *HitConstraint) violation(h *canonv1.Hit) string {
+func (c *HitConstraint) violation(h *domain.Hit) string {
 	switch {
-	case len(c.Statuses) > 0 && !slices.Contains(c.Statuses, h.GetStatus()):
-		return fmt.Sprintf("has status %q, want one of %s", h.GetStatus(), list(c.Statuses))
-	case len(c.CanonicalTypes) > 0 && !slices.Contains(c.CanonicalTypes, h.GetCanonicalType()):
-		return fmt.Sprintf("has canonical type %q, want one of %s", h.GetCanonicalType(), list(c.CanonicalTypes))
-	case len(c.TagsAny) > 0 && !slices.ContainsFunc(h.GetTags(), func(t string) bool { return slices.Contains(c.TagsAny, t) }):
-		return fmt.Sprintf("has tags %s, want any of %s", list(h.GetTags()), list(c.TagsAny))
-	case len(c.Docs) > 0 && !slices.Contains(c.Docs, h.GetDocId()):
+	case len(c.Statuses) > 0 && !slices.Contains(c.Statuses, h.Status):
+		return fmt.Sprintf("has status %q, want one of %s", h.Status, list(c.Statuses))
+	case len(c.CanonicalTypes) > 0 && !slices.Contains(c.CanonicalTypes, h.CanonicalType):
+		return fmt.Sprintf("has canonical type %q, want one of %s", h.CanonicalType, list(c.CanonicalTypes))
+	case len(c.TagsAny) > 0 && !slices.ContainsFunc(h.Tags, func(t string) bool { return slices.Contains(c.TagsAny, t) }):
+		return fmt.Sprintf("has tags %s, want any of %s", list(h.Tags), list(c.TagsAny))
+	case len(c.Docs) > 0 && !slices.Contains(c.Docs, h.DocID):
 		return fmt.Sprintf("is not one of %s", list(c.Docs))
-	case len(c.LinkingEntities) > 0 && !slices.Contains(c.LinkingEntities, h.GetLinkingEntity()):
-		return fmt.Sprintf("was linked by entity %q, want one of %s", h.GetLinkingEntity(), list(c.LinkingEntities))
+	case len(c.LinkingEntities) > 0 && !slices.Contains(c.LinkingEntities, h.LinkingEntity):
+		return fmt.Sprintf("was linked by entity %q, want one of %s", h.LinkingEntity, list(c.LinkingEntities))
 	}
 	return ""
 }
@@ -442,11 +442,11 @@ func ratio(num float64, n int) *float64 {
 }
 
 // docsOf lists the distinct documents of hits in order.
-func docsOf(hits []*canonv1.Hit) []string {
+func docsOf(hits []*domain.Hit) []string {
 	out := []string{}
 	for _, h := range hits {
-		if !slices.Contains(out, h.GetDocId()) {
-			out = append(out, h.GetDocId())
+		if !slices.Contains(out, h.DocID) {
+			out = append(out, h.DocID)
 		}
 	}
 	return out

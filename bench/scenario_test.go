@@ -12,7 +12,6 @@ import (
 	"github.com/canonkb/canon/chat"
 	"github.com/canonkb/canon/domain"
 	"github.com/canonkb/canon/embed"
-	canonv1 "github.com/canonkb/canon/gen/canon/v1"
 	"github.com/canonkb/canon/hierarchy"
 	"github.com/canonkb/canon/ingest"
 	"github.com/canonkb/canon/internal/dbtest"
@@ -100,25 +99,25 @@ func TestPrefixProject(t *testing.T) {
 }
 
 // scenarioSearch answers every question with the same result.
-type scenarioSearch struct{ res *canonv1.SearchResult }
+type scenarioSearch struct{ res *domain.SearchResult }
 
-func (f scenarioSearch) Search(context.Context, *canonv1.SearchRequest) (*canonv1.SearchResult, error) {
+func (f scenarioSearch) Search(context.Context, *domain.SearchRequest) (*domain.SearchResult, error) {
 	return f.res, nil
 }
 
 type scenarioChat struct{ refuse bool }
 
-func (f scenarioChat) Answer(context.Context, *canonv1.ChatRequest, string, chat.Events) (*canonv1.ChatResponse, error) {
+func (f scenarioChat) Answer(context.Context, *domain.ChatRequest, string, chat.Events) (*domain.ChatResponse, error) {
 	if f.refuse {
-		return &canonv1.ChatResponse{RefusalReason: domain.RefusalNoRelevantContext, Meta: &canonv1.ChatMeta{}}, nil
+		return &domain.ChatResponse{RefusalReason: domain.RefusalNoRelevantContext, Meta: domain.ChatMeta{}}, nil
 	}
-	return &canonv1.ChatResponse{Answer: "a", Meta: &canonv1.ChatMeta{}}, nil
+	return &domain.ChatResponse{Answer: "a", Meta: domain.ChatMeta{}}, nil
 }
 
-func scenarioHits(project string, docs ...string) []*canonv1.Hit {
-	var out []*canonv1.Hit
+func scenarioHits(project string, docs ...string) []*domain.Hit {
+	var out []*domain.Hit
 	for _, d := range docs {
-		out = append(out, &canonv1.Hit{DocId: d, ProjectKey: project, Status: "accepted"})
+		out = append(out, &domain.Hit{DocID: d, ProjectKey: project, Status: "accepted"})
 	}
 	return out
 }
@@ -173,12 +172,12 @@ scenarios:
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := &canonv1.SearchResult{
+	res := &domain.SearchResult{
 		Primary:  scenarioHits("t-platform", "a", "a", "b"),
 		RunnerUp: scenarioHits("t-platform", "c"),
 		Expanded: scenarioHits("t-platform", "e1"),
 		Rejected: scenarioHits("t-platform", "r1"),
-		Meta:     &canonv1.SearchMeta{SearchMode: "flat", HierarchyReason: "disabled"},
+		Meta:     domain.SearchMeta{SearchMode: "flat", HierarchyReason: "disabled"},
 	}
 	// No ingester: the corpus counts as loaded.
 	rep, err := bench.RunScenarios(context.Background(), f, bench.ScenarioSetup{

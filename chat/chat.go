@@ -15,7 +15,6 @@ import (
 
 	"github.com/canonkb/canon/chatlog"
 	"github.com/canonkb/canon/domain"
-	canonv1 "github.com/canonkb/canon/gen/canon/v1"
 	"github.com/canonkb/canon/llm"
 )
 
@@ -38,7 +37,7 @@ type Config struct {
 // Searcher retrieves a turn's context: *hierarchy.Searcher (two-pass entity
 // retrieval with a flat fallback, what canon serves) or *search.Searcher (flat).
 type Searcher interface {
-	Search(ctx context.Context, req *canonv1.SearchRequest) (*canonv1.SearchResult, error)
+	Search(ctx context.Context, req *domain.SearchRequest) (*domain.SearchResult, error)
 	// ProjectIDs resolves project keys for the chat log (unknown keys are skipped).
 	ProjectIDs(ctx context.Context, keys []string) ([]int64, error)
 }
@@ -65,26 +64,23 @@ func (e *UnavailableError) Unwrap() error { return e.Err }
 
 // Events receive the stream of a turn; either may be nil.
 type Events struct {
-	Retrieval func(*canonv1.RetrievalSummary) error
+	Retrieval func(domain.RetrievalSummary) error
 	Delta     func(string) error
 }
 
 // Answer runs one turn. acceptLanguage is the request's Accept-Language header.
-func (s *Service) Answer(ctx context.Context, req *canonv1.ChatRequest, acceptLanguage string, ev Events) (*canonv1.ChatResponse, error) {
+func (s *Service) Answer(ctx context.Context, req *domain.ChatRequest, acceptLanguage string, ev Events) (*domain.ChatResponse, error) {
 	start := time.Now()
 	if err := validate(req); err != nil {
 		return nil, err
 	}
-	lang := domain.ChooseLanguage(req.GetOptions().GetLanguage(), acceptLanguage)
-	sreq := &canonv1.SearchRequest{
-		Query:      req.GetQuestion(),
-		Filters:    req.GetFilters(),
-		ProjectKey: req.GetProjectKey(),
-		Options:    &canonv1.SearchOptions{Fusion: req.GetOptions().GetFusion(), Limit: req.GetOptions().GetLimit()},
-	}
-	if o := req.GetOptions(); o != nil {
-		// Unset stays unset: the searcher's default (KB_HIERARCHY_*) applies.
-		sreq.Options.Hierarchy, sreq.Options.HierarchyAlpha = o.Hierarchy, o.HierarchyAlpha
+	o := req.Options
+	lang := domain.ChooseLanguage(o.Language, acceptLanguage)
+	sreq := &domain.SearchRequest{
+		Query:   req.Question,
+		Filters: req.Filters,
+		// Unset hierarchy options stay unset: the searcher's default (KB_HIERARCHY_*) applies.
+		Options: domain.SearchOptions{Fusion: o.Fusion, Limit: o.Limit, Hierarchy: o.Hierarchy, HierarchyAlpha: o.HierarchyAlpha},
 	}
 	found, err := s.searcher.Search(ctx, sreq)
 	if err != nil {
@@ -92,14 +88,14 @@ func (s *Service) Answer(ctx context.Context, req *canonv1.ChatRequest, acceptLa
 	}
 	retrievalMs := ms(time.Since(start))
 	if ev.Retrieval != nil {
-		summary := &canonv1.RetrievalSummary{
-			PrimaryCount: int32(len(found.GetPrimary())), ExpandedCount: int32(len(found.GetExpanded())),
-			RejectedCount: int32(len(found.GetRejected())), RetrievalMs: retrievalMs,
-			SearchMode: found.GetMeta().GetSearchMode(), HierarchyReason: found.GetMeta().GetHierarchyReason(),
+		summary := domain.RetrievalSummary{
+			PrimaryCount: len(found.Primary), ExpandedCount: len(found.Expanded),
+			RejectedCount: len(found.Rejected), RetrievalMs: retrievalMs,
+			SearchMode: found.Meta.SearchMode, HierarchyReason: found.Meta.HierarchyReason,
 		}
-		for _, h := range found.GetPrimary() {
-			if !slices.Contains(summary.DocIds, h.GetDocId()) {
-				summary.DocIds = append(summary.DocIds, h.GetDocId())
+		for _, h := range found.Primary {
+			if !slices.Contains(summary.DocIDs, h.DocID) {
+				summary.DocIDs = append(summary.DocIDs, h.DocID)
 			}
 		}
 		if err := ev.Retrieval(summary); err != nil {
@@ -107,38 +103,38 @@ func (s *Service) Answer(ctx context.Context, req *canonv1.ChatRequest, acceptLa
 		}
 	}
 
-	meta := &canonv1.ChatMeta{
+	meta := domain.ChatMeta{
 		Provider: s.provider.Name(), Model: s.provider.Model(), RetrievalMs: retrievalMs,
-		RetrievedChunkCount: int32(len(found.GetPrimary()) + len(found.GetExpanded()) + len(found.GetRejected())),
-		Filters:             found.GetMeta().GetSearchStrategy().GetFiltersApplied(),
-		SearchMode:          found.GetMeta().GetSearchMode(),
-		HierarchyReason:     found.GetMeta().GetHierarchyReason(),
-		Pass1Entities:       found.GetMeta().GetPass1Entities(),
+		RetrievedChunkCount: len(found.Primary) + len(found.Expanded) + len(found.Rejected),
+		Filters:             found.Meta.SearchStrategy.FiltersApplied,
+		SearchMode:          found.Meta.SearchMode,
+		HierarchyReason:     found.Meta.HierarchyReason,
+		Pass1Entities:       found.Meta.Pass1Entities,
 		Language:            lang,
 	}
-	projects := meta.GetFilters().GetProjectKeys()
+	projects := meta.Filters.ProjectKeys
 	// The gate reads each hit's absolute evidence against the question asked, never
 	// its score: a two-pass score mixes the entity's score in (and is normalised
 	// to the round's best), so a page about a named person always scores high,
 	// whether or not it says anything about what was asked.
-	evidence := make([]domain.Evidence, 0, len(found.GetPrimary()))
-	for _, h := range found.GetPrimary() {
-		evidence = append(evidence, domain.Evidence{VectorSimilarity: h.GetVectorSimilarity(), KeywordCoverage: h.GetKeywordCoverage()})
+	evidence := make([]domain.Evidence, 0, len(found.Primary))
+	for _, h := range found.Primary {
+		evidence = append(evidence, domain.Evidence{VectorSimilarity: h.VectorSimilarity, KeywordCoverage: h.KeywordCoverage})
 	}
 	admitted, bestSim, bestCov := s.cfg.Gate.Admit(evidence)
 	meta.BestVectorSimilarity, meta.BestKeywordCoverage = bestSim, bestCov
-	entry := chatlog.Entry{Question: req.GetQuestion(), Filters: meta.GetFilters(), Provider: meta.Provider,
+	entry := chatlog.Entry{Question: req.Question, Filters: meta.Filters, Provider: meta.Provider,
 		Model: meta.Model, RetrievalMs: retrievalMs}
 	entry.ProjectIDs = s.projectIDs(ctx, projects)
 
 	if !admitted {
 		// The refusal is deterministic and the model is never called.
-		res := &canonv1.ChatResponse{
+		meta.TotalMs = ms(time.Since(start))
+		res := &domain.ChatResponse{
 			Answer:        domain.RefusalMessage(domain.RefusalNoRelevantContext, lang, projects),
 			RefusalReason: domain.RefusalNoRelevantContext,
 			Meta:          meta,
 		}
-		meta.TotalMs = ms(time.Since(start))
 		s.log(entry, res)
 		return res, nil
 	}
@@ -148,11 +144,11 @@ func (s *Service) Answer(ctx context.Context, req *canonv1.ChatRequest, acceptLa
 	if err != nil {
 		return nil, err
 	}
-	llmReq := llm.Request{System: prompt, Question: req.GetQuestion(), MaxTokens: s.cfg.MaxTokens}
-	for _, t := range req.GetHistory() {
-		llmReq.Messages = append(llmReq.Messages, llm.Message{Role: t.GetRole(), Content: t.GetContent()})
+	llmReq := llm.Request{System: prompt, Question: req.Question, MaxTokens: s.cfg.MaxTokens}
+	for _, t := range req.History {
+		llmReq.Messages = append(llmReq.Messages, llm.Message{Role: t.Role, Content: t.Content})
 	}
-	llmReq.Messages = append(llmReq.Messages, llm.Message{Role: "user", Content: req.GetQuestion()})
+	llmReq.Messages = append(llmReq.Messages, llm.Message{Role: "user", Content: req.Question})
 	for _, section := range []struct {
 		chunks []domain.PromptChunk
 		origin string
@@ -160,8 +156,8 @@ func (s *Service) Answer(ctx context.Context, req *canonv1.ChatRequest, acceptLa
 		for _, c := range section.chunks {
 			h := numbered[c.N]
 			llmReq.Passages = append(llmReq.Passages, llm.Passage{N: c.N, Text: c.Text, Origin: section.origin,
-				DocID: c.DocID, Title: c.Title, HeadingPath: c.HeadingPath, CanonicalType: h.GetCanonicalType(),
-				Status: c.Status, Tier: h.GetTier(), EvidenceTier: c.EvidenceTier, IsSummary: h.GetIsSummary()})
+				DocID: c.DocID, Title: c.Title, HeadingPath: c.HeadingPath, CanonicalType: h.CanonicalType,
+				Status: c.Status, Tier: h.Tier, EvidenceTier: c.EvidenceTier, IsSummary: h.IsSummary})
 		}
 	}
 
@@ -180,21 +176,21 @@ func (s *Service) Answer(ctx context.Context, req *canonv1.ChatRequest, acceptLa
 		}
 		return nil, fmt.Errorf("generate: %w", err)
 	}
-	meta.Usage = &canonv1.Usage{PromptTokens: int32(out.Usage.PromptTokens), CompletionTokens: int32(out.Usage.CompletionTokens)}
+	meta.Usage = &domain.Usage{PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens}
 	if out.Model != "" {
 		meta.Model = out.Model
 	}
-	meta.CostUsd = llm.Cost(s.cfg.Prices, meta.Model, out.Usage)
+	meta.CostUSD = llm.Cost(s.cfg.Prices, meta.Model, out.Usage)
 	entry.Model, entry.GenerationMs = meta.Model, meta.GenerationMs
 	entry.PromptTokens, entry.CompletionTok = out.Usage.PromptTokens, out.Usage.CompletionTokens
 
 	if isSelfRefusal(out.Text) {
-		res := &canonv1.ChatResponse{
+		meta.TotalMs = ms(time.Since(start))
+		res := &domain.ChatResponse{
 			Answer:        domain.RefusalMessage(domain.RefusalLLMSelfRefusal, lang, projects),
 			RefusalReason: domain.RefusalLLMSelfRefusal,
 			Meta:          meta,
 		}
-		meta.TotalMs = ms(time.Since(start))
 		s.log(entry, res)
 		return res, nil
 	}
@@ -203,29 +199,26 @@ func (s *Service) Answer(ctx context.Context, req *canonv1.ChatRequest, acceptLa
 	}
 
 	checked := domain.CheckMarkers(out.Text, func(n int) bool { _, ok := numbered[n]; return ok })
-	res := &canonv1.ChatResponse{Answer: checked.Text, Meta: meta}
-	for _, n := range checked.Dropped {
-		meta.DroppedMarkers = append(meta.DroppedMarkers, int32(n))
-	}
+	meta.DroppedMarkers = checked.Dropped
+	var citations []domain.Citation
 	for _, n := range checked.Cited {
 		h := numbered[n]
-		res.Citations = append(res.Citations, &canonv1.Citation{
-			N: int32(n), DocId: h.GetDocId(), ChunkId: h.GetChunkId(), Title: h.GetTitle(),
-			HeadingPath: h.GetHeadingPath(), Snippet: h.GetSnippet(), Score: h.GetScore(), Origin: h.GetOrigin(),
+		citations = append(citations, domain.Citation{
+			N: n, DocID: h.DocID, ChunkID: h.ChunkID, Title: h.Title,
+			HeadingPath: h.HeadingPath, Snippet: h.Snippet, Score: h.Score, Origin: h.Origin,
 		})
 	}
 	support := domain.CheckSupport(checked.Text, func(n int) (string, bool) {
 		h, ok := numbered[n]
-		return h.GetText(), ok
+		if !ok {
+			return "", false
+		}
+		return h.Text, true
 	}, s.cfg.SupportThreshold)
 	supported := 0
 	for _, sp := range support {
-		cited := make([]int32, len(sp.Cited))
-		for i, n := range sp.Cited {
-			cited[i] = int32(n)
-		}
-		meta.Sentences = append(meta.Sentences, &canonv1.SentenceSupport{
-			Sentence: sp.Sentence, Cited: cited, Support: sp.Share, Supported: sp.Supported})
+		meta.Sentences = append(meta.Sentences, domain.SentenceSupport{
+			Sentence: sp.Sentence, Cited: sp.Cited, Support: sp.Share, Supported: sp.Supported})
 		if sp.Supported {
 			supported++
 		}
@@ -235,12 +228,13 @@ func (s *Service) Answer(ctx context.Context, req *canonv1.ChatRequest, acceptLa
 	}
 	meta.FollowUps = followUps(found, checked.Cited, numbered)
 	meta.TotalMs = ms(time.Since(start))
+	res := &domain.ChatResponse{Answer: checked.Text, Citations: citations, Meta: meta}
 	s.log(entry, res)
 	return res, nil
 }
 
-func validate(req *canonv1.ChatRequest) error {
-	q := req.GetQuestion()
+func validate(req *domain.ChatRequest) error {
+	q := req.Question
 	switch {
 	case !utf8.ValidString(q):
 		return &domain.InvalidError{Message: "question is not valid UTF-8 text"}
@@ -249,14 +243,14 @@ func validate(req *canonv1.ChatRequest) error {
 	case utf8.RuneCountInString(q) > domain.MaxQueryLength:
 		return &domain.InvalidError{Message: fmt.Sprintf("question is %d characters long; the limit is %d",
 			utf8.RuneCountInString(q), domain.MaxQueryLength)}
-	case len(req.GetHistory()) > MaxHistory:
-		return &domain.InvalidError{Message: fmt.Sprintf("history has %d turns; the limit is %d", len(req.GetHistory()), MaxHistory)}
+	case len(req.History) > MaxHistory:
+		return &domain.InvalidError{Message: fmt.Sprintf("history has %d turns; the limit is %d", len(req.History), MaxHistory)}
 	}
-	for i, t := range req.GetHistory() {
-		if t.GetRole() != "user" && t.GetRole() != "assistant" {
-			return &domain.InvalidError{Message: fmt.Sprintf("history[%d].role must be user or assistant (got %q)", i, t.GetRole())}
+	for i, t := range req.History {
+		if t.Role != "user" && t.Role != "assistant" {
+			return &domain.InvalidError{Message: fmt.Sprintf("history[%d].role must be user or assistant (got %q)", i, t.Role)}
 		}
-		if !utf8.ValidString(t.GetContent()) || utf8.RuneCountInString(t.GetContent()) > maxTurnLength {
+		if !utf8.ValidString(t.Content) || utf8.RuneCountInString(t.Content) > maxTurnLength {
 			return &domain.InvalidError{Message: fmt.Sprintf("history[%d].content must be UTF-8 text of at most %d characters", i, maxTurnLength)}
 		}
 	}
@@ -265,44 +259,48 @@ func validate(req *canonv1.ChatRequest) error {
 
 // number assigns [n] to every chunk in the order the prompt shows them: rejected
 // approaches, related context, primary context.
-func number(found *canonv1.SearchResult) (map[int]*canonv1.Hit, domain.PromptInput) {
-	byN := map[int]*canonv1.Hit{}
+func number(found *domain.SearchResult) (map[int]*domain.Hit, domain.PromptInput) {
+	byN := map[int]*domain.Hit{}
 	n := 0
-	chunk := func(h *canonv1.Hit) domain.PromptChunk {
+	chunk := func(h *domain.Hit) domain.PromptChunk {
 		n++
 		byN[n] = h
-		c := domain.PromptChunk{N: n, DocID: h.GetDocId(), Title: h.GetTitle(), HeadingPath: h.GetHeadingPath(),
-			Status: h.GetStatus(), EvidenceTier: h.GetEvidenceTier(), Text: h.GetText()}
-		if e := h.GetEdge(); e != nil && e.GetEdgeType() != "" {
-			c.Edge = fmt.Sprintf("%s %s %s", e.GetEdgeType(), map[bool]string{true: "from", false: "to"}[e.GetDirection() != "incoming"], e.GetFromDocId())
+		c := domain.PromptChunk{N: n, DocID: h.DocID, Title: h.Title, HeadingPath: h.HeadingPath,
+			Status: h.Status, EvidenceTier: h.EvidenceTier, Text: h.Text}
+		if e := h.Edge; e != nil && e.EdgeType != "" {
+			c.Edge = fmt.Sprintf("%s %s %s", e.EdgeType, map[bool]string{true: "from", false: "to"}[e.Direction != "incoming"], e.FromDocID)
 		}
 		return c
 	}
 	var in domain.PromptInput
-	for _, h := range found.GetRejected() {
+	for _, h := range found.Rejected {
 		in.Rejected = append(in.Rejected, chunk(h))
 	}
-	for _, h := range found.GetExpanded() {
+	for _, h := range found.Expanded {
 		in.Related = append(in.Related, chunk(h))
 	}
-	for _, h := range found.GetPrimary() {
+	for _, h := range found.Primary {
 		in.Context = append(in.Context, chunk(h))
 	}
 	return byN, in
 }
 
-func followUps(found *canonv1.SearchResult, cited []int, numbered map[int]*canonv1.Hit) []string {
+func followUps(found *domain.SearchResult, cited []int, numbered map[int]*domain.Hit) []string {
 	exclude := map[string]bool{}
 	for _, n := range cited {
-		exclude[numbered[n].GetDocId()] = true
+		exclude[numbered[n].DocID] = true
 	}
-	for _, h := range found.GetPrimary() {
-		exclude[h.GetDocId()] = true
+	for _, h := range found.Primary {
+		exclude[h.DocID] = true
 	}
 	var sources []domain.FollowUpSource
-	for _, h := range append(slices.Clone(found.GetExpanded()), found.GetRunnerUp()...) {
-		sources = append(sources, domain.FollowUpSource{DocID: h.GetDocId(), Title: h.GetTitle(),
-			CanonicalType: h.GetCanonicalType(), Edge: h.GetEdge().GetEdgeType()})
+	for _, h := range append(slices.Clone(found.Expanded), found.RunnerUp...) {
+		var edge string
+		if h.Edge != nil {
+			edge = h.Edge.EdgeType
+		}
+		sources = append(sources, domain.FollowUpSource{DocID: h.DocID, Title: h.Title,
+			CanonicalType: h.CanonicalType, Edge: edge})
 	}
 	return domain.FollowUps(sources, exclude, 3)
 }
@@ -357,20 +355,20 @@ func (s *Service) projectIDs(ctx context.Context, keys []string) []int64 {
 	return ids
 }
 
-func (s *Service) log(e chatlog.Entry, res *canonv1.ChatResponse) {
+func (s *Service) log(e chatlog.Entry, res *domain.ChatResponse) {
 	if s.logger == nil {
 		return
 	}
-	e.RefusalReason = res.GetRefusalReason()
-	e.TotalMs = res.GetMeta().GetTotalMs()
+	e.RefusalReason = res.RefusalReason
+	e.TotalMs = res.Meta.TotalMs
 	type cite struct {
-		N       int32  `json:"n"`
+		N       int    `json:"n"`
 		DocID   string `json:"doc_id"`
 		ChunkID int64  `json:"chunk_id"`
 	}
 	var cites []cite
-	for _, c := range res.GetCitations() {
-		cites = append(cites, cite{c.GetN(), c.GetDocId(), c.GetChunkId()})
+	for _, c := range res.Citations {
+		cites = append(cites, cite{c.N, c.DocID, c.ChunkID})
 	}
 	e.Citations = cites
 	s.logger.Log(e)

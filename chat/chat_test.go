@@ -14,13 +14,11 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/canonkb/canon/chat"
 	"github.com/canonkb/canon/chatlog"
 	"github.com/canonkb/canon/domain"
 	"github.com/canonkb/canon/embed"
-	canonv1 "github.com/canonkb/canon/gen/canon/v1"
 	"github.com/canonkb/canon/hierarchy"
 	"github.com/canonkb/canon/ingest"
 	"github.com/canonkb/canon/internal/dbtest"
@@ -134,8 +132,8 @@ func twoPassService(t *testing.T) (*chat.Service, *hierarchy.Searcher) {
 	return chat.New(h, llm.NewExtractive(), prompt, nil, chat.Config{Gate: defaultGate, SupportThreshold: 0.5}), h
 }
 
-func ask(q string) *canonv1.ChatRequest {
-	return &canonv1.ChatRequest{Question: q, Filters: &canonv1.Filters{ProjectKeys: []string{"platform"}}}
+func ask(q string) *domain.ChatRequest {
+	return &domain.ChatRequest{Question: q, Filters: domain.RawFilters{ProjectKeys: []string{"platform"}}}
 }
 
 func TestRefusalNeverCallsTheModel(t *testing.T) {
@@ -145,7 +143,7 @@ func TestRefusalNeverCallsTheModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.GetRefusalReason() != domain.RefusalNoRelevantContext || len(res.GetCitations()) != 0 || res.GetAnswer() == "" {
+	if res.RefusalReason != domain.RefusalNoRelevantContext || len(res.Citations) != 0 || res.Answer == "" {
 		t.Fatalf("want a no_relevant_context refusal with a message and no citations: %+v", res)
 	}
 	if n := fake.calls.Load(); n != 0 {
@@ -188,10 +186,10 @@ func TestRefusalCalibrationOnHandbook(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if refused := res.GetRefusalReason() != ""; refused != c.refuse {
+				if refused := res.RefusalReason != ""; refused != c.refuse {
 					t.Errorf("%s: %q: refused=%v (cosine %.3f, coverage %.2f, %s), want %v", name, q, refused,
-						res.GetMeta().GetBestVectorSimilarity(), res.GetMeta().GetBestKeywordCoverage(),
-						res.GetMeta().GetSearchMode(), c.refuse)
+						res.Meta.BestVectorSimilarity, res.Meta.BestKeywordCoverage,
+						res.Meta.SearchMode, c.refuse)
 				}
 			}
 		}
@@ -221,39 +219,39 @@ func TestEntityQuestionsTwoPass(t *testing.T) {
 		{"what is the capital of France, Priya?", "priya", true},
 	} {
 		t.Run(tc.q, func(t *testing.T) {
-			var summary *canonv1.RetrievalSummary
+			var summary *domain.RetrievalSummary
 			res, err := svc.Answer(ctx, ask(tc.q), "", chat.Events{
-				Retrieval: func(s *canonv1.RetrievalSummary) error { summary = s; return nil }})
+				Retrieval: func(s domain.RetrievalSummary) error { summary = &s; return nil }})
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := res.GetMeta()
+			m := res.Meta
 			mode, reason := hierarchy.ModeFlat, hierarchy.ReasonNoConfidentEntity
 			if tc.entity != "" {
 				mode, reason = hierarchy.ModeTwoPass, hierarchy.ReasonConfident
 			}
-			if m.GetSearchMode() != mode || m.GetHierarchyReason() != reason ||
-				summary.GetSearchMode() != mode || summary.GetHierarchyReason() != reason {
-				t.Fatalf("meta %s (%s), summary %s (%s), want %s (%s)", m.GetSearchMode(), m.GetHierarchyReason(),
-					summary.GetSearchMode(), summary.GetHierarchyReason(), mode, reason)
+			if m.SearchMode != mode || m.HierarchyReason != reason ||
+				summary.SearchMode != mode || summary.HierarchyReason != reason {
+				t.Fatalf("meta %s (%s), summary %s (%s), want %s (%s)", m.SearchMode, m.HierarchyReason,
+					summary.SearchMode, summary.HierarchyReason, mode, reason)
 			}
-			if tc.entity != "" && !slices.ContainsFunc(m.GetPass1Entities(), func(e *canonv1.EntityScore) bool {
-				return e.GetEntityId() == tc.entity && e.GetChosen()
+			if tc.entity != "" && !slices.ContainsFunc(m.Pass1Entities, func(e domain.EntityScore) bool {
+				return e.EntityID == tc.entity && e.Chosen
 			}) {
-				t.Errorf("pass 1 did not choose %s: %v", tc.entity, m.GetPass1Entities())
+				t.Errorf("pass 1 did not choose %s: %v", tc.entity, m.Pass1Entities)
 			}
-			if refused := res.GetRefusalReason() != ""; refused != tc.refuse {
+			if refused := res.RefusalReason != ""; refused != tc.refuse {
 				t.Fatalf("refused=%v (cosine %.3f, coverage %.2f), want %v", refused,
-					m.GetBestVectorSimilarity(), m.GetBestKeywordCoverage(), tc.refuse)
+					m.BestVectorSimilarity, m.BestKeywordCoverage, tc.refuse)
 			}
-			found, err := h.Search(ctx, &canonv1.SearchRequest{Query: tc.q, Filters: ask(tc.q).GetFilters()})
+			found, err := h.Search(ctx, &domain.SearchRequest{Query: tc.q, Filters: ask(tc.q).Filters})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if tc.refuse {
-				if tc.entity != "" && found.GetPrimary()[0].GetScore() < 0.5 {
+				if tc.entity != "" && found.Primary[0].Score < 0.5 {
 					t.Errorf("the best two-pass score is %.3f; this case should show a high mixed score refused",
-						found.GetPrimary()[0].GetScore())
+						found.Primary[0].Score)
 				}
 				return
 			}
@@ -261,18 +259,18 @@ func TestEntityQuestionsTwoPass(t *testing.T) {
 			// neighbour of theirs (the related context, which the extractive
 			// provider quotes when the documents themselves do not answer).
 			linked := map[int64]string{}
-			for _, hit := range found.GetPrimary() {
-				linked[hit.GetChunkId()] = hit.GetLinkingEntity()
+			for _, hit := range found.Primary {
+				linked[hit.ChunkID] = hit.LinkingEntity
 			}
-			for _, hit := range found.GetExpanded() {
-				linked[hit.GetChunkId()] = tc.entity
+			for _, hit := range found.Expanded {
+				linked[hit.ChunkID] = tc.entity
 			}
-			if len(res.GetCitations()) == 0 {
-				t.Fatalf("no citations: %q", res.GetAnswer())
+			if len(res.Citations) == 0 {
+				t.Fatalf("no citations: %q", res.Answer)
 			}
-			for _, c := range res.GetCitations() {
-				if e, ok := linked[c.GetChunkId()]; !ok || e != tc.entity {
-					t.Errorf("citation [%d] %s was linked by %q, want %s", c.GetN(), c.GetDocId(), e, tc.entity)
+			for _, c := range res.Citations {
+				if e, ok := linked[c.ChunkID]; !ok || e != tc.entity {
+					t.Errorf("citation [%d] %s was linked by %q, want %s", c.N, c.DocID, e, tc.entity)
 				}
 			}
 		})
@@ -280,15 +278,15 @@ func TestEntityQuestionsTwoPass(t *testing.T) {
 
 	// Asked not to, chat retrieves flat and says so.
 	req := ask("What has Dana been working on?")
-	req.Options = &canonv1.ChatOptions{Hierarchy: proto.Bool(false)}
+	req.Options = domain.ChatOptions{Hierarchy: new(false)}
 	res, err := svc.Answer(ctx, req, "", chat.Events{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := res.GetMeta(); m.GetSearchMode() != hierarchy.ModeFlat || m.GetHierarchyReason() != hierarchy.ReasonDisabled {
-		t.Errorf("hierarchy=false: %s (%s)", m.GetSearchMode(), m.GetHierarchyReason())
+	if m := res.Meta; m.SearchMode != hierarchy.ModeFlat || m.HierarchyReason != hierarchy.ReasonDisabled {
+		t.Errorf("hierarchy=false: %s (%s)", m.SearchMode, m.HierarchyReason)
 	}
-	req.Options = &canonv1.ChatOptions{HierarchyAlpha: proto.Float64(1.5)}
+	req.Options = domain.ChatOptions{HierarchyAlpha: new(1.5)}
 	if _, err := svc.Answer(ctx, req, "", chat.Events{}); !domain.IsInvalid(err) {
 		t.Errorf("hierarchy_alpha 1.5: want InvalidError, got %v", err)
 	}
@@ -303,48 +301,48 @@ func TestAnswerWithCheckedCitations(t *testing.T) {
 	}}
 	svc, _ := newService(t, fake, nil)
 	var deltas []string
-	var summary *canonv1.RetrievalSummary
+	var summary *domain.RetrievalSummary
 	res, err := svc.Answer(context.Background(), ask("what cache layer did we standardise on?"), "", chat.Events{
-		Retrieval: func(s *canonv1.RetrievalSummary) error { summary = s; return nil },
+		Retrieval: func(s domain.RetrievalSummary) error { summary = &s; return nil },
 		Delta:     func(d string) error { deltas = append(deltas, d); return nil },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if summary == nil || summary.GetPrimaryCount() == 0 {
+	if summary == nil || summary.PrimaryCount == 0 {
 		t.Fatal("the retrieval summary must come first")
 	}
-	if res.GetRefusalReason() != "" || fake.calls.Load() != 1 {
+	if res.RefusalReason != "" || fake.calls.Load() != 1 {
 		t.Fatalf("want an answer from one model call: %+v", res)
 	}
-	if strings.Contains(res.GetAnswer(), "[99]") {
-		t.Errorf("an invalid marker survived: %q", res.GetAnswer())
+	if strings.Contains(res.Answer, "[99]") {
+		t.Errorf("an invalid marker survived: %q", res.Answer)
 	}
-	if len(res.GetCitations()) != 1 || res.GetCitations()[0].GetDocId() != "dec-cache-v2" {
-		t.Fatalf("citations = %+v", res.GetCitations())
+	if len(res.Citations) != 1 || res.Citations[0].DocID != "dec-cache-v2" {
+		t.Fatalf("citations = %+v", res.Citations)
 	}
-	m := res.GetMeta()
-	if len(m.GetDroppedMarkers()) != 1 || m.GetDroppedMarkers()[0] != 99 {
-		t.Errorf("dropped markers = %v", m.GetDroppedMarkers())
+	m := res.Meta
+	if len(m.DroppedMarkers) != 1 || m.DroppedMarkers[0] != 99 {
+		t.Errorf("dropped markers = %v", m.DroppedMarkers)
 	}
 	// One supported sentence (Redis) and one unsupported (Kafka runs billing).
-	if len(m.GetSentences()) != 2 || !m.GetSentences()[0].GetSupported() || m.GetSentences()[1].GetSupported() {
-		t.Errorf("support: %+v", m.GetSentences())
+	if len(m.Sentences) != 2 || !m.Sentences[0].Supported || m.Sentences[1].Supported {
+		t.Errorf("support: %+v", m.Sentences)
 	}
-	if m.GetCitationSupport() != 0.5 {
-		t.Errorf("citation_support = %v, want 0.5", m.GetCitationSupport())
+	if m.CitationSupport != 0.5 {
+		t.Errorf("citation_support = %v, want 0.5", m.CitationSupport)
 	}
-	if m.GetUsage().GetPromptTokens() != 321 || m.GetUsage().GetCompletionTokens() != 12 || m.GetProvider() != "openai" {
+	if m.Usage.PromptTokens != 321 || m.Usage.CompletionTokens != 12 || m.Provider != "openai" {
 		t.Errorf("usage/provider: %+v", m)
 	}
-	if want := (321*1.0 + 12*2.0) / 1e6; abs(m.GetCostUsd()-want) > 1e-12 {
-		t.Errorf("cost = %v, want %v", m.GetCostUsd(), want)
+	if want := (321*1.0 + 12*2.0) / 1e6; abs(m.CostUSD-want) > 1e-12 {
+		t.Errorf("cost = %v, want %v", m.CostUSD, want)
 	}
 	if strings.Join(deltas, "") == "" || !strings.Contains(prompt, "## Context") {
 		t.Error("deltas were not streamed or the prompt lacks its context block")
 	}
-	if len(m.GetFollowUps()) < 2 {
-		t.Errorf("want 2-3 follow-ups, got %v", m.GetFollowUps())
+	if len(m.FollowUps) < 2 {
+		t.Errorf("want 2-3 follow-ups, got %v", m.FollowUps)
 	}
 }
 
@@ -358,7 +356,7 @@ func TestSelfRefusal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.GetRefusalReason() != domain.RefusalLLMSelfRefusal || len(res.GetCitations()) != 0 {
+	if res.RefusalReason != domain.RefusalLLMSelfRefusal || len(res.Citations) != 0 {
 		t.Fatalf("%+v", res)
 	}
 	if strings.Contains(deltas.String(), domain.SelfRefusalSentinel) {
@@ -381,16 +379,16 @@ func TestProviderOutageIsUnavailable(t *testing.T) {
 func TestInvalidChatRequests(t *testing.T) {
 	fake := &fakeOpenAI{answer: func(string) string { return "x" }}
 	svc, _ := newService(t, fake, nil)
-	long := make([]*canonv1.Turn, 51)
+	long := make([]domain.Turn, 51)
 	for i := range long {
-		long[i] = &canonv1.Turn{Role: "user", Content: "hi"}
+		long[i] = domain.Turn{Role: "user", Content: "hi"}
 	}
-	cases := map[string]*canonv1.ChatRequest{
+	cases := map[string]*domain.ChatRequest{
 		"empty":        ask("   "),
 		"too long":     ask(strings.Repeat("x", 4001)),
-		"history":      {Question: "q", History: long, Filters: &canonv1.Filters{ProjectKeys: []string{"platform"}}},
-		"role":         {Question: "q", History: []*canonv1.Turn{{Role: "system", Content: "x"}}, Filters: &canonv1.Filters{ProjectKeys: []string{"platform"}}},
-		"bad filter":   {Question: "q", Filters: &canonv1.Filters{ProjectKeys: []string{"platform"}, Statuses: []string{"done"}}},
+		"history":      {Question: "q", History: long, Filters: domain.RawFilters{ProjectKeys: []string{"platform"}}},
+		"role":         {Question: "q", History: []domain.Turn{{Role: "system", Content: "x"}}, Filters: domain.RawFilters{ProjectKeys: []string{"platform"}}},
+		"bad filter":   {Question: "q", Filters: domain.RawFilters{ProjectKeys: []string{"platform"}, Statuses: []string{"done"}}},
 		"invalid utf8": ask("caf\xe9"),
 	}
 	for name, r := range cases {
@@ -407,8 +405,8 @@ func TestLanguageOfRefusal(t *testing.T) {
 	svc, _ := newService(t, &fakeOpenAI{answer: func(string) string { return "x" }}, nil)
 	de, _ := svc.Answer(context.Background(), ask("how do I knit a scarf?"), "de-DE,de;q=0.9", chat.Events{})
 	en, _ := svc.Answer(context.Background(), ask("how do I knit a scarf?"), "", chat.Events{})
-	if de.GetRefusalReason() != en.GetRefusalReason() || de.GetAnswer() == en.GetAnswer() || de.GetMeta().GetLanguage() != "de" {
-		t.Errorf("de %q / en %q", de.GetAnswer(), en.GetAnswer())
+	if de.RefusalReason != en.RefusalReason || de.Answer == en.Answer || de.Meta.Language != "de" {
+		t.Errorf("de %q / en %q", de.Answer, en.Answer)
 	}
 }
 
@@ -441,7 +439,7 @@ func TestLoggingNeverBreaksChat(t *testing.T) {
 	fake := &fakeOpenAI{answer: func(string) string { return "Rollbacks use the previous release [1]." }}
 	svc, logger := newService(t, fake, limited)
 	res, err := svc.Answer(ctx, ask("how do deployment rollbacks work?"), "", chat.Events{})
-	if err != nil || res.GetAnswer() == "" {
+	if err != nil || res.Answer == "" {
 		t.Fatalf("chat must answer although logging fails: %v %+v", err, res)
 	}
 	logger.Close(ctx)

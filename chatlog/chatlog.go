@@ -24,7 +24,7 @@ type Entry struct {
 	// a refusal counts as a content gap in each.
 	ProjectIDs    []int64
 	Question      string
-	Filters       any
+	Filters       domain.Filters
 	RefusalReason string
 	Citations     any
 	Provider      string
@@ -107,7 +107,7 @@ func (l *Logger) write(e Entry) {
 	ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
 	defer cancel()
 	q := db.New(l.pool)
-	filters, _ := json.Marshal(e.Filters)
+	filters, _ := json.Marshal(filtersJSON(e.Filters))
 	citations, _ := json.Marshal(e.Citations)
 	if e.Citations == nil {
 		citations = []byte("[]")

@@ -11,8 +11,8 @@ import (
 	"github.com/pgvector/pgvector-go"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/canonkb/canon/domain"
 	"github.com/canonkb/canon/embed"
-	canonv1 "github.com/canonkb/canon/gen/canon/v1"
 )
 
 // timed runs fn b.N times and reports, besides the mean, the median and the
@@ -141,17 +141,17 @@ func addSyntheticEntities(b *testing.B, pool *pgxpool.Pool, n int) {
 func BenchmarkSearch(b *testing.B) {
 	h := newSearcher(b)
 	ctx := context.Background()
-	person := req("What has Dana been working on?", func(r *canonv1.SearchRequest) { r.Options.Limit = 8 })
-	flat := req("What has Dana been working on?", func(r *canonv1.SearchRequest) {
+	person := req("What has Dana been working on?", func(r *domain.SearchRequest) { r.Options.Limit = 8 })
+	flat := req("What has Dana been working on?", func(r *domain.SearchRequest) {
 		r.Options.Limit = 8
 		r.Options.Hierarchy = proto.Bool(false)
 	})
-	noEntity := req("how do deployment rollbacks work?", func(r *canonv1.SearchRequest) { r.Options.Limit = 8 })
-	noEntityFlat := req("how do deployment rollbacks work?", func(r *canonv1.SearchRequest) {
+	noEntity := req("how do deployment rollbacks work?", func(r *domain.SearchRequest) { r.Options.Limit = 8 })
+	noEntityFlat := req("how do deployment rollbacks work?", func(r *domain.SearchRequest) {
 		r.Options.Limit = 8
 		r.Options.Hierarchy = proto.Bool(false)
 	})
-	run := func(name string, r *canonv1.SearchRequest, invalidate bool) {
+	run := func(name string, r *domain.SearchRequest, invalidate bool) {
 		b.Run(name, func(b *testing.B) {
 			timed(b, func() {
 				if invalidate {

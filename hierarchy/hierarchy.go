@@ -59,7 +59,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/canonkb/canon/domain"
-	canonv1 "github.com/canonkb/canon/gen/canon/v1"
 	db "github.com/canonkb/canon/gen/db"
 	"github.com/canonkb/canon/search"
 )
@@ -238,18 +237,18 @@ func (h *Searcher) Invalidate(projectKeys []string) {
 
 // Search runs req. Errors a caller must fix are *domain.InvalidError or
 // *domain.NotFoundError, as for search.Searcher.
-func (h *Searcher) Search(ctx context.Context, req *canonv1.SearchRequest) (*canonv1.SearchResult, error) {
-	opts := req.GetOptions()
+func (h *Searcher) Search(ctx context.Context, req *domain.SearchRequest) (*domain.SearchResult, error) {
+	opts := req.Options
 	alpha := h.cfg.Alpha
-	if opts != nil && opts.HierarchyAlpha != nil {
-		alpha = opts.GetHierarchyAlpha()
+	if opts.HierarchyAlpha != nil {
+		alpha = *opts.HierarchyAlpha
 		if !unit(alpha) {
 			return nil, &domain.InvalidError{Message: fmt.Sprintf("hierarchy_alpha must be between 0 and 1 (got %g)", alpha)}
 		}
 	}
 	enabled := h.cfg.Enabled
-	if opts != nil && opts.Hierarchy != nil {
-		enabled = opts.GetHierarchy()
+	if opts.Hierarchy != nil {
+		enabled = *opts.Hierarchy
 	}
 	pr, err := h.flat.Prepare(ctx, req)
 	if err != nil {
@@ -291,7 +290,7 @@ func (h *Searcher) Pass1(ctx context.Context, pr *search.Prepared) (*Pass1Result
 	return r, nil
 }
 
-func (h *Searcher) runFlat(ctx context.Context, pr *search.Prepared, reason string, p1 *Pass1Result) (*canonv1.SearchResult, error) {
+func (h *Searcher) runFlat(ctx context.Context, pr *search.Prepared, reason string, p1 *Pass1Result) (*domain.SearchResult, error) {
 	rows, err := pr.Rank(ctx, nil)
 	if err != nil {
 		return nil, err
@@ -397,7 +396,7 @@ type scored struct {
 	original float64
 }
 
-func (h *Searcher) twoPass(ctx context.Context, pr *search.Prepared, p1 *Pass1Result, alpha float64) (*canonv1.SearchResult, error) {
+func (h *Searcher) twoPass(ctx context.Context, pr *search.Prepared, p1 *Pass1Result, alpha float64) (*domain.SearchResult, error) {
 	cands, err := h.candidates(ctx, p1.Chosen())
 	if err != nil {
 		return nil, err
@@ -471,16 +470,16 @@ func (h *Searcher) twoPass(ctx context.Context, pr *search.Prepared, p1 *Pass1Re
 	// words that named it ("Which runbooks does Kim own?": a runbook Kim owns
 	// need not say "Kim"); the rest of the question must still be in the chunk,
 	// so "What is Dana's favourite pizza?" is refused.
-	if err := asked.Evidence(ctx, res, p1.Stripped); err != nil {
+	if err := h.evidence(ctx, asked, res, p1.Stripped); err != nil {
 		return nil, err
 	}
 	byChunk := make(map[int64]*scored, len(page))
 	for i := range page {
 		byChunk[page[i].row.ChunkID] = &page[i]
 	}
-	for _, list := range [][]*canonv1.Hit{res.Primary, res.RunnerUp} {
+	for _, list := range [][]*domain.Hit{res.Primary, res.RunnerUp} {
 		for _, hit := range list {
-			s := byChunk[hit.ChunkId]
+			s := byChunk[hit.ChunkID]
 			if s == nil {
 				continue
 			}
@@ -489,11 +488,11 @@ func (h *Searcher) twoPass(ctx context.Context, pr *search.Prepared, p1 *Pass1Re
 			if e := hit.Explain; e != nil {
 				// Keep "the contributions add up to the score": the document's own
 				// contributions scaled by alpha / best, plus the entity's.
-				for _, c := range e.Contributions {
-					c.Weight *= alpha * s.scale
-					c.Contribution *= alpha * s.scale
+				for i := range e.Contributions {
+					e.Contributions[i].Weight *= alpha * s.scale
+					e.Contributions[i].Contribution *= alpha * s.scale
 				}
-				e.Contributions = append(e.Contributions, &canonv1.Contribution{
+				e.Contributions = append(e.Contributions, domain.Contribution{
 					Signal: "parent_entity", Weight: 1 - alpha, Value: s.parent, Contribution: (1 - alpha) * s.parent,
 				})
 			}
@@ -502,8 +501,8 @@ func (h *Searcher) twoPass(ctx context.Context, pr *search.Prepared, p1 *Pass1Re
 	res.Meta.SearchMode = ModeTwoPass
 	res.Meta.HierarchyReason = ReasonConfident
 	res.Meta.Pass1Entities = entityScores(p1)
-	res.Meta.Pass2Batches = int32(batches)
-	res.Meta.Pass2Candidates = int32(len(cands))
+	res.Meta.Pass2Batches = batches
+	res.Meta.Pass2Candidates = len(cands)
 	return res, nil
 }
 
@@ -554,14 +553,14 @@ func topK(page []scored, k int) []int64 {
 	return out
 }
 
-func entityScores(p1 *Pass1Result) []*canonv1.EntityScore {
+func entityScores(p1 *Pass1Result) []domain.EntityScore {
 	if p1 == nil {
 		return nil
 	}
-	out := make([]*canonv1.EntityScore, 0, len(p1.Entities))
+	out := make([]domain.EntityScore, 0, len(p1.Entities))
 	for _, e := range p1.Entities {
-		out = append(out, &canonv1.EntityScore{
-			EntityId: e.Slug, Name: e.Name, Type: e.Type, Score: e.Score, Via: e.Via, Chosen: e.Chosen,
+		out = append(out, domain.EntityScore{
+			EntityID: e.Slug, Name: e.Name, Type: e.Type, Score: e.Score, Via: e.Via, Chosen: e.Chosen,
 		})
 	}
 	return out

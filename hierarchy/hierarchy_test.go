@@ -10,7 +10,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/canonkb/canon/domain"
-	canonv1 "github.com/canonkb/canon/gen/canon/v1"
 	"github.com/canonkb/canon/ingest"
 )
 
@@ -24,23 +23,23 @@ func TestDanaWorkingOnRanksHerDocumentsAboveWorkingOnNotes(t *testing.T) {
 	h := newSearcher(t)
 	q := "What has Dana been working on?"
 	res := mustSearch(t, h, req(q))
-	m := res.GetMeta()
-	if m.GetSearchMode() != ModeTwoPass || m.GetHierarchyReason() != ReasonConfident {
-		t.Fatalf("mode %s (%s), want two_pass (confident_entities)", m.GetSearchMode(), m.GetHierarchyReason())
+	m := res.Meta
+	if m.SearchMode != ModeTwoPass || m.HierarchyReason != ReasonConfident {
+		t.Fatalf("mode %s (%s), want two_pass (confident_entities)", m.SearchMode, m.HierarchyReason)
 	}
-	if top := m.GetPass1Entities()[0]; top.GetEntityId() != "dana" || top.GetName() != "Dana Okafor" || top.GetType() != "person" || !top.GetChosen() {
+	if top := m.Pass1Entities[0]; top.EntityID != "dana" || top.Name != "Dana Okafor" || top.Type != "person" || !top.Chosen {
 		t.Errorf("pass 1 top entity = %v, want dana", top)
 	}
 	// Every document on the page is Dana's: her page, her meetings, what she owns,
 	// the project she leads; the office note that only says "working on" is not.
 	theirs := append(append([]string{"dana", "project-atlas"}, danaMeetings...), danaOwns...)
-	all := append(slices.Clone(res.GetPrimary()), res.GetRunnerUp()...)
-	for _, hit := range res.GetPrimary() {
-		if !slices.Contains(theirs, hit.GetDocId()) {
-			t.Errorf("primary hit %s is not one of Dana's documents", hit.GetDocId())
+	all := append(slices.Clone(res.Primary), res.RunnerUp...)
+	for _, hit := range res.Primary {
+		if !slices.Contains(theirs, hit.DocID) {
+			t.Errorf("primary hit %s is not one of Dana's documents", hit.DocID)
 		}
-		if hit.GetLinkingEntity() != "dana" || hit.GetParentEntityScore() <= 0.5 {
-			t.Errorf("hit %s: linking entity %q score %.3f, want dana > 0.5", hit.GetDocId(), hit.GetLinkingEntity(), hit.GetParentEntityScore())
+		if hit.LinkingEntity != "dana" || hit.ParentEntityScore <= 0.5 {
+			t.Errorf("hit %s: linking entity %q score %.3f, want dana > 0.5", hit.DocID, hit.LinkingEntity, hit.ParentEntityScore)
 		}
 	}
 	if slices.Contains(docIDs(all), "note-working-on-this-quarter") {
@@ -57,28 +56,28 @@ func TestDanaWorkingOnRanksHerDocumentsAboveWorkingOnNotes(t *testing.T) {
 	}
 
 	// The flat ranking is what the two passes fix: the office note makes its page.
-	flat := mustSearch(t, h, req(q, func(r *canonv1.SearchRequest) { r.Options.Hierarchy = proto.Bool(false) }))
-	if !slices.Contains(docIDs(append(flat.GetPrimary(), flat.GetRunnerUp()...)), "note-working-on-this-quarter") {
-		t.Logf("flat no longer ranks the office note (%v); the two-pass assertion above still holds", distinctDocs(flat.GetPrimary()))
+	flat := mustSearch(t, h, req(q, func(r *domain.SearchRequest) { r.Options.Hierarchy = proto.Bool(false) }))
+	if !slices.Contains(docIDs(append(flat.Primary, flat.RunnerUp...)), "note-working-on-this-quarter") {
+		t.Logf("flat no longer ranks the office note (%v); the two-pass assertion above still holds", distinctDocs(flat.Primary))
 	}
 }
 
 func TestPlatformTeamQuestionReachesMembersDecisions(t *testing.T) {
 	h := newSearcher(t)
-	res := mustSearch(t, h, req("what did the platform team decide about migration?", func(r *canonv1.SearchRequest) { r.Options.Limit = 8 }))
-	m := res.GetMeta()
-	if m.GetSearchMode() != ModeTwoPass {
-		t.Fatalf("mode %s (%s), want two_pass", m.GetSearchMode(), m.GetHierarchyReason())
+	res := mustSearch(t, h, req("what did the platform team decide about migration?", func(r *domain.SearchRequest) { r.Options.Limit = 8 }))
+	m := res.Meta
+	if m.SearchMode != ModeTwoPass {
+		t.Fatalf("mode %s (%s), want two_pass", m.SearchMode, m.HierarchyReason)
 	}
 	// The team is named; its members come in through expansion, at the discount.
 	team := 0.0
 	members := map[string]float64{}
-	for _, e := range m.GetPass1Entities() {
-		if e.GetEntityId() == "platform-team" {
-			team = e.GetScore()
+	for _, e := range m.Pass1Entities {
+		if e.EntityID == "platform-team" {
+			team = e.Score
 		}
-		if e.GetVia() == "platform-team" && e.GetChosen() {
-			members[e.GetEntityId()] = e.GetScore()
+		if e.Via == "platform-team" && e.Chosen {
+			members[e.EntityID] = e.Score
 		}
 	}
 	if team < 0.5 || len(members) != 3 {
@@ -89,14 +88,14 @@ func TestPlatformTeamQuestionReachesMembersDecisions(t *testing.T) {
 			t.Errorf("member %s scores %.4f, want team %.4f × discount 0.8", slug, s, team)
 		}
 	}
-	all := append(slices.Clone(res.GetPrimary()), res.GetRunnerUp()...)
+	all := append(slices.Clone(res.Primary), res.RunnerUp...)
 	for _, d := range []string{"dec-postgres-16-migration", "dec-queue-migration"} {
 		i := slices.Index(docIDs(all), d)
 		if i < 0 {
 			t.Errorf("%s not reached: %v", d, distinctDocs(all))
 			continue
 		}
-		if e := all[i].GetLinkingEntity(); e != "dana" && e != "lee" {
+		if e := all[i].LinkingEntity; e != "dana" && e != "lee" {
 			t.Errorf("%s linked through %q, want a member (dana or lee)", d, e)
 		}
 	}
@@ -108,11 +107,11 @@ func TestPlatformTeamQuestionReachesMembersDecisions(t *testing.T) {
 		t.Errorf("dec-queue-migration at position %d, want within the first 12: %v", i+1, distinctDocs(all))
 	}
 	// Flat ranking stays with the pages that say "platform team".
-	flat := mustSearch(t, h, req("what did the platform team decide about migration?", func(r *canonv1.SearchRequest) {
+	flat := mustSearch(t, h, req("what did the platform team decide about migration?", func(r *domain.SearchRequest) {
 		r.Options.Limit = 8
 		r.Options.Hierarchy = proto.Bool(false)
 	}))
-	flatAll := docIDs(append(flat.GetPrimary(), flat.GetRunnerUp()...))
+	flatAll := docIDs(append(flat.Primary, flat.RunnerUp...))
 	if slices.Contains(flatAll, "dec-postgres-16-migration") && slices.Contains(flatAll, "dec-queue-migration") {
 		t.Logf("flat reaches both decisions too: %v", flatAll)
 	}
@@ -124,19 +123,19 @@ func TestFallsBackToFlat(t *testing.T) {
 	tests := []struct {
 		name   string
 		s      *Searcher
-		r      *canonv1.SearchRequest
+		r      *domain.SearchRequest
 		reason string
 	}{
 		{"no entity in the question", h, req("how do deployment rollbacks work?"), ReasonNoConfidentEntity},
 		{"an error code", h, req("error E5032"), ReasonNoConfidentEntity},
-		{"request turns it off", h, req("What has Dana been working on?", func(r *canonv1.SearchRequest) {
+		{"request turns it off", h, req("What has Dana been working on?", func(r *domain.SearchRequest) {
 			r.Options.Hierarchy = proto.Bool(false)
 		}), ReasonDisabled},
 		{"configuration turns it off", off, req("What has Dana been working on?"), ReasonDisabled},
-		{"request turns it back on", off, req("What has Dana been working on?", func(r *canonv1.SearchRequest) {
+		{"request turns it back on", off, req("What has Dana been working on?", func(r *domain.SearchRequest) {
 			r.Options.Hierarchy = proto.Bool(true)
 		}), ReasonConfident},
-		{"keyword_only fusion", h, req("What has Dana been working on?", func(r *canonv1.SearchRequest) {
+		{"keyword_only fusion", h, req("What has Dana been working on?", func(r *domain.SearchRequest) {
 			r.Options.Fusion = domain.FusionKeywordOnly
 		}), ReasonKeywordOnly},
 		{"five people named alike", h, req("What did Dana, Lee, Priya, Marco and Sam decide?"), ReasonTooSimilar},
@@ -144,32 +143,32 @@ func TestFallsBackToFlat(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res := mustSearch(t, tt.s, tt.r)
-			m := res.GetMeta()
-			if m.GetHierarchyReason() != tt.reason {
-				t.Fatalf("reason %q, want %q (entities %v)", m.GetHierarchyReason(), tt.reason, m.GetPass1Entities())
+			m := res.Meta
+			if m.HierarchyReason != tt.reason {
+				t.Fatalf("reason %q, want %q (entities %v)", m.HierarchyReason, tt.reason, m.Pass1Entities)
 			}
 			if tt.reason == ReasonConfident {
-				if m.GetSearchMode() != ModeTwoPass {
-					t.Errorf("mode %q, want two_pass", m.GetSearchMode())
+				if m.SearchMode != ModeTwoPass {
+					t.Errorf("mode %q, want two_pass", m.SearchMode)
 				}
 				return
 			}
-			if m.GetSearchMode() != ModeFlat {
-				t.Errorf("mode %q, want flat", m.GetSearchMode())
+			if m.SearchMode != ModeFlat {
+				t.Errorf("mode %q, want flat", m.SearchMode)
 			}
 			// Flat means exactly the plain search.
 			flat := mustSearch(t, tt.s.flat, tt.r)
-			if !slices.Equal(chunkIDs(res.GetPrimary()), chunkIDs(flat.GetPrimary())) {
-				t.Errorf("flat fallback %v differs from plain search %v", docIDs(res.GetPrimary()), docIDs(flat.GetPrimary()))
+			if !slices.Equal(chunkIDs(res.Primary), chunkIDs(flat.Primary)) {
+				t.Errorf("flat fallback %v differs from plain search %v", docIDs(res.Primary), docIDs(flat.Primary))
 			}
-			for _, hit := range res.GetPrimary() {
-				if hit.GetLinkingEntity() != "" || hit.GetParentEntityScore() != 0 {
-					t.Errorf("flat hit %s carries entity %q %.3f", hit.GetDocId(), hit.GetLinkingEntity(), hit.GetParentEntityScore())
+			for _, hit := range res.Primary {
+				if hit.LinkingEntity != "" || hit.ParentEntityScore != 0 {
+					t.Errorf("flat hit %s carries entity %q %.3f", hit.DocID, hit.LinkingEntity, hit.ParentEntityScore)
 				}
 			}
 			// Pass 1 ran (and is reported) unless the search never got there.
-			if ran := len(m.GetPass1Entities()) > 0; ran != (tt.reason == ReasonNoConfidentEntity || tt.reason == ReasonTooSimilar) {
-				t.Errorf("pass1_entities %v for reason %s", m.GetPass1Entities(), tt.reason)
+			if ran := len(m.Pass1Entities) > 0; ran != (tt.reason == ReasonNoConfidentEntity || tt.reason == ReasonTooSimilar) {
+				t.Errorf("pass1_entities %v for reason %s", m.Pass1Entities, tt.reason)
 			}
 		})
 	}
@@ -180,31 +179,31 @@ func TestFilterRestrictsPass2(t *testing.T) {
 	q := "What has Dana been working on?"
 	tests := []struct {
 		name   string
-		mutate func(*canonv1.SearchRequest)
-		allow  func(*canonv1.Hit) bool
+		mutate func(*domain.SearchRequest)
+		allow  func(*domain.Hit) bool
 		want   string
 	}{
-		{"canonical type", func(r *canonv1.SearchRequest) { r.Filters.CanonicalTypes = []string{"runbook"} },
-			func(h *canonv1.Hit) bool { return h.GetCanonicalType() == "runbook" }, "rb-postgres-failover"},
-		{"tag", func(r *canonv1.SearchRequest) { r.Filters.Tags = []string{"meeting"} },
-			func(h *canonv1.Hit) bool { return slices.Contains(h.GetTags(), "meeting") }, "mtg-2024-10-21-atlas-cutover-planning"},
-		{"date", func(r *canonv1.SearchRequest) { r.Filters.DateFrom = "2025-01-01" },
-			func(h *canonv1.Hit) bool { return h.GetDocId() != "mtg-2024-08-12-atlas-kickoff" }, "mtg-2025-02-26-cache-review"},
-		{"doc_ids filter", func(r *canonv1.SearchRequest) {
-			r.Filters.DocIds = []string{"rb-postgres-failover", "rb-deploy-rollback", "note-working-on-this-quarter"}
-			r.Filters.DocIdsMode = "filter"
-		}, func(h *canonv1.Hit) bool { return h.GetDocId() == "rb-postgres-failover" }, "rb-postgres-failover"},
+		{"canonical type", func(r *domain.SearchRequest) { r.Filters.CanonicalTypes = []string{"runbook"} },
+			func(h *domain.Hit) bool { return h.CanonicalType == "runbook" }, "rb-postgres-failover"},
+		{"tag", func(r *domain.SearchRequest) { r.Filters.Tags = []string{"meeting"} },
+			func(h *domain.Hit) bool { return slices.Contains(h.Tags, "meeting") }, "mtg-2024-10-21-atlas-cutover-planning"},
+		{"date", func(r *domain.SearchRequest) { r.Filters.DateFrom = "2025-01-01" },
+			func(h *domain.Hit) bool { return h.DocID != "mtg-2024-08-12-atlas-kickoff" }, "mtg-2025-02-26-cache-review"},
+		{"doc_ids filter", func(r *domain.SearchRequest) {
+			r.Filters.DocIDs = []string{"rb-postgres-failover", "rb-deploy-rollback", "note-working-on-this-quarter"}
+			r.Filters.DocIDsMode = "filter"
+		}, func(h *domain.Hit) bool { return h.DocID == "rb-postgres-failover" }, "rb-postgres-failover"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res := mustSearch(t, h, req(q, tt.mutate))
-			if res.GetMeta().GetSearchMode() != ModeTwoPass {
-				t.Fatalf("mode %s (%s)", res.GetMeta().GetSearchMode(), res.GetMeta().GetHierarchyReason())
+			if res.Meta.SearchMode != ModeTwoPass {
+				t.Fatalf("mode %s (%s)", res.Meta.SearchMode, res.Meta.HierarchyReason)
 			}
-			all := append(slices.Clone(res.GetPrimary()), res.GetRunnerUp()...)
+			all := append(slices.Clone(res.Primary), res.RunnerUp...)
 			for _, hit := range all {
 				if !tt.allow(hit) {
-					t.Errorf("hit %s (%s, %v) passes the filter", hit.GetDocId(), hit.GetCanonicalType(), hit.GetTags())
+					t.Errorf("hit %s (%s, %v) passes the filter", hit.DocID, hit.CanonicalType, hit.Tags)
 				}
 			}
 			if !slices.Contains(docIDs(all), tt.want) {
@@ -221,10 +220,10 @@ func TestAlphaOneEqualsFlatOrderingOnCandidates(t *testing.T) {
 		h := newSearcher(t, func(c *Config) { c.StripNames = strip })
 		for _, q := range []string{"What has Dana been working on?", "what did the platform team decide about migration?"} {
 			ctx := context.Background()
-			r := req(q, func(r *canonv1.SearchRequest) { r.Options.HierarchyAlpha = proto.Float64(1) })
+			r := req(q, func(r *domain.SearchRequest) { r.Options.HierarchyAlpha = proto.Float64(1) })
 			res := mustSearch(t, h, r)
-			if res.GetMeta().GetSearchMode() != ModeTwoPass {
-				t.Fatalf("%q: mode %s", q, res.GetMeta().GetSearchMode())
+			if res.Meta.SearchMode != ModeTwoPass {
+				t.Fatalf("%q: mode %s", q, res.Meta.SearchMode)
 			}
 			pr, err := h.flat.Prepare(ctx, r)
 			if err != nil {
@@ -238,30 +237,30 @@ func TestAlphaOneEqualsFlatOrderingOnCandidates(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if int(res.GetMeta().GetPass2Candidates()) != len(cands) {
-				t.Errorf("pass2_candidates %d, want %d", res.GetMeta().GetPass2Candidates(), len(cands))
+			if int(res.Meta.Pass2Candidates) != len(cands) {
+				t.Errorf("pass2_candidates %d, want %d", res.Meta.Pass2Candidates, len(cands))
 			}
 			flatQ := q
 			if strip {
 				flatQ = p1.Residual
 			}
-			fr := req(flatQ, func(fr *canonv1.SearchRequest) {
+			fr := req(flatQ, func(fr *domain.SearchRequest) {
 				fr.Options.Hierarchy = proto.Bool(false)
-				fr.Filters.DocIdsMode = "filter"
+				fr.Filters.DocIDsMode = "filter"
 				for _, c := range cands {
-					fr.Filters.DocIds = append(fr.Filters.DocIds, c.slug)
+					fr.Filters.DocIDs = append(fr.Filters.DocIDs, c.slug)
 				}
 			})
 			flat := mustSearch(t, h, fr)
-			two := append(slices.Clone(res.GetPrimary()), res.GetRunnerUp()...)
-			want := append(slices.Clone(flat.GetPrimary()), flat.GetRunnerUp()...)
+			two := append(slices.Clone(res.Primary), res.RunnerUp...)
+			want := append(slices.Clone(flat.Primary), flat.RunnerUp...)
 			if !slices.Equal(chunkIDs(two), chunkIDs(want)) {
 				t.Errorf("strip=%v %q alpha 1:\n two-pass %v\n flat     %v", strip, q, docIDs(two), docIDs(want))
 				continue
 			}
 			// Same order, scores divided by the best.
 			for i := range two {
-				if got, w := two[i].GetScore(), want[i].GetScore()/want[0].GetScore(); math.Abs(got-w) > 1e-9 {
+				if got, w := two[i].Score, want[i].Score/want[0].Score; math.Abs(got-w) > 1e-9 {
 					t.Errorf("hit %d score %.6f, want %.6f", i, got, w)
 				}
 			}
@@ -271,26 +270,26 @@ func TestAlphaOneEqualsFlatOrderingOnCandidates(t *testing.T) {
 
 func TestExplainAddsUpAndNamesEntities(t *testing.T) {
 	h := newSearcher(t)
-	res := mustSearch(t, h, req("What has Dana been working on?", func(r *canonv1.SearchRequest) { r.Options.Explain = true }))
-	if len(res.GetMeta().GetPass1Entities()) == 0 {
+	res := mustSearch(t, h, req("What has Dana been working on?", func(r *domain.SearchRequest) { r.Options.Explain = true }))
+	if len(res.Meta.Pass1Entities) == 0 {
 		t.Fatal("no pass1_entities")
 	}
-	for _, hit := range append(slices.Clone(res.GetPrimary()), res.GetRunnerUp()...) {
+	for _, hit := range append(slices.Clone(res.Primary), res.RunnerUp...) {
 		sum, parent := 0.0, false
-		for _, c := range hit.GetExplain().GetContributions() {
-			sum += c.GetContribution()
-			if c.GetSignal() == "parent_entity" {
+		for _, c := range hit.Explain.Contributions {
+			sum += c.Contribution
+			if c.Signal == "parent_entity" {
 				parent = true
-				if c.GetValue() != hit.GetParentEntityScore() || math.Abs(c.GetWeight()-0.5) > 1e-12 {
-					t.Errorf("%s: parent_entity contribution %v, parent score %.4f", hit.GetDocId(), c, hit.GetParentEntityScore())
+				if c.Value != hit.ParentEntityScore || math.Abs(c.Weight-0.5) > 1e-12 {
+					t.Errorf("%s: parent_entity contribution %v, parent score %.4f", hit.DocID, c, hit.ParentEntityScore)
 				}
 			}
 		}
 		if !parent {
-			t.Errorf("%s: no parent_entity contribution", hit.GetDocId())
+			t.Errorf("%s: no parent_entity contribution", hit.DocID)
 		}
-		if math.Abs(sum-hit.GetScore()) > 1e-9 {
-			t.Errorf("%s: contributions add up to %.6f, score %.6f", hit.GetDocId(), sum, hit.GetScore())
+		if math.Abs(sum-hit.Score) > 1e-9 {
+			t.Errorf("%s: contributions add up to %.6f, score %.6f", hit.DocID, sum, hit.Score)
 		}
 	}
 }
@@ -298,30 +297,30 @@ func TestExplainAddsUpAndNamesEntities(t *testing.T) {
 // A document linked to several chosen entities takes the best link, not the sum.
 func TestParentScoreIsTheMaxOverEntities(t *testing.T) {
 	h := newSearcher(t)
-	res := mustSearch(t, h, req("What did Dana and Lee decide about the cache layer?", func(r *canonv1.SearchRequest) { r.Options.Limit = 10 }))
-	m := res.GetMeta()
-	if m.GetSearchMode() != ModeTwoPass {
-		t.Fatalf("mode %s (%s): %v", m.GetSearchMode(), m.GetHierarchyReason(), m.GetPass1Entities())
+	res := mustSearch(t, h, req("What did Dana and Lee decide about the cache layer?", func(r *domain.SearchRequest) { r.Options.Limit = 10 }))
+	m := res.Meta
+	if m.SearchMode != ModeTwoPass {
+		t.Fatalf("mode %s (%s): %v", m.SearchMode, m.HierarchyReason, m.Pass1Entities)
 	}
 	scores := map[string]float64{}
-	for _, e := range m.GetPass1Entities() {
-		if e.GetChosen() {
-			scores[e.GetEntityId()] = e.GetScore()
+	for _, e := range m.Pass1Entities {
+		if e.Chosen {
+			scores[e.EntityID] = e.Score
 		}
 	}
 	if _, ok := scores["dana"]; !ok {
-		t.Fatalf("dana not chosen: %v", m.GetPass1Entities())
+		t.Fatalf("dana not chosen: %v", m.Pass1Entities)
 	}
 	if _, ok := scores["lee"]; !ok {
-		t.Fatalf("lee not chosen: %v", m.GetPass1Entities())
+		t.Fatalf("lee not chosen: %v", m.Pass1Entities)
 	}
 	// dec-cache-v2 is owned by both (weight 1 each).
-	all := append(slices.Clone(res.GetPrimary()), res.GetRunnerUp()...)
+	all := append(slices.Clone(res.Primary), res.RunnerUp...)
 	i := slices.Index(docIDs(all), "dec-cache-v2")
 	if i < 0 {
 		t.Fatalf("dec-cache-v2 not found: %v", distinctDocs(all))
 	}
-	if got, want := all[i].GetParentEntityScore(), max(scores["dana"], scores["lee"]); got != want {
+	if got, want := all[i].ParentEntityScore, max(scores["dana"], scores["lee"]); got != want {
 		t.Errorf("dec-cache-v2 parent score %.4f, want max(dana, lee) = %.4f", got, want)
 	}
 }
@@ -329,23 +328,23 @@ func TestParentScoreIsTheMaxOverEntities(t *testing.T) {
 func TestPass2Batches(t *testing.T) {
 	q := "what did the platform team decide about migration?"
 	one := mustSearch(t, newSearcher(t), req(q))
-	if n := one.GetMeta().GetPass2Candidates(); n <= 20 || n > 50 {
+	if n := one.Meta.Pass2Candidates; n <= 20 || n > 50 {
 		t.Fatalf("candidates %d: the test needs between 21 and 50", n)
 	}
-	if b := one.GetMeta().GetPass2Batches(); b != 1 {
-		t.Errorf("%d candidates in batches of 50: %d batches, want 1", one.GetMeta().GetPass2Candidates(), b)
+	if b := one.Meta.Pass2Batches; b != 1 {
+		t.Errorf("%d candidates in batches of 50: %d batches, want 1", one.Meta.Pass2Candidates, b)
 	}
 	// Batches of 2 stop once the top 5 stayed the same for 3 rounds.
 	small := newSearcher(t, func(c *Config) { c.BatchSize = 2 })
 	res := mustSearch(t, small, req(q))
-	cands := int(res.GetMeta().GetPass2Candidates())
-	b := int(res.GetMeta().GetPass2Batches())
+	cands := int(res.Meta.Pass2Candidates)
+	b := int(res.Meta.Pass2Batches)
 	if b < 4 || b >= (cands+1)/2 {
 		t.Errorf("batches of 2 over %d candidates: %d rounds, want an early stop after at least 4", cands, b)
 	}
 	// MaxBatches bounds the rounds when the top-k never settles.
 	capped := newSearcher(t, func(c *Config) { c.BatchSize = 1; c.StableRounds = 100; c.MaxBatches = 3 })
-	if b := mustSearch(t, capped, req(q)).GetMeta().GetPass2Batches(); b != 3 {
+	if b := mustSearch(t, capped, req(q)).Meta.Pass2Batches; b != 3 {
 		t.Errorf("MaxBatches 3: %d rounds", b)
 	}
 }
@@ -354,12 +353,12 @@ func TestProjectWithOneEntity(t *testing.T) {
 	// payments has a single entity: the missing 2nd..5th score 0, so a named
 	// entity clears the gap on its own.
 	h := newSearcher(t)
-	res := mustSearch(t, h, req("What has Inês Moreau decided about caching?", func(r *canonv1.SearchRequest) {
+	res := mustSearch(t, h, req("What has Inês Moreau decided about caching?", func(r *domain.SearchRequest) {
 		r.Filters.ProjectKeys = []string{"payments"}
 	}))
-	m := res.GetMeta()
-	if m.GetSearchMode() != ModeTwoPass || len(m.GetPass1Entities()) != 1 || m.GetPass1Entities()[0].GetEntityId() != "ines" {
-		t.Fatalf("mode %s (%s), entities %v", m.GetSearchMode(), m.GetHierarchyReason(), m.GetPass1Entities())
+	m := res.Meta
+	if m.SearchMode != ModeTwoPass || len(m.Pass1Entities) != 1 || m.Pass1Entities[0].EntityID != "ines" {
+		t.Fatalf("mode %s (%s), entities %v", m.SearchMode, m.HierarchyReason, m.Pass1Entities)
 	}
 	// No entities at all: no confident entity.
 	p1, err := Pass1(context.Background(), handbookPool(t), "What has Dana been working on?", nil, []int64{-1}, DefaultConfig().Pass1)
@@ -374,7 +373,7 @@ func TestProjectWithOneEntity(t *testing.T) {
 func TestInvalidAlpha(t *testing.T) {
 	h := newSearcher(t)
 	for _, a := range []float64{-0.1, 1.5, math.NaN()} {
-		_, err := h.Search(context.Background(), req("What has Dana been working on?", func(r *canonv1.SearchRequest) {
+		_, err := h.Search(context.Background(), req("What has Dana been working on?", func(r *domain.SearchRequest) {
 			r.Options.HierarchyAlpha = proto.Float64(a)
 		}))
 		var invalid *domain.InvalidError
@@ -444,7 +443,7 @@ What went well in the Postgres 16 programme and what we would change next time.
 		t.Fatalf("ingest left %d pass-1 results and %d link lists", h.pass1.Len(), h.links.Len())
 	}
 	second := mustSearch(t, h, req(q))
-	if got, want := second.GetMeta().GetPass2Candidates(), first.GetMeta().GetPass2Candidates()+1; got != want {
+	if got, want := second.Meta.Pass2Candidates, first.Meta.Pass2Candidates+1; got != want {
 		t.Errorf("candidates after the new meeting: %d, want %d", got, want)
 	}
 }
@@ -456,36 +455,36 @@ What went well in the Postgres 16 programme and what we would change next time.
 func TestEvidenceIsAgainstTheQuestionAsked(t *testing.T) {
 	h := newSearcher(t)
 	q := "Which runbooks does Dana Okafor own?"
-	res := mustSearch(t, h, req(q, func(r *canonv1.SearchRequest) { r.Options.Limit = 8 }))
-	if m := res.GetMeta(); m.GetSearchMode() != ModeTwoPass || !slices.Equal(m.GetQueryTerms(), []string{"runbook"}) {
-		t.Fatalf("mode %s, ranking terms %v: want two_pass ranking [runbook]", m.GetSearchMode(), m.GetQueryTerms())
+	res := mustSearch(t, h, req(q, func(r *domain.SearchRequest) { r.Options.Limit = 8 }))
+	if m := res.Meta; m.SearchMode != ModeTwoPass || !slices.Equal(m.QueryTerms, []string{"runbook"}) {
+		t.Fatalf("mode %s, ranking terms %v: want two_pass ranking [runbook]", m.SearchMode, m.QueryTerms)
 	}
-	hits := append(slices.Clone(res.GetPrimary()), res.GetRunnerUp()...)
+	hits := append(slices.Clone(res.Primary), res.RunnerUp...)
 	// The same chunks ranked flat, for the question asked.
-	flat := mustSearch(t, h, req(q, func(r *canonv1.SearchRequest) {
+	flat := mustSearch(t, h, req(q, func(r *domain.SearchRequest) {
 		r.Options.Hierarchy, r.Options.Limit = proto.Bool(false), 50
-		r.Options.Ranking = &canonv1.Ranking{MaxChunksPerDoc: proto.Int32(50)}
-		r.Filters.DocIds, r.Filters.DocIdsMode = distinctDocs(hits), "filter"
+		r.Options.Ranking = domain.RankingOverride{"max_chunks_per_doc": 50}
+		r.Filters.DocIDs, r.Filters.DocIDsMode = distinctDocs(hits), "filter"
 	}))
-	byChunk := map[int64]*canonv1.Hit{}
-	for _, f := range append(flat.GetPrimary(), flat.GetRunnerUp()...) {
-		byChunk[f.GetChunkId()] = f
+	byChunk := map[int64]*domain.Hit{}
+	for _, f := range append(flat.Primary, flat.RunnerUp...) {
+		byChunk[f.ChunkID] = f
 	}
 	compared := 0
 	for _, hit := range hits {
 		// dana, okafor (covered by the link) and runbook: 2 or 3 of 3 terms.
-		if c := hit.GetKeywordCoverage(); math.Abs(c-2.0/3) > 1e-9 && math.Abs(c-1) > 1e-9 {
-			t.Errorf("%s #%d: keyword coverage %.3f, want 2/3 or 1", hit.GetDocId(), hit.GetChunkId(), c)
+		if c := hit.KeywordCoverage; math.Abs(c-2.0/3) > 1e-9 && math.Abs(c-1) > 1e-9 {
+			t.Errorf("%s #%d: keyword coverage %.3f, want 2/3 or 1", hit.DocID, hit.ChunkID, c)
 		}
-		f := byChunk[hit.GetChunkId()]
+		f := byChunk[hit.ChunkID]
 		if f == nil {
 			continue
 		}
 		compared++
-		if math.Abs(f.GetVectorSimilarity()-hit.GetVectorSimilarity()) > 1e-9 || f.GetKeywordCoverage() > hit.GetKeywordCoverage()+1e-9 {
+		if math.Abs(f.VectorSimilarity-hit.VectorSimilarity) > 1e-9 || f.KeywordCoverage > hit.KeywordCoverage+1e-9 {
 			t.Errorf("%s #%d: two-pass evidence %.4f/%.3f, flat %.4f/%.3f: want the same cosine and at least the coverage",
-				hit.GetDocId(), hit.GetChunkId(), hit.GetVectorSimilarity(), hit.GetKeywordCoverage(),
-				f.GetVectorSimilarity(), f.GetKeywordCoverage())
+				hit.DocID, hit.ChunkID, hit.VectorSimilarity, hit.KeywordCoverage,
+				f.VectorSimilarity, f.KeywordCoverage)
 		}
 	}
 	if compared < len(hits)/2 {
@@ -494,23 +493,23 @@ func TestEvidenceIsAgainstTheQuestionAsked(t *testing.T) {
 
 	// A question that is nothing but a name (own is a stop word) ranks with its
 	// words kept; every term named the entity, so every linked hit covers them all.
-	ines := mustSearch(t, h, req("What does Ines Moreau own?", func(r *canonv1.SearchRequest) {
+	ines := mustSearch(t, h, req("What does Ines Moreau own?", func(r *domain.SearchRequest) {
 		r.Filters.ProjectKeys = []string{"payments"}
 	}))
-	if m := ines.GetMeta(); m.GetSearchMode() != ModeTwoPass || !slices.Equal(m.GetQueryTerms(), []string{"ine", "moreau"}) {
-		t.Fatalf("mode %s, ranking terms %v: want two_pass ranking the whole question", m.GetSearchMode(), m.GetQueryTerms())
+	if m := ines.Meta; m.SearchMode != ModeTwoPass || !slices.Equal(m.QueryTerms, []string{"ine", "moreau"}) {
+		t.Fatalf("mode %s, ranking terms %v: want two_pass ranking the whole question", m.SearchMode, m.QueryTerms)
 	}
-	for _, hit := range ines.GetPrimary() {
-		if hit.GetKeywordCoverage() != 1 {
-			t.Errorf("%s #%d: keyword coverage %.3f, want 1", hit.GetDocId(), hit.GetChunkId(), hit.GetKeywordCoverage())
+	for _, hit := range ines.Primary {
+		if hit.KeywordCoverage != 1 {
+			t.Errorf("%s #%d: keyword coverage %.3f, want 1", hit.DocID, hit.ChunkID, hit.KeywordCoverage)
 		}
 	}
 }
 
-func chunkIDs(hits []*canonv1.Hit) []int64 {
+func chunkIDs(hits []*domain.Hit) []int64 {
 	out := make([]int64, len(hits))
 	for i, h := range hits {
-		out[i] = h.GetChunkId()
+		out[i] = h.ChunkID
 	}
 	return out
 }
@@ -519,19 +518,19 @@ func chunkIDs(hits []*canonv1.Hit) []int64 {
 // makes "Ines" her first name, so a question typed without the accent names her.
 func TestFirstNameFromAlias(t *testing.T) {
 	h := newSearcher(t)
-	res := mustSearch(t, h, req("what does Ines own?", func(r *canonv1.SearchRequest) {
+	res := mustSearch(t, h, req("what does Ines own?", func(r *domain.SearchRequest) {
 		r.Filters.ProjectKeys = []string{"payments"}
 	}))
-	m := res.GetMeta()
-	if m.GetSearchMode() != ModeTwoPass || m.GetHierarchyReason() != ReasonConfident {
-		t.Fatalf("mode %s (%s), want two_pass (confident_entities)", m.GetSearchMode(), m.GetHierarchyReason())
+	m := res.Meta
+	if m.SearchMode != ModeTwoPass || m.HierarchyReason != ReasonConfident {
+		t.Fatalf("mode %s (%s), want two_pass (confident_entities)", m.SearchMode, m.HierarchyReason)
 	}
-	if top := m.GetPass1Entities()[0]; top.GetEntityId() != "ines" || !top.GetChosen() {
+	if top := m.Pass1Entities[0]; top.EntityID != "ines" || !top.Chosen {
 		t.Errorf("pass 1 top entity = %v, want ines", top)
 	}
-	for _, hit := range res.GetPrimary() {
-		if hit.GetLinkingEntity() != "ines" {
-			t.Errorf("hit %s: linking entity %q, want ines", hit.GetDocId(), hit.GetLinkingEntity())
+	for _, hit := range res.Primary {
+		if hit.LinkingEntity != "ines" {
+			t.Errorf("hit %s: linking entity %q, want ines", hit.DocID, hit.LinkingEntity)
 		}
 	}
 }

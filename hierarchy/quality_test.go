@@ -10,7 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 	"google.golang.org/protobuf/proto"
 
-	canonv1 "github.com/canonkb/canon/gen/canon/v1"
+	"github.com/canonkb/canon/domain"
 )
 
 type labelledQuery struct {
@@ -38,8 +38,8 @@ func loadQueries(t testing.TB) []labelledQuery {
 
 // precisionAt5 is the share of relevant documents among the first five distinct
 // documents of the primary page then the runners-up.
-func precisionAt5(res *canonv1.SearchResult, relevant []string) float64 {
-	docs := distinctDocs(append(slices.Clone(res.GetPrimary()), res.GetRunnerUp()...))
+func precisionAt5(res *domain.SearchResult, relevant []string) float64 {
+	docs := distinctDocs(append(slices.Clone(res.Primary), res.RunnerUp...))
 	n := 0
 	for _, d := range docs[:min(5, len(docs))] {
 		for _, r := range relevant {
@@ -70,7 +70,7 @@ func meanPrecision(t *testing.T, qs []labelledQuery, v variant) (float64, []floa
 	var sum float64
 	var per []float64
 	for _, q := range qs {
-		r := req(q.Query, func(r *canonv1.SearchRequest) {
+		r := req(q.Query, func(r *domain.SearchRequest) {
 			r.Options.Limit = 8
 			if v.off {
 				r.Options.Hierarchy = proto.Bool(false)

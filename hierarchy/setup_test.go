@@ -11,7 +11,6 @@ import (
 
 	"github.com/canonkb/canon/domain"
 	"github.com/canonkb/canon/embed"
-	canonv1 "github.com/canonkb/canon/gen/canon/v1"
 	"github.com/canonkb/canon/ingest"
 	"github.com/canonkb/canon/internal/dbtest"
 	"github.com/canonkb/canon/markdown"
@@ -104,11 +103,11 @@ func newSearcher(t testing.TB, mutate ...func(*Config)) *Searcher {
 	return New(p, flatSearcher(p), cfg)
 }
 
-func req(q string, mutate ...func(*canonv1.SearchRequest)) *canonv1.SearchRequest {
-	r := &canonv1.SearchRequest{
+func req(q string, mutate ...func(*domain.SearchRequest)) *domain.SearchRequest {
+	r := &domain.SearchRequest{
 		Query:   q,
-		Filters: &canonv1.Filters{ProjectKeys: []string{"platform"}},
-		Options: &canonv1.SearchOptions{Limit: 5},
+		Filters: domain.RawFilters{ProjectKeys: []string{"platform"}},
+		Options: domain.SearchOptions{Limit: 5},
 	}
 	for _, m := range mutate {
 		m(r)
@@ -117,32 +116,32 @@ func req(q string, mutate ...func(*canonv1.SearchRequest)) *canonv1.SearchReques
 }
 
 func mustSearch(t testing.TB, s interface {
-	Search(context.Context, *canonv1.SearchRequest) (*canonv1.SearchResult, error)
-}, r *canonv1.SearchRequest) *canonv1.SearchResult {
+	Search(context.Context, *domain.SearchRequest) (*domain.SearchResult, error)
+}, r *domain.SearchRequest) *domain.SearchResult {
 	t.Helper()
 	res, err := s.Search(context.Background(), r)
 	if err != nil {
-		t.Fatalf("search %q: %v", r.GetQuery(), err)
+		t.Fatalf("search %q: %v", r.Query, err)
 	}
 	return res
 }
 
-func docIDs(hits []*canonv1.Hit) []string {
+func docIDs(hits []*domain.Hit) []string {
 	var out []string
 	for _, h := range hits {
-		out = append(out, h.GetDocId())
+		out = append(out, h.DocID)
 	}
 	return out
 }
 
 // distinctDocs lists the documents of hits in order, each once.
-func distinctDocs(hits []*canonv1.Hit) []string {
+func distinctDocs(hits []*domain.Hit) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, h := range hits {
-		if !seen[h.GetDocId()] {
-			seen[h.GetDocId()] = true
-			out = append(out, h.GetDocId())
+		if !seen[h.DocID] {
+			seen[h.DocID] = true
+			out = append(out, h.DocID)
 		}
 	}
 	return out

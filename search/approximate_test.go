@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/canonkb/canon/domain"
-	canonv1 "github.com/canonkb/canon/gen/canon/v1"
 )
 
 // The approximate keyword leg only chooses candidates: every score it returns is
@@ -14,12 +13,12 @@ import (
 // exactly like exact mode.
 func TestApproximateKeywordLegScoresExactly(t *testing.T) {
 	s := handbook(t)
-	limit := func(n int32) func(*canonv1.SearchRequest) {
-		return func(r *canonv1.SearchRequest) {
+	limit := func(n int32) func(*domain.SearchRequest) {
+		return func(r *domain.SearchRequest) {
 			r.Options.Fusion = domain.FusionKeywordOnly
 			r.Options.Limit = 4
 			r.Options.Explain = true
-			r.Options.Ranking = &canonv1.Ranking{Bm25TermLimit: &n}
+			r.Options.Ranking = domain.RankingOverride{"bm25_term_limit": float64(n)}
 		}
 	}
 	for _, q := range []string{
@@ -32,34 +31,34 @@ func TestApproximateKeywordLegScoresExactly(t *testing.T) {
 		longQuestion,
 	} {
 		exact := mustSearch(t, s, req(q, limit(0)))
-		if m := exact.GetMeta().GetSearchStrategy().GetKeywordMode(); m != "exact" {
+		if m := exact.Meta.SearchStrategy.KeywordMode; m != "exact" {
 			t.Fatalf("%q: keyword_mode %q, want exact", q, m)
 		}
 		exactBM25, exactCoverage := map[int64]float64{}, map[int64]float64{}
-		for _, h := range append(exact.GetPrimary(), exact.GetRunnerUp()...) {
-			exactBM25[h.GetChunkId()] = h.GetExplain().GetKeywordBm25()
-			exactCoverage[h.GetChunkId()] = h.GetKeywordCoverage()
+		for _, h := range append(exact.Primary, exact.RunnerUp...) {
+			exactBM25[h.ChunkID] = h.Explain.KeywordBM25
+			exactCoverage[h.ChunkID] = h.KeywordCoverage
 		}
 
 		// A limit of 2 postings per term is raised to the fanout (4 hits × the
 		// candidate multiplier 3), still far below the handbook's lists: the
 		// candidates differ, their scores may not.
 		approx := mustSearch(t, s, req(q, limit(2)))
-		if m := approx.GetMeta().GetSearchStrategy().GetKeywordMode(); m != "approximate:12" {
+		if m := approx.Meta.SearchStrategy.KeywordMode; m != "approximate:12" {
 			t.Fatalf("%q: keyword_mode %q, want approximate:12 (the fanout)", q, m)
 		}
 		shared := 0
-		for _, h := range approx.GetPrimary() {
-			want, ok := exactBM25[h.GetChunkId()]
+		for _, h := range approx.Primary {
+			want, ok := exactBM25[h.ChunkID]
 			if !ok {
 				continue
 			}
 			shared++
-			if got := h.GetExplain().GetKeywordBm25(); math.Abs(got-want) > 1e-9 {
-				t.Errorf("%.40q: chunk %d scored %.6f approximately, %.6f exactly", q, h.GetChunkId(), got, want)
+			if got := h.Explain.KeywordBM25; math.Abs(got-want) > 1e-9 {
+				t.Errorf("%.40q: chunk %d scored %.6f approximately, %.6f exactly", q, h.ChunkID, got, want)
 			}
-			if got, want := h.GetKeywordCoverage(), exactCoverage[h.GetChunkId()]; math.Abs(got-want) > 1e-9 {
-				t.Errorf("%.40q: chunk %d keyword coverage %.4f approximately, %.4f exactly", q, h.GetChunkId(), got, want)
+			if got, want := h.KeywordCoverage, exactCoverage[h.ChunkID]; math.Abs(got-want) > 1e-9 {
+				t.Errorf("%.40q: chunk %d keyword coverage %.4f approximately, %.4f exactly", q, h.ChunkID, got, want)
 			}
 		}
 		if shared == 0 {
@@ -74,13 +73,13 @@ func TestApproximateKeywordLegScoresExactly(t *testing.T) {
 	}
 
 	// Filters force exact ranges, so a selective filter cannot empty the leg.
-	filtered := mustSearch(t, s, req("cache layer", limit(2), func(r *canonv1.SearchRequest) {
+	filtered := mustSearch(t, s, req("cache layer", limit(2), func(r *domain.SearchRequest) {
 		r.Filters.Statuses = []string{"superseded"}
 	}))
-	if m := filtered.GetMeta().GetSearchStrategy().GetKeywordMode(); m != "exact" {
+	if m := filtered.Meta.SearchStrategy.KeywordMode; m != "exact" {
 		t.Errorf("filtered request: keyword_mode %q, want exact", m)
 	}
-	if len(filtered.GetPrimary()) == 0 {
+	if len(filtered.Primary) == 0 {
 		t.Error("filtered request found nothing")
 	}
 }
@@ -98,24 +97,24 @@ const longQuestion = "cache layer redis cluster replication lag ledger migration
 // fills the page it asks for however low the term limit is set.
 func TestApproximateKeywordLegFillsThePage(t *testing.T) {
 	s := handbook(t)
-	search := func(termLimit int32) *canonv1.SearchResult {
-		return mustSearch(t, s, req("cache", func(r *canonv1.SearchRequest) {
+	search := func(termLimit int32) *domain.SearchResult {
+		return mustSearch(t, s, req("cache", func(r *domain.SearchRequest) {
 			r.Options.Fusion = domain.FusionKeywordOnly
 			r.Options.Limit = 10
-			r.Options.Ranking = &canonv1.Ranking{Bm25TermLimit: &termLimit}
+			r.Options.Ranking = domain.RankingOverride{"bm25_term_limit": float64(termLimit)}
 		}))
 	}
-	primary := func(r *canonv1.SearchResult) (ids []int64) {
-		for _, h := range r.GetPrimary() {
-			ids = append(ids, h.GetChunkId())
+	primary := func(r *domain.SearchResult) (ids []int64) {
+		for _, h := range r.Primary {
+			ids = append(ids, h.ChunkID)
 		}
 		return ids
 	}
 	exact, approx := search(0), search(1)
-	if len(exact.GetPrimary()) < 10 {
-		t.Fatalf("exact mode found %d chunks with \"cache\", the test needs 10", len(exact.GetPrimary()))
+	if len(exact.Primary) < 10 {
+		t.Fatalf("exact mode found %d chunks with \"cache\", the test needs 10", len(exact.Primary))
 	}
-	if m := approx.GetMeta().GetSearchStrategy().GetKeywordMode(); m != "approximate:30" {
+	if m := approx.Meta.SearchStrategy.KeywordMode; m != "approximate:30" {
 		t.Errorf("keyword_mode %q, want approximate:30 (the fanout)", m)
 	}
 	// Runners-up may differ: past the page, which chunks the leg read decides

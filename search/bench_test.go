@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/canonkb/canon/domain"
-	canonv1 "github.com/canonkb/canon/gen/canon/v1"
 )
 
 // BenchmarkSearchHandbook measures one search per iteration on the example
@@ -15,7 +14,7 @@ func BenchmarkSearchHandbook(b *testing.B) {
 	s := handbookB(b)
 	for _, fusion := range domain.Fusions {
 		b.Run(fusion, func(b *testing.B) {
-			r := req("what cache layer did we standardise on?", func(r *canonv1.SearchRequest) { r.Options.Fusion = fusion })
+			r := req("what cache layer did we standardise on?", func(r *domain.SearchRequest) { r.Options.Fusion = fusion })
 			for b.Loop() {
 				if _, err := s.Search(context.Background(), r); err != nil {
 					b.Fatal(err)

@@ -8,7 +8,6 @@ import (
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/canonkb/canon/domain"
-	canonv1 "github.com/canonkb/canon/gen/canon/v1"
 	db "github.com/canonkb/canon/gen/db"
 )
 
@@ -83,10 +82,10 @@ const DefaultRejectedMinSimilarity = 0.30
 // sections and their meta. With both features off, or no relevant hit on the page
 // (cfg.SeedGate), it sends nothing to the database; a project without canonical
 // documents gets empty sections, so its result is exactly the plain hybrid one.
-func (s *Searcher) graph(ctx context.Context, req *canonv1.SearchRequest, p *plan, rows []db.SearchRankRow,
-	res *canonv1.SearchResult) error {
+func (s *Searcher) graph(ctx context.Context, req *domain.SearchRequest, p *plan, rows []db.SearchRankRow,
+	res *domain.SearchResult) error {
 	params, expansion, rejected, ok, err := s.graphParams(ctx, req, p, rows)
-	strategy := res.GetMeta().GetSearchStrategy()
+	strategy := &res.Meta.SearchStrategy
 	strategy.GraphExpansionEnabled, strategy.RejectedInjectionEnabled = expansion, rejected
 	if err != nil || !ok {
 		return err
@@ -95,31 +94,29 @@ func (s *Searcher) graph(ctx context.Context, req *canonv1.SearchRequest, p *pla
 	if err != nil {
 		return fmt.Errorf("graph step: %w", err)
 	}
-	terms := res.GetMeta().GetQueryTerms()
+	terms := res.Meta.QueryTerms
 	for _, r := range out {
-		h := &canonv1.Hit{
-			DocId: r.Slug, ChunkId: r.ChunkID, Title: r.Title, HeadingPath: r.HeadingPath,
+		h := &domain.Hit{
+			DocID: r.Slug, ChunkID: r.ChunkID, Title: r.Title, HeadingPath: r.HeadingPath,
 			Snippet: domain.Snippet(r.Text, terms), Text: r.Text, Origin: r.Origin,
 			CanonicalType: deref(r.CanonicalType), Status: deref(r.Status), Tags: r.Tags,
 			EvidenceTier: deref(r.EvidenceTier), ProjectKey: r.ProjectKey, SourcePath: r.SourcePath,
 			VectorSimilarity: finite(r.Similarity), Tier: r.Tier, IsSummary: r.IsSummary,
 		}
 		if r.EdgeType != "" {
-			h.Edge = &canonv1.Edge{EdgeType: r.EdgeType, Weight: r.EdgeWeight, Direction: r.EdgeDirection, FromDocId: r.EdgeFromSlug}
+			h.Edge = &domain.Edge{EdgeType: r.EdgeType, Weight: r.EdgeWeight, Direction: r.EdgeDirection, FromDocID: r.EdgeFromSlug}
 		}
 		switch r.Origin {
-		case "graph_expansion":
+		case domain.OriginGraphExpansion:
 			// The edge weight is what ordered the section.
 			h.Score = r.EdgeWeight
 			res.Expanded = append(res.Expanded, h)
-		case "rejected_approach":
+		case domain.OriginRejectedApproach:
 			h.Similarity = finite(r.Similarity)
 			h.Score = h.Similarity
 			res.Rejected = append(res.Rejected, h)
 		}
 	}
-	res.Meta.ExpandedCount = int32(len(res.Expanded))
-	res.Meta.RejectedCount = int32(len(res.Rejected))
 	return nil
 }
 
@@ -127,16 +124,16 @@ func (s *Searcher) graph(ctx context.Context, req *canonv1.SearchRequest, p *pla
 // binds its statement: the features as the request and configuration set them,
 // seeded by the documents of the page's relevant hits only (without any, the
 // page is a guess and the step is skipped).
-func (s *Searcher) graphParams(ctx context.Context, req *canonv1.SearchRequest, p *plan, rows []db.SearchRankRow) (
+func (s *Searcher) graphParams(ctx context.Context, req *domain.SearchRequest, p *plan, rows []db.SearchRankRow) (
 	params db.GraphSearchParams, expansion, rejected, ok bool, err error) {
 	cfg := s.cfg.Graph
-	opts := req.GetOptions()
+	opts := req.Options
 	expansion, rejected = cfg.Expansion, cfg.RejectedInjection
-	if opts != nil && opts.GraphExpansion != nil {
-		expansion = opts.GetGraphExpansion()
+	if opts.GraphExpansion != nil {
+		expansion = *opts.GraphExpansion
 	}
-	if opts != nil && opts.RejectedInjection != nil {
-		rejected = opts.GetRejectedInjection()
+	if opts.RejectedInjection != nil {
+		rejected = *opts.RejectedInjection
 	}
 	var page, relevant []int64
 	for _, r := range rows {

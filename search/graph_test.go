@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -19,7 +20,6 @@ import (
 
 	"github.com/canonkb/canon/domain"
 	"github.com/canonkb/canon/embed"
-	canonv1 "github.com/canonkb/canon/gen/canon/v1"
 	"github.com/canonkb/canon/ingest"
 	"github.com/canonkb/canon/internal/dbtest"
 	"github.com/canonkb/canon/lifecycle"
@@ -68,15 +68,15 @@ func doc(slug, typ, status, body string, extra ...string) string {
 	return b.String()
 }
 
-func edgeOf(h *canonv1.Hit) string {
-	e := h.GetEdge()
+func edgeOf(h *domain.Hit) string {
+	e := h.Edge
 	if e == nil {
-		return h.GetDocId()
+		return h.DocID
 	}
-	return fmt.Sprintf("%s<%s %.1f %s from %s>", h.GetDocId(), e.GetEdgeType(), e.GetWeight(), e.GetDirection(), e.GetFromDocId())
+	return fmt.Sprintf("%s<%s %.1f %s from %s>", h.DocID, e.EdgeType, e.Weight, e.Direction, e.FromDocID)
 }
 
-func edgesOf(hits []*canonv1.Hit) []string {
+func edgesOf(hits []*domain.Hit) []string {
 	out := []string{}
 	for _, h := range hits {
 		out = append(out, edgeOf(h))
@@ -89,78 +89,77 @@ func TestGraphWorkedExample(t *testing.T) {
 	handbook(t)
 	s := graphSearcher(pool, search.DefaultGraphConfig())
 	q := "what cache layer did we standardise on?"
-	res := mustSearch(t, s, req(q, func(r *canonv1.SearchRequest) { r.Options.Limit = 8 }))
+	res := mustSearch(t, s, req(q, func(r *domain.SearchRequest) { r.Options.Limit = 8 }))
 
-	primary := docIDs(res.GetPrimary())
-	if rankOf(res.GetPrimary(), "dec-cache-v2") != 0 {
+	primary := docIDs(res.Primary)
+	if rankOf(res.Primary, "dec-cache-v2") != 0 {
 		t.Errorf("dec-cache-v2 should lead the primary hits: %v", primary)
 	}
 	for _, note := range []string{"note-cache-musings", "note-cache-benchmarks"} {
-		if r := rankOf(res.GetPrimary(), note); r >= 0 && r < rankOf(res.GetPrimary(), "dec-cache-v2") {
+		if r := rankOf(res.Primary, note); r >= 0 && r < rankOf(res.Primary, "dec-cache-v2") {
 			t.Errorf("%s ranked above dec-cache-v2: %v", note, primary)
 		}
 	}
 	// The superseded v1 is demoted off the page and comes back, labelled, through
 	// the supersedes edge of v2.
-	if rankOf(res.GetPrimary(), "dec-cache-v1") >= 0 {
+	if rankOf(res.Primary, "dec-cache-v1") >= 0 {
 		t.Errorf("superseded dec-cache-v1 should be demoted off the page: %v", primary)
 	}
-	expanded := edgesOf(res.GetExpanded())
-	i := rankOf(res.GetExpanded(), "mod-session-store")
+	expanded := edgesOf(res.Expanded)
+	i := rankOf(res.Expanded, "mod-session-store")
 	if i < 0 {
 		t.Fatalf("expanded must include mod-session-store: %v", expanded)
 	}
-	if got := edgeOf(res.GetExpanded()[i]); got != "mod-session-store<depends_on 0.9 outgoing from dec-cache-v2>" {
+	if got := edgeOf(res.Expanded[i]); got != "mod-session-store<depends_on 0.9 outgoing from dec-cache-v2>" {
 		t.Errorf("mod-session-store came through %s", got)
 	}
-	if h := res.GetExpanded()[i]; h.GetOrigin() != "graph_expansion" || h.GetCanonicalType() != "module-kb" || h.GetText() == "" {
-		t.Errorf("expanded hit: origin %q type %q text %q", h.GetOrigin(), h.GetCanonicalType(), h.GetText())
+	if h := res.Expanded[i]; h.Origin != "graph_expansion" || h.CanonicalType != "module-kb" || h.Text == "" {
+		t.Errorf("expanded hit: origin %q type %q text %q", h.Origin, h.CanonicalType, h.Text)
 	}
-	if j := rankOf(res.GetExpanded(), "dec-cache-v1"); j < 0 || res.GetExpanded()[j].GetStatus() != "superseded" ||
-		res.GetExpanded()[j].GetEdge().GetEdgeType() != "supersedes" {
+	if j := rankOf(res.Expanded, "dec-cache-v1"); j < 0 || res.Expanded[j].Status != "superseded" ||
+		res.Expanded[j].Edge.EdgeType != "supersedes" {
 		t.Errorf("dec-cache-v1 should come back through supersedes, labelled superseded: %v", expanded)
 	}
-	for _, h := range res.GetExpanded() {
-		if rankOf(res.GetPrimary(), h.GetDocId()) >= 0 {
-			t.Errorf("%s is primary and expanded", h.GetDocId())
+	for _, h := range res.Expanded {
+		if rankOf(res.Primary, h.DocID) >= 0 {
+			t.Errorf("%s is primary and expanded", h.DocID)
 		}
 	}
-	for k := 1; k < len(res.GetExpanded()); k++ {
-		if res.GetExpanded()[k].GetEdge().GetWeight() > res.GetExpanded()[k-1].GetEdge().GetWeight() {
+	for k := 1; k < len(res.Expanded); k++ {
+		if res.Expanded[k].Edge.Weight > res.Expanded[k-1].Edge.Weight {
 			t.Errorf("expanded not ordered by weight: %v", expanded)
 		}
 	}
 
-	j := rankOf(res.GetRejected(), "rej-memcached-2023")
+	j := rankOf(res.Rejected, "rej-memcached-2023")
 	if j < 0 {
-		t.Fatalf("rejected must include rej-memcached-2023: %v", edgesOf(res.GetRejected()))
+		t.Fatalf("rejected must include rej-memcached-2023: %v", edgesOf(res.Rejected))
 	}
-	rej := res.GetRejected()[j]
+	rej := res.Rejected[j]
 	want := summaryCosine(t, q, "rej-memcached-2023")
-	if rej.GetOrigin() != "rejected_approach" || math.Abs(rej.GetSimilarity()-want) > 1e-6 {
-		t.Errorf("rej-memcached-2023: origin %q similarity %v, want cosine %v", rej.GetOrigin(), rej.GetSimilarity(), want)
+	if rej.Origin != "rejected_approach" || math.Abs(rej.Similarity-want) > 1e-6 {
+		t.Errorf("rej-memcached-2023: origin %q similarity %v, want cosine %v", rej.Origin, rej.Similarity, want)
 	}
-	if e := rej.GetEdge(); e.GetEdgeType() != "decision_for" || e.GetFromDocId() != "dec-cache-v2" || e.GetDirection() != "incoming" {
+	if e := rej.Edge; e.EdgeType != "decision_for" || e.FromDocID != "dec-cache-v2" || e.Direction != "incoming" {
 		t.Errorf("rej-memcached-2023 should be linked to dec-cache-v2 by decision_for: %v", edgeOf(rej))
 	}
-	if rankOf(res.GetExpanded(), "rej-memcached-2023") >= 0 {
+	if rankOf(res.Expanded, "rej-memcached-2023") >= 0 {
 		t.Error("a rejected approach is reported once, in the rejected section")
 	}
-	m := res.GetMeta()
-	if m.GetExpandedCount() != int32(len(res.GetExpanded())) || m.GetRejectedCount() != int32(len(res.GetRejected())) ||
-		!m.GetSearchStrategy().GetGraphExpansionEnabled() || !m.GetSearchStrategy().GetRejectedInjectionEnabled() {
-		t.Errorf("meta: expanded %d rejected %d strategy %v", m.GetExpandedCount(), m.GetRejectedCount(), m.GetSearchStrategy())
+	m := res.Meta
+	if !m.SearchStrategy.GraphExpansionEnabled || !m.SearchStrategy.RejectedInjectionEnabled {
+		t.Errorf("meta: strategy %v", m.SearchStrategy)
 	}
-	t.Logf("primary %v\nexpanded %v\nrejected %v", primary, expanded, edgesOf(res.GetRejected()))
+	t.Logf("primary %v\nexpanded %v\nrejected %v", primary, expanded, edgesOf(res.Rejected))
 
 	// Request options switch each feature off.
-	off := mustSearch(t, s, req(q, func(r *canonv1.SearchRequest) {
+	off := mustSearch(t, s, req(q, func(r *domain.SearchRequest) {
 		r.Options.Limit = 8
 		r.Options.GraphExpansion = proto.Bool(false)
 		r.Options.RejectedInjection = proto.Bool(false)
 	}))
-	if len(off.GetExpanded())+len(off.GetRejected()) != 0 || off.GetMeta().GetSearchStrategy().GetGraphExpansionEnabled() {
-		t.Errorf("features off: expanded %v rejected %v", docIDs(off.GetExpanded()), docIDs(off.GetRejected()))
+	if len(off.Expanded)+len(off.Rejected) != 0 || off.Meta.SearchStrategy.GraphExpansionEnabled {
+		t.Errorf("features off: expanded %v rejected %v", docIDs(off.Expanded), docIDs(off.Rejected))
 	}
 	if !slices.Equal(chunkIDs(off), chunkIDs(res)) {
 		t.Error("the graph step changed the ranked hits")
@@ -238,15 +237,15 @@ func graphPool(t *testing.T) *pgxpool.Pool {
 
 func TestGraphExpansionRules(t *testing.T) {
 	p := graphPool(t)
-	seedA := func(r *canonv1.SearchRequest) {
+	seedA := func(r *domain.SearchRequest) {
 		r.Query = "zebracorn"
 		r.Filters.ProjectKeys = []string{"g"}
 		r.Options.Limit = 1
 	}
-	run := func(t *testing.T, cfg search.GraphConfig, mutate ...func(*canonv1.SearchRequest)) *canonv1.SearchResult {
+	run := func(t *testing.T, cfg search.GraphConfig, mutate ...func(*domain.SearchRequest)) *domain.SearchResult {
 		t.Helper()
-		res := mustSearch(t, graphSearcher(p, cfg), req("", append([]func(*canonv1.SearchRequest){seedA}, mutate...)...))
-		if got := docIDs(res.GetPrimary()); len(mutate) == 0 && !slices.Equal(got, []string{"dec-a"}) {
+		res := mustSearch(t, graphSearcher(p, cfg), req("", append([]func(*domain.SearchRequest){seedA}, mutate...)...))
+		if got := docIDs(res.Primary); len(mutate) == 0 && !slices.Equal(got, []string{"dec-a"}) {
 			t.Fatalf("test premise: the page should be dec-a alone, got %v", got)
 		}
 		return res
@@ -268,95 +267,95 @@ func TestGraphExpansionRules(t *testing.T) {
 			"zzz-neighbour<related_to 0.5 outgoing from dec-a>",
 			"std-z<related_to 0.3 outgoing from dec-a>",
 		}
-		if got := edgesOf(res.GetExpanded()); !slices.Equal(got, want) {
+		if got := edgesOf(res.Expanded); !slices.Equal(got, want) {
 			t.Errorf("expanded\n got %v\nwant %v", got, want)
 		}
 	})
 	t.Run("rejected approaches move to their own section", func(t *testing.T) {
 		res := run(t, cfg)
-		if rankOf(res.GetExpanded(), "rej-r") >= 0 || rankOf(res.GetRejected(), "rej-r") < 0 {
-			t.Errorf("rej-r: expanded %v rejected %v", docIDs(res.GetExpanded()), docIDs(res.GetRejected()))
+		if rankOf(res.Expanded, "rej-r") >= 0 || rankOf(res.Rejected, "rej-r") < 0 {
+			t.Errorf("rej-r: expanded %v rejected %v", docIDs(res.Expanded), docIDs(res.Rejected))
 		}
 	})
 	t.Run("cap", func(t *testing.T) {
 		c := cfg
 		c.MaxNodes = 2
 		res := run(t, c)
-		if got := docIDs(res.GetExpanded()); !slices.Equal(got, []string{"rb-y", "mod-x"}) {
+		if got := docIDs(res.Expanded); !slices.Equal(got, []string{"rb-y", "mod-x"}) {
 			t.Errorf("capped at 2: %v", got)
 		}
 	})
 	t.Run("per-seed cap", func(t *testing.T) {
 		c := cfg
 		c.MaxPerSeed = 1
-		res := mustSearch(t, graphSearcher(p, c), req("quokka", func(r *canonv1.SearchRequest) {
+		res := mustSearch(t, graphSearcher(p, c), req("quokka", func(r *domain.SearchRequest) {
 			r.Filters.ProjectKeys = []string{"g"}
 			r.Options.Limit = 2
-			r.Options.Ranking = &canonv1.Ranking{MaxChunksPerDoc: proto.Int32(1)}
+			r.Options.Ranking = domain.RankingOverride{"max_chunks_per_doc": 1}
 		}))
-		if got := docIDs(res.GetPrimary()); !slices.Equal(got, []string{"dec-a", "dec-b"}) {
+		if got := docIDs(res.Primary); !slices.Equal(got, []string{"dec-a", "dec-b"}) {
 			t.Fatalf("test premise: page [dec-a dec-b], got %v", got)
 		}
 		// Each seed brings its strongest neighbour; rej-r goes to the rejected section.
 		want := []string{"rb-y<implements 1.0 incoming from dec-a>", "aaa-neighbour<related_to 0.5 outgoing from dec-b>"}
-		if got := edgesOf(res.GetExpanded()); !slices.Equal(got, want) {
+		if got := edgesOf(res.Expanded); !slices.Equal(got, want) {
 			t.Errorf("one per seed\n got %v\nwant %v", got, want)
 		}
-		if got := docIDs(res.GetRejected()); !slices.Equal(got, []string{"rej-r"}) {
+		if got := docIDs(res.Rejected); !slices.Equal(got, []string{"rej-r"}) {
 			t.Errorf("rejected %v", got)
 		}
 	})
 	t.Run("a hub is neither a seed nor a neighbour", func(t *testing.T) {
-		index := func(c search.GraphConfig) *canonv1.SearchResult {
-			res := mustSearch(t, graphSearcher(p, c), req("handbook index of everything", func(r *canonv1.SearchRequest) {
+		index := func(c search.GraphConfig) *domain.SearchResult {
+			res := mustSearch(t, graphSearcher(p, c), req("handbook index of everything", func(r *domain.SearchRequest) {
 				r.Filters.ProjectKeys = []string{"g"}
 				r.Options.Limit = 1
 			}))
-			if got := docIDs(res.GetPrimary()); !slices.Equal(got, []string{"idx"}) {
+			if got := docIDs(res.Primary); !slices.Equal(got, []string{"idx"}) {
 				t.Fatalf("test premise: page [idx], got %v", got)
 			}
 			return res
 		}
-		if got := edgesOf(index(cfg).GetExpanded()); len(got) != 0 {
+		if got := edgesOf(index(cfg).Expanded); len(got) != 0 {
 			t.Errorf("expanded from the index: %v", got)
 		}
 		noHubs := cfg
 		noHubs.HubTypes = nil
-		if got := docIDs(index(noHubs).GetExpanded()); len(got) != 4 {
+		if got := docIDs(index(noHubs).Expanded); len(got) != 4 {
 			t.Errorf("without hub types the index brings its 4 neighbours, got %v", got)
 		}
 		// dec-a is documented by the index; the index does not come back as its neighbour.
-		if got := run(t, cfg); rankOf(got.GetExpanded(), "idx") >= 0 {
-			t.Errorf("the index was expanded: %v", edgesOf(got.GetExpanded()))
+		if got := run(t, cfg); rankOf(got.Expanded, "idx") >= 0 {
+			t.Errorf("the index was expanded: %v", edgesOf(got.Expanded))
 		}
 	})
 	t.Run("no relevant hit, no graph context", func(t *testing.T) {
 		// dec-a leads the page but covers one term of four and is far in cosine.
-		q := func(c search.GraphConfig) *canonv1.SearchResult {
-			res := mustSearch(t, graphSearcher(p, c), req("zebracorn capybara tapir okapi", func(r *canonv1.SearchRequest) {
+		q := func(c search.GraphConfig) *domain.SearchResult {
+			res := mustSearch(t, graphSearcher(p, c), req("zebracorn capybara tapir okapi", func(r *domain.SearchRequest) {
 				r.Filters.ProjectKeys = []string{"g"}
 				r.Options.Limit = 1
 			}))
-			if got := docIDs(res.GetPrimary()); !slices.Equal(got, []string{"dec-a"}) {
+			if got := docIDs(res.Primary); !slices.Equal(got, []string{"dec-a"}) {
 				t.Fatalf("test premise: page [dec-a], got %v", got)
 			}
 			return res
 		}
-		if res := q(cfg); len(res.GetExpanded())+len(res.GetRejected()) != 0 {
-			t.Errorf("irrelevant seed: expanded %v rejected %v", edgesOf(res.GetExpanded()), edgesOf(res.GetRejected()))
+		if res := q(cfg); len(res.Expanded)+len(res.Rejected) != 0 {
+			t.Errorf("irrelevant seed: expanded %v rejected %v", edgesOf(res.Expanded), edgesOf(res.Rejected))
 		}
 		open := cfg
 		open.SeedGate = domain.Gate{}
-		if res := q(open); len(res.GetExpanded()) == 0 || rankOf(res.GetRejected(), "rej-r") < 0 {
+		if res := q(open); len(res.Expanded) == 0 || rankOf(res.Rejected, "rej-r") < 0 {
 			t.Errorf("without a seed gate dec-a is a seed: expanded %v rejected %v",
-				edgesOf(res.GetExpanded()), edgesOf(res.GetRejected()))
+				edgesOf(res.Expanded), edgesOf(res.Rejected))
 		}
 	})
 	t.Run("custom allow-list", func(t *testing.T) {
 		c := cfg
 		c.EdgeTypes = []string{"uses", "affects"}
 		res := run(t, c)
-		if got := edgesOf(res.GetExpanded()); !slices.Equal(got, []string{
+		if got := edgesOf(res.Expanded); !slices.Equal(got, []string{
 			"mod-aff<affects 0.8 outgoing from dec-a>", "mod-u<uses 0.8 outgoing from dec-a>"}) {
 			t.Errorf("uses/affects only: %v", got)
 		}
@@ -364,36 +363,36 @@ func TestGraphExpansionRules(t *testing.T) {
 	t.Run("archived on request", func(t *testing.T) {
 		c := cfg
 		c.IncludeArchived = true
-		if res := run(t, c); rankOf(res.GetExpanded(), "inc-arch") < 0 {
-			t.Errorf("IncludeArchived: %v", docIDs(res.GetExpanded()))
+		if res := run(t, c); rankOf(res.Expanded, "inc-arch") < 0 {
+			t.Errorf("IncludeArchived: %v", docIDs(res.Expanded))
 		}
 	})
 	t.Run("filters", func(t *testing.T) {
-		res := run(t, cfg, func(r *canonv1.SearchRequest) { r.Filters.Tags = []string{"special"} })
-		if got := docIDs(res.GetExpanded()); !slices.Equal(got, []string{"rb-tag"}) {
+		res := run(t, cfg, func(r *domain.SearchRequest) { r.Filters.Tags = []string{"special"} })
+		if got := docIDs(res.Expanded); !slices.Equal(got, []string{"rb-tag"}) {
 			t.Errorf("tag filter: %v", got)
 		}
-		res = run(t, cfg, func(r *canonv1.SearchRequest) { r.Filters.CanonicalTypes = []string{"decision", "runbook"} })
-		if got := docIDs(res.GetExpanded()); !slices.Equal(got, []string{"rb-y", "rb-tag"}) {
+		res = run(t, cfg, func(r *domain.SearchRequest) { r.Filters.CanonicalTypes = []string{"decision", "runbook"} })
+		if got := docIDs(res.Expanded); !slices.Equal(got, []string{"rb-y", "rb-tag"}) {
 			t.Errorf("canonical_types filter: %v", got)
 		}
-		res = run(t, cfg, func(r *canonv1.SearchRequest) {
-			r.Filters.DocIds = []string{"dec-a", "std-z"}
-			r.Filters.DocIdsMode = "filter"
+		res = run(t, cfg, func(r *domain.SearchRequest) {
+			r.Filters.DocIDs = []string{"dec-a", "std-z"}
+			r.Filters.DocIDsMode = "filter"
 		})
-		if got := docIDs(res.GetExpanded()); !slices.Equal(got, []string{"std-z"}) {
+		if got := docIDs(res.Expanded); !slices.Equal(got, []string{"std-z"}) {
 			t.Errorf("doc_ids filter: %v", got)
 		}
 	})
 	t.Run("seed rank breaks weight ties", func(t *testing.T) {
 		c := cfg
 		c.EdgeTypes = []string{"related_to"}
-		res := mustSearch(t, graphSearcher(p, c), req("quokka", func(r *canonv1.SearchRequest) {
+		res := mustSearch(t, graphSearcher(p, c), req("quokka", func(r *domain.SearchRequest) {
 			r.Filters.ProjectKeys = []string{"g"}
 			r.Options.Limit = 2
-			r.Options.Ranking = &canonv1.Ranking{MaxChunksPerDoc: proto.Int32(1)}
+			r.Options.Ranking = domain.RankingOverride{"max_chunks_per_doc": 1}
 		}))
-		if got := docIDs(res.GetPrimary()); !slices.Equal(got, []string{"dec-a", "dec-b"}) {
+		if got := docIDs(res.Primary); !slices.Equal(got, []string{"dec-a", "dec-b"}) {
 			t.Fatalf("test premise: page [dec-a dec-b], got %v", got)
 		}
 		want := []string{
@@ -401,43 +400,43 @@ func TestGraphExpansionRules(t *testing.T) {
 			"aaa-neighbour<related_to 0.5 outgoing from dec-b>",
 			"std-z<related_to 0.3 outgoing from dec-a>",
 		}
-		if got := edgesOf(res.GetExpanded()); !slices.Equal(got, want) {
+		if got := edgesOf(res.Expanded); !slices.Equal(got, want) {
 			t.Errorf("\n got %v\nwant %v", got, want)
 		}
 	})
 	t.Run("a superseded seed reaches its successor", func(t *testing.T) {
-		res := mustSearch(t, graphSearcher(p, cfg), req("platypus", func(r *canonv1.SearchRequest) {
+		res := mustSearch(t, graphSearcher(p, cfg), req("platypus", func(r *domain.SearchRequest) {
 			r.Filters.ProjectKeys = []string{"g"}
 			r.Options.Limit = 1
 		}))
-		if got := edgesOf(res.GetExpanded()); !slices.Equal(got, []string{"dec-new<supersedes 1.0 incoming from dec-old>"}) {
-			t.Errorf("from dec-old: %v (page %v)", got, docIDs(res.GetPrimary()))
+		if got := edgesOf(res.Expanded); !slices.Equal(got, []string{"dec-new<supersedes 1.0 incoming from dec-old>"}) {
+			t.Errorf("from dec-old: %v (page %v)", got, docIDs(res.Primary))
 		}
 		// ...and the successor reaches it, unless superseded documents are excluded.
 		for _, include := range []bool{true, false} {
-			res := mustSearch(t, graphSearcher(p, cfg), req("wombat", func(r *canonv1.SearchRequest) {
+			res := mustSearch(t, graphSearcher(p, cfg), req("wombat", func(r *domain.SearchRequest) {
 				r.Filters.ProjectKeys = []string{"g"}
 				r.Filters.IncludeSuperseded = proto.Bool(include)
 				r.Options.Limit = 1
 			}))
-			if got := rankOf(res.GetExpanded(), "dec-old") >= 0; got != include {
-				t.Errorf("include_superseded %v: expanded %v", include, edgesOf(res.GetExpanded()))
+			if got := rankOf(res.Expanded, "dec-old") >= 0; got != include {
+				t.Errorf("include_superseded %v: expanded %v", include, edgesOf(res.Expanded))
 			}
 		}
 	})
 	t.Run("project scope", func(t *testing.T) {
 		for _, scope := range [][]string{{"g"}, {"h"}, {"g", "h"}} {
-			res := mustSearch(t, graphSearcher(p, cfg), req("zebracorn", func(r *canonv1.SearchRequest) {
+			res := mustSearch(t, graphSearcher(p, cfg), req("zebracorn", func(r *domain.SearchRequest) {
 				r.Filters.ProjectKeys = scope
 				r.Options.Limit = 2
-				r.Options.Ranking = &canonv1.Ranking{MaxChunksPerDoc: proto.Int32(1)}
+				r.Options.Ranking = domain.RankingOverride{"max_chunks_per_doc": 1}
 			}))
 			projects := map[string]int{}
-			for _, h := range append(slices.Clone(res.GetExpanded()), res.GetRejected()...) {
-				if !slices.Contains(scope, h.GetProjectKey()) {
-					t.Errorf("scope %v: %s comes from project %s", scope, h.GetDocId(), h.GetProjectKey())
+			for _, h := range append(slices.Clone(res.Expanded), res.Rejected...) {
+				if !slices.Contains(scope, h.ProjectKey) {
+					t.Errorf("scope %v: %s comes from project %s", scope, h.DocID, h.ProjectKey)
 				}
-				projects[h.GetProjectKey()]++
+				projects[h.ProjectKey]++
 			}
 			if len(projects) != len(scope) {
 				t.Errorf("scope %v: expanded from %v", scope, projects)
@@ -460,8 +459,8 @@ func TestRejectedInjectionThreshold(t *testing.T) {
 	}
 	ingestFiles(t, p, "r", files)
 	q := "should memcached be the shared cache tier?"
-	search1 := func(cfg search.GraphConfig, limit int32) *canonv1.SearchResult {
-		return mustSearch(t, graphSearcher(p, cfg), req(q, func(r *canonv1.SearchRequest) {
+	search1 := func(cfg search.GraphConfig, limit int) *domain.SearchResult {
+		return mustSearch(t, graphSearcher(p, cfg), req(q, func(r *domain.SearchRequest) {
 			r.Filters.ProjectKeys = []string{"r"}
 			r.Options.Limit = limit
 			r.Options.GraphExpansion = proto.Bool(false)
@@ -470,21 +469,21 @@ func TestRejectedInjectionThreshold(t *testing.T) {
 	cfg := search.DefaultGraphConfig()
 	cfg.RejectedMinSimilarity, cfg.RejectedMaxDocs = -1, 10
 	all := search1(cfg, 1)
-	if rankOf(all.GetPrimary(), "dec-main") >= 0 {
-		t.Fatalf("test premise: dec-main is not on the page: %v", docIDs(all.GetPrimary()))
+	if rankOf(all.Primary, "dec-main") >= 0 {
+		t.Fatalf("test premise: dec-main is not on the page: %v", docIDs(all.Primary))
 	}
 	sims := map[string]float64{}
-	for _, h := range all.GetRejected() {
-		sims[h.GetDocId()] = h.GetSimilarity()
-		if h.GetEdge() != nil {
-			t.Errorf("%s: no decision on the page, yet linked by %v", h.GetDocId(), edgeOf(h))
+	for _, h := range all.Rejected {
+		sims[h.DocID] = h.Similarity
+		if h.Edge != nil {
+			t.Errorf("%s: no decision on the page, yet linked by %v", h.DocID, edgeOf(h))
 		}
 	}
-	if got := docIDs(all.GetRejected()); !slices.Equal(slices.Sorted(slices.Values(got)), []string{"rej-1", "rej-2", "rej-3", "rej-linked"}) {
+	if got := docIDs(all.Rejected); !slices.Equal(slices.Sorted(slices.Values(got)), []string{"rej-1", "rej-2", "rej-3", "rej-linked"}) {
 		t.Fatalf("threshold -1 should inject every non-archived rejected approach: %v", got)
 	}
-	for k := 1; k < len(all.GetRejected()); k++ {
-		if all.GetRejected()[k].GetSimilarity() > all.GetRejected()[k-1].GetSimilarity() {
+	for k := 1; k < len(all.Rejected); k++ {
+		if all.Rejected[k].Similarity > all.Rejected[k-1].Similarity {
 			t.Errorf("rejected not ordered by similarity: %v", sims)
 		}
 	}
@@ -492,10 +491,10 @@ func TestRejectedInjectionThreshold(t *testing.T) {
 	// A rejected approach that is itself a relevant hit on the page comes whatever
 	// its cosine.
 	onPage := map[string]bool{}
-	for _, h := range all.GetPrimary() {
-		if h.GetCanonicalType() == "rejected-approach" && search.DefaultGraphConfig().SeedGate.Relevant(
-			domain.Evidence{VectorSimilarity: h.GetVectorSimilarity(), KeywordCoverage: h.GetKeywordCoverage()}) {
-			onPage[h.GetDocId()] = true
+	for _, h := range all.Primary {
+		if h.CanonicalType == "rejected-approach" && search.DefaultGraphConfig().SeedGate.Relevant(
+			domain.Evidence{VectorSimilarity: h.VectorSimilarity, KeywordCoverage: h.KeywordCoverage}) {
+			onPage[h.DocID] = true
 		}
 	}
 	t.Logf("relevant rejected approaches on the page: %v", onPage)
@@ -510,7 +509,7 @@ func TestRejectedInjectionThreshold(t *testing.T) {
 			}
 		}
 		slices.Sort(want)
-		got := docIDs(search1(c, 1).GetRejected())
+		got := docIDs(search1(c, 1).Rejected)
 		slices.Sort(got)
 		if !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
 			t.Errorf("threshold %.2f: got %v, want %v (cosines %v)", threshold, got, want, sims)
@@ -519,29 +518,29 @@ func TestRejectedInjectionThreshold(t *testing.T) {
 	// The cap keeps the closest.
 	c := cfg
 	c.RejectedMaxDocs = 1
-	if got := docIDs(search1(c, 1).GetRejected()); len(got) != 1 || got[0] != all.GetRejected()[0].GetDocId() {
-		t.Errorf("max docs 1: %v, want the closest %s", got, all.GetRejected()[0].GetDocId())
+	if got := docIDs(search1(c, 1).Rejected); len(got) != 1 || got[0] != all.Rejected[0].DocID {
+		t.Errorf("max docs 1: %v, want the closest %s", got, all.Rejected[0].DocID)
 	}
 	// A rejected approach linked to a decision on the page comes whatever its cosine
 	// and on top of the cap.
 	c.RejectedMinSimilarity = 0.99
-	res := mustSearch(t, graphSearcher(p, c), req("ocelot scheduler", func(r *canonv1.SearchRequest) {
+	res := mustSearch(t, graphSearcher(p, c), req("ocelot scheduler", func(r *domain.SearchRequest) {
 		r.Filters.ProjectKeys = []string{"r"}
 		r.Options.Limit = 1
 	}))
-	if got := edgesOf(res.GetRejected()); rankOf(res.GetPrimary(), "dec-main") != 0 ||
+	if got := edgesOf(res.Rejected); rankOf(res.Primary, "dec-main") != 0 ||
 		!slices.Equal(got, []string{"rej-linked<decision_for 1.0 incoming from dec-main>"}) {
-		t.Errorf("linked: page %v rejected %v", docIDs(res.GetPrimary()), got)
+		t.Errorf("linked: page %v rejected %v", docIDs(res.Primary), got)
 	}
 	// keyword_only ranks without a vector; the cosine is still the real one.
-	kw := mustSearch(t, graphSearcher(p, cfg), req(q, func(r *canonv1.SearchRequest) {
+	kw := mustSearch(t, graphSearcher(p, cfg), req(q, func(r *domain.SearchRequest) {
 		r.Filters.ProjectKeys = []string{"r"}
 		r.Options.Limit = 1
 		r.Options.Fusion = domain.FusionKeywordOnly
 	}))
-	for _, h := range kw.GetRejected() {
-		if math.Abs(h.GetSimilarity()-sims[h.GetDocId()]) > 1e-9 {
-			t.Errorf("keyword_only: %s similarity %v, want %v", h.GetDocId(), h.GetSimilarity(), sims[h.GetDocId()])
+	for _, h := range kw.Rejected {
+		if math.Abs(h.Similarity-sims[h.DocID]) > 1e-9 {
+			t.Errorf("keyword_only: %s similarity %v, want %v", h.DocID, h.Similarity, sims[h.DocID])
 		}
 	}
 }
@@ -566,9 +565,9 @@ func TestRejectedThresholdCalibration(t *testing.T) {
 		if strings.HasPrefix(want, "pay-") {
 			project = "payments"
 		}
-		res := mustSearch(t, s, req(q, func(r *canonv1.SearchRequest) { r.Filters.ProjectKeys = []string{project} }))
-		if i := rankOf(res.GetRejected(), want); i < 0 {
-			t.Errorf("%q should inject %s: %v", q, want, edgesOf(res.GetRejected()))
+		res := mustSearch(t, s, req(q, func(r *domain.SearchRequest) { r.Filters.ProjectKeys = []string{project} }))
+		if i := rankOf(res.Rejected, want); i < 0 {
+			t.Errorf("%q should inject %s: %v", q, want, edgesOf(res.Rejected))
 		}
 	}
 	far := []string{
@@ -578,9 +577,9 @@ func TestRejectedThresholdCalibration(t *testing.T) {
 	}
 	for _, q := range far {
 		res := mustSearch(t, s, req(q))
-		for _, h := range res.GetRejected() {
-			if h.GetEdge() == nil {
-				t.Errorf("%q injected %s by similarity %.3f (threshold %.2f)", q, h.GetDocId(), h.GetSimilarity(),
+		for _, h := range res.Rejected {
+			if h.Edge == nil {
+				t.Errorf("%q injected %s by similarity %.3f (threshold %.2f)", q, h.DocID, h.Similarity,
 					search.DefaultRejectedMinSimilarity)
 			}
 		}
@@ -634,22 +633,22 @@ func TestRejectedRecallOnHandbook(t *testing.T) {
 		if strings.HasPrefix(c.want, "pay-") {
 			project = "payments"
 		}
-		res := mustSearch(t, s, req(c.q, func(r *canonv1.SearchRequest) {
+		res := mustSearch(t, s, req(c.q, func(r *domain.SearchRequest) {
 			r.Filters.ProjectKeys = []string{project}
 			r.Options.Limit = 8
 		}))
-		i := rankOf(res.GetRejected(), c.want)
+		i := rankOf(res.Rejected, c.want)
 		if i < 0 {
-			t.Logf("missed %q: rejected %v", c.q, edgesOf(res.GetRejected()))
+			t.Logf("missed %q: rejected %v", c.q, edgesOf(res.Rejected))
 			continue
 		}
 		caught++
 		// A rejected approach close enough to the question counts by similarity
 		// even when an edge to a decision on the page also brought it.
-		switch h := res.GetRejected()[i]; {
-		case h.GetSimilarity() >= search.DefaultRejectedMinSimilarity:
+		switch h := res.Rejected[i]; {
+		case h.Similarity >= search.DefaultRejectedMinSimilarity:
 			bySimilarity++
-		case h.GetEdge() != nil:
+		case h.Edge != nil:
 			byEdge++
 		default:
 			onPage++
@@ -657,10 +656,10 @@ func TestRejectedRecallOnHandbook(t *testing.T) {
 	}
 	var offExpanded, offRejected, offQuestions int
 	for _, q := range offTopicQuestions {
-		res := mustSearch(t, s, req(q, func(r *canonv1.SearchRequest) { r.Options.Limit = 8 }))
-		offExpanded += len(res.GetExpanded())
-		offRejected += len(res.GetRejected())
-		if len(res.GetExpanded())+len(res.GetRejected()) > 0 {
+		res := mustSearch(t, s, req(q, func(r *domain.SearchRequest) { r.Options.Limit = 8 }))
+		offExpanded += len(res.Expanded)
+		offRejected += len(res.Rejected)
+		if len(res.Expanded)+len(res.Rejected) > 0 {
 			offQuestions++
 		}
 	}
@@ -713,27 +712,27 @@ func TestGraphStepIsNoOpWithoutCanon(t *testing.T) {
 	for _, q := range []string{"what cache layer did we standardise on?", "why did we reject memcached?",
 		"how do deployment rollbacks work?", "kafka"} {
 		for _, fusion := range domain.Fusions {
-			r := func(r *canonv1.SearchRequest) {
+			r := func(r *domain.SearchRequest) {
 				r.Filters.ProjectKeys = []string{"raw"}
 				r.Options.Fusion = fusion
 				r.Options.Explain = true
 			}
 			a := mustSearch(t, graphSearcher(p, on), req(q, r))
 			b := mustSearch(t, graphSearcher(p, off), req(q, r))
-			if len(a.GetPrimary()) == 0 {
+			if len(a.Primary) == 0 {
 				t.Fatalf("%q: no results", q)
 			}
-			if !a.GetMeta().GetSearchStrategy().GetGraphExpansionEnabled() || b.GetMeta().GetSearchStrategy().GetGraphExpansionEnabled() {
+			if !a.Meta.SearchStrategy.GraphExpansionEnabled || b.Meta.SearchStrategy.GraphExpansionEnabled {
 				t.Error("strategy flags should report the features in force")
 			}
-			for _, m := range []*canonv1.SearchMeta{a.GetMeta(), b.GetMeta()} {
+			for _, m := range []*domain.SearchMeta{&a.Meta, &b.Meta} {
 				m.RetrievalMs = 0
 				m.SearchStrategy.GraphExpansionEnabled, m.SearchStrategy.RejectedInjectionEnabled = false, false
 			}
-			if !proto.Equal(a, b) {
+			if !reflect.DeepEqual(a, b) {
 				t.Errorf("%q [%s]: features on and off differ:\non  %v %v %v\noff %v %v %v", q, fusion,
-					docIDs(a.GetPrimary()), docIDs(a.GetExpanded()), docIDs(a.GetRejected()),
-					docIDs(b.GetPrimary()), docIDs(b.GetExpanded()), docIDs(b.GetRejected()))
+					docIDs(a.Primary), docIDs(a.Expanded), docIDs(a.Rejected),
+					docIDs(b.Primary), docIDs(b.Expanded), docIDs(b.Rejected))
 			}
 		}
 	}
@@ -758,7 +757,7 @@ func BenchmarkGraphStep(b *testing.B) {
 	}{{"off", search.GraphConfig{}}, {"on", search.DefaultGraphConfig()}} {
 		b.Run(c.name, func(b *testing.B) {
 			s := graphSearcher(p, c.cfg)
-			r := req(q, func(r *canonv1.SearchRequest) { r.Options.Limit = 8 })
+			r := req(q, func(r *domain.SearchRequest) { r.Options.Limit = 8 })
 			for b.Loop() {
 				if _, err := s.Search(context.Background(), r); err != nil {
 					b.Fatal(err)
@@ -790,16 +789,16 @@ func TestLifecycleChangesFeedSearch(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := mustSearch(t, graphSearcher(p, search.DefaultGraphConfig()),
-		req("what cache layer did we standardise on?", func(r *canonv1.SearchRequest) { r.Options.Limit = 8 }))
-	if rankOf(res.GetPrimary(), "dec-cache-v2") < 0 {
-		t.Fatalf("test premise: dec-cache-v2 on the page: %v", docIDs(res.GetPrimary()))
+		req("what cache layer did we standardise on?", func(r *domain.SearchRequest) { r.Options.Limit = 8 }))
+	if rankOf(res.Primary, "dec-cache-v2") < 0 {
+		t.Fatalf("test premise: dec-cache-v2 on the page: %v", docIDs(res.Primary))
 	}
-	if rankOf(res.GetExpanded(), "mod-session-store") >= 0 {
-		t.Errorf("archived mod-session-store still expanded: %v", edgesOf(res.GetExpanded()))
+	if rankOf(res.Expanded, "mod-session-store") >= 0 {
+		t.Errorf("archived mod-session-store still expanded: %v", edgesOf(res.Expanded))
 	}
-	i := rankOf(res.GetRejected(), "mtg-2025-02-26-cache-review")
-	if i < 0 || edgeOf(res.GetRejected()[i]) != "mtg-2025-02-26-cache-review<decision_for 1.0 incoming from dec-cache-v2>" {
-		t.Errorf("rejected: %v", edgesOf(res.GetRejected()))
+	i := rankOf(res.Rejected, "mtg-2025-02-26-cache-review")
+	if i < 0 || edgeOf(res.Rejected[i]) != "mtg-2025-02-26-cache-review<decision_for 1.0 incoming from dec-cache-v2>" {
+		t.Errorf("rejected: %v", edgesOf(res.Rejected))
 	}
 }
 
@@ -809,7 +808,7 @@ func TestLifecycleChangesFeedSearch(t *testing.T) {
 func TestGraphStatementIsRunnable(t *testing.T) {
 	handbook(t)
 	s := graphSearcher(pool, search.DefaultGraphConfig())
-	r := req("what cache layer did we standardise on?", func(r *canonv1.SearchRequest) { r.Options.Limit = 8 })
+	r := req("what cache layer did we standardise on?", func(r *domain.SearchRequest) { r.Options.Limit = 8 })
 	stmt, err := s.Statement(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
@@ -849,10 +848,10 @@ func TestGraphStatementIsRunnable(t *testing.T) {
 	if rows.Err() != nil {
 		t.Fatal(rows.Err())
 	}
-	if want := docIDs(res.GetExpanded()); len(want) == 0 || !slices.Equal(expanded, want) {
+	if want := docIDs(res.Expanded); len(want) == 0 || !slices.Equal(expanded, want) {
 		t.Errorf("psql graph statement expanded %v, Search %v", expanded, want)
 	}
-	if want := docIDs(res.GetRejected()); len(want) == 0 || !slices.Equal(rejected, want) {
+	if want := docIDs(res.Rejected); len(want) == 0 || !slices.Equal(rejected, want) {
 		t.Errorf("psql graph statement rejected %v, Search %v", rejected, want)
 	}
 }

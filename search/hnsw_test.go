@@ -8,11 +8,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgvector/pgvector-go"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/canonkb/canon/domain"
 	"github.com/canonkb/canon/embed"
-	canonv1 "github.com/canonkb/canon/gen/canon/v1"
 	"github.com/canonkb/canon/internal/dbtest"
 	"github.com/canonkb/canon/postgres"
 	"github.com/canonkb/canon/search"
@@ -116,20 +114,19 @@ func TestVectorLegReturnsTheFullFanout(t *testing.T) {
 	}
 	r := domain.DefaultRanking(domain.ProfileHashKeywordLed)
 	s := search.New(p, fixedEmbedder{embed.NewHash(384), q.Slice()}, search.Config{Ranking: r})
-	res, err := s.Search(context.Background(), &canonv1.SearchRequest{
+	res, err := s.Search(context.Background(), &domain.SearchRequest{
 		Query:   "synthetic",
-		Filters: &canonv1.Filters{ProjectKeys: []string{"synthetic"}},
-		Options: &canonv1.SearchOptions{Fusion: domain.FusionSemanticOnly, Limit: 20, Ranking: &canonv1.Ranking{
-			EfSearch: proto.Int32(10), CandidateMultiplier: proto.Int32(3)}},
+		Filters: domain.RawFilters{ProjectKeys: []string{"synthetic"}},
+		Options: domain.SearchOptions{Fusion: domain.FusionSemanticOnly, Limit: 20, Ranking: domain.RankingOverride{"ef_search": 10, "candidate_multiplier": 3}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := res.GetMeta().GetRetrievalStats().GetCandidatesPreThreshold(); got != 60 {
+	if got := res.Meta.RetrievalStats.CandidatesPreThreshold; got != 60 {
 		t.Errorf("vector leg returned %d candidates, want the full fanout of 60", got)
 	}
-	if len(res.GetPrimary()) != 20 || len(res.GetRunnerUp()) != 20 {
-		t.Errorf("page: %d primary, %d runner-up", len(res.GetPrimary()), len(res.GetRunnerUp()))
+	if len(res.Primary) != 20 || len(res.RunnerUp) != 20 {
+		t.Errorf("page: %d primary, %d runner-up", len(res.Primary), len(res.RunnerUp))
 	}
 }
 
@@ -138,20 +135,20 @@ func TestSelectiveFilterStillFillsThePage(t *testing.T) {
 	q := randomQuery(t, p)
 	s := search.New(p, fixedEmbedder{embed.NewHash(384), q.Slice()}, search.Config{Ranking: domain.DefaultRanking(domain.ProfileHashKeywordLed)})
 	for _, fusion := range []string{domain.FusionSemanticOnly, domain.FusionWeighted} {
-		res, err := s.Search(context.Background(), &canonv1.SearchRequest{
+		res, err := s.Search(context.Background(), &domain.SearchRequest{
 			Query:   "synthetic passage",
-			Filters: &canonv1.Filters{ProjectKeys: []string{"synthetic"}, Tags: []string{"rare"}},
-			Options: &canonv1.SearchOptions{Fusion: fusion, Limit: 10},
+			Filters: domain.RawFilters{ProjectKeys: []string{"synthetic"}, Tags: []string{"rare"}},
+			Options: domain.SearchOptions{Fusion: fusion, Limit: 10},
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(res.GetPrimary()) != 10 {
-			t.Errorf("%s: the page has %d hits, want 10", fusion, len(res.GetPrimary()))
+		if len(res.Primary) != 10 {
+			t.Errorf("%s: the page has %d hits, want 10", fusion, len(res.Primary))
 		}
-		for _, h := range append(res.GetPrimary(), res.GetRunnerUp()...) {
-			if h.GetTags()[0] != "rare" {
-				t.Errorf("%s: %s is not tagged rare", fusion, h.GetDocId())
+		for _, h := range append(res.Primary, res.RunnerUp...) {
+			if h.Tags[0] != "rare" {
+				t.Errorf("%s: %s is not tagged rare", fusion, h.DocID)
 			}
 		}
 	}

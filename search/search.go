@@ -19,7 +19,6 @@ import (
 
 	"github.com/canonkb/canon/domain"
 	"github.com/canonkb/canon/embed"
-	canonv1 "github.com/canonkb/canon/gen/canon/v1"
 	db "github.com/canonkb/canon/gen/db"
 )
 
@@ -75,7 +74,7 @@ type plan struct {
 
 // Search runs a request. Errors a caller must fix are *domain.InvalidError or
 // *domain.NotFoundError.
-func (s *Searcher) Search(ctx context.Context, req *canonv1.SearchRequest) (*canonv1.SearchResult, error) {
+func (s *Searcher) Search(ctx context.Context, req *domain.SearchRequest) (*domain.SearchResult, error) {
 	pr, err := s.Prepare(ctx, req)
 	if err != nil {
 		return nil, err
@@ -93,14 +92,14 @@ func (s *Searcher) Search(ctx context.Context, req *canonv1.SearchRequest) (*can
 // documents with it. Search is Prepare, Rank(nil), Result.
 type Prepared struct {
 	s     *Searcher
-	req   *canonv1.SearchRequest
+	req   *domain.SearchRequest
 	p     *plan
 	start time.Time
 }
 
 // Prepare validates and plans req without ranking. Errors a caller must fix are
 // *domain.InvalidError or *domain.NotFoundError.
-func (s *Searcher) Prepare(ctx context.Context, req *canonv1.SearchRequest) (*Prepared, error) {
+func (s *Searcher) Prepare(ctx context.Context, req *domain.SearchRequest) (*Prepared, error) {
 	start := time.Now()
 	p, err := s.plan(ctx, req)
 	if err != nil {
@@ -183,7 +182,7 @@ func (p *plan) restrictedTo(docSlugs []string) *plan {
 // Result builds the SearchResult from rows as Search does (graph step, explain's
 // term scores). Rows keep the order, scores and positions they carry, so a caller
 // may re-score them first: positions up to Limit are the primary page.
-func (pr *Prepared) Result(ctx context.Context, rows []db.SearchRankRow) (*canonv1.SearchResult, error) {
+func (pr *Prepared) Result(ctx context.Context, rows []db.SearchRankRow) (*domain.SearchResult, error) {
 	s, p := pr.s, pr.p
 	res := s.shape(p, rows)
 	if err := s.graph(ctx, pr.req, p, rows, res); err != nil {
@@ -198,71 +197,20 @@ func (pr *Prepared) Result(ctx context.Context, rows []db.SearchRankRow) (*canon
 	return res, nil
 }
 
-// Evidence sets the vector_similarity and keyword_coverage of res's primary and
-// runner-up hits against pr's question, in one statement, for a result whose
-// hits are all documents linked to the entities the question names (the
-// two-pass search): the question's terms that are not in stripped (the question
-// without those names) count as covered by every hit. The two-pass search ranks
-// with a Requery copy; the refusal gate and the API promise the evidence of the
-// question that was asked.
-func (pr *Prepared) Evidence(ctx context.Context, res *canonv1.SearchResult, stripped string) error {
-	p := pr.p
-	var ids []int64
-	hits := map[int64][]*canonv1.Hit{}
-	for _, list := range [][]*canonv1.Hit{res.GetPrimary(), res.GetRunnerUp()} {
-		for _, h := range list {
-			if hits[h.ChunkId] == nil {
-				ids = append(ids, h.ChunkId)
-			}
-			hits[h.ChunkId] = append(hits[h.ChunkId], h)
-		}
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	rows, err := db.New(pr.s.pool).SearchEvidence(ctx, db.SearchEvidenceParams{
-		SemanticEnabled: p.params.SemanticEnabled, QueryEmbedding: p.params.QueryEmbedding,
-		ProjectIds: p.projectIDs, ChunkIds: ids, Query: p.query, Stripped: stripped,
-	})
-	if err != nil {
-		return fmt.Errorf("evidence: %w", err)
-	}
-	for _, r := range rows {
-		for _, h := range hits[r.ChunkID] {
-			h.VectorSimilarity, h.KeywordCoverage = finite(r.VectorSimilarity), finite(r.KeywordCoverage)
-		}
-	}
-	return nil
-}
-
-func (s *Searcher) plan(ctx context.Context, req *canonv1.SearchRequest) (*plan, error) {
-	if err := domain.ValidateQuery(req.GetQuery()); err != nil {
+func (s *Searcher) plan(ctx context.Context, req *domain.SearchRequest) (*plan, error) {
+	if err := domain.ValidateQuery(req.Query); err != nil {
 		return nil, err
 	}
-	opts := req.GetOptions()
-	limit, err := domain.ValidateLimit(int(opts.GetLimit()), s.cfg.DefaultLimit)
+	opts := req.Options
+	limit, err := domain.ValidateLimit(opts.Limit, s.cfg.DefaultLimit)
 	if err != nil {
 		return nil, err
 	}
-	fusion, err := domain.ValidateFusion(opts.GetFusion(), s.cfg.DefaultFusion)
+	fusion, err := domain.ValidateFusion(opts.Fusion, s.cfg.DefaultFusion)
 	if err != nil {
 		return nil, err
 	}
-	rf := req.GetFilters()
-	raw := domain.RawFilters{
-		ProjectKeys: rf.GetProjectKeys(), Tags: rf.GetTags(), SourceTypes: rf.GetSourceTypes(),
-		CanonicalTypes: rf.GetCanonicalTypes(), Statuses: rf.GetStatuses(), EvidenceTiers: rf.GetEvidenceTiers(),
-		DocIDs: rf.GetDocIds(), DateFrom: rf.GetDateFrom(), DateTo: rf.GetDateTo(), DocIDsMode: rf.GetDocIdsMode(),
-		ProjectKey: rf.GetProjectKey(),
-	}
-	if req.GetProjectKey() != "" {
-		raw.ProjectKeys = append(slices.Clone(raw.ProjectKeys), req.GetProjectKey())
-	}
-	if rf != nil && rf.IncludeSuperseded != nil {
-		v := rf.GetIncludeSuperseded()
-		raw.IncludeSuperseded = &v
-	}
-	filters, err := domain.ParseFilters(raw)
+	filters, err := domain.ParseFilters(req.Filters)
 	if err != nil {
 		return nil, err
 	}
@@ -270,7 +218,7 @@ func (s *Searcher) plan(ctx context.Context, req *canonv1.SearchRequest) (*plan,
 	if len(filters.ProjectKeys) == 0 {
 		return nil, &domain.InvalidError{Message: "no project: set filters.project_keys (every search is scoped to its projects)"}
 	}
-	ranking, err := applyOverrides(s.cfg.Ranking, opts.GetRanking())
+	ranking, err := s.cfg.Ranking.WithOverride(opts.Ranking)
 	if err != nil {
 		return nil, err
 	}
@@ -280,7 +228,7 @@ func (s *Searcher) plan(ctx context.Context, req *canonv1.SearchRequest) (*plan,
 		return nil, err
 	}
 	p := &plan{
-		query: req.GetQuery(), fusion: fusion, limit: limit, explain: opts.GetExplain(),
+		query: req.Query, fusion: fusion, limit: limit, explain: opts.Explain,
 		ranking: ranking, filters: filters, projectIDs: projectIDs,
 	}
 	p.mentioned = domain.Mentions(p.query)
@@ -518,19 +466,19 @@ func (r *batchRows) Err() error {
 	return r.Rows.Err()
 }
 
-func (s *Searcher) shape(p *plan, rows []db.SearchRankRow) *canonv1.SearchResult {
-	res := &canonv1.SearchResult{Meta: &canonv1.SearchMeta{
+func (s *Searcher) shape(p *plan, rows []db.SearchRankRow) *domain.SearchResult {
+	res := &domain.SearchResult{Meta: domain.SearchMeta{
 		SearchMode: "flat",
-		SearchStrategy: &canonv1.SearchStrategy{
+		SearchStrategy: domain.SearchStrategy{
 			SemanticEnabled: p.params.SemanticEnabled,
-			FtsEnabled:      p.params.FtsEnabled,
+			FTSEnabled:      p.params.FtsEnabled,
 			FusionMethod:    domain.FusionMethodName(p.fusion),
-			FiltersApplied:  filtersProto(p.filters),
+			FiltersApplied:  p.filters,
 			Profile:         s.cfg.Profile,
 			Embedder:        s.embedder.Name(),
 			KeywordMode:     keywordMode(p),
 		},
-		RetrievalStats: &canonv1.RetrievalStats{MinScoreUsed: p.ranking.MinScore},
+		RetrievalStats: domain.RetrievalStats{MinScoreUsed: p.ranking.MinScore},
 	}}
 	if len(rows) > 0 {
 		res.Meta.QueryTerms = rows[0].QueryLexemes
@@ -539,8 +487,8 @@ func (s *Searcher) shape(p *plan, rows []db.SearchRankRow) *canonv1.SearchResult
 		res.Meta.RetrievalStats.MaxScoreUsed = rows[0].Score
 	}
 	for _, r := range rows {
-		h := &canonv1.Hit{
-			DocId: r.Slug, ChunkId: r.ChunkID, Title: r.Title, HeadingPath: r.HeadingPath,
+		h := &domain.Hit{
+			DocID: r.Slug, ChunkID: r.ChunkID, Title: r.Title, HeadingPath: r.HeadingPath,
 			Snippet: domain.Snippet(r.Text, r.QueryLexemes), Text: r.Text, Score: finite(r.Score),
 			CanonicalType: deref(r.CanonicalType), Status: deref(r.Status), Tags: r.Tags,
 			EvidenceTier: deref(r.EvidenceTier), ProjectKey: r.ProjectKey, SourcePath: r.SourcePath,
@@ -550,30 +498,28 @@ func (s *Searcher) shape(p *plan, rows []db.SearchRankRow) *canonv1.SearchResult
 			h.Explain = explain(p, r)
 		}
 		if int(r.Position) <= p.limit {
-			h.Origin = "primary"
+			h.Origin = domain.OriginPrimary
 			res.Primary = append(res.Primary, h)
 		} else {
-			h.Origin = "runner_up"
+			h.Origin = domain.OriginRunnerUp
 			res.RunnerUp = append(res.RunnerUp, h)
 		}
 	}
-	res.Meta.PrimaryCount = int32(len(res.Primary))
-	res.Meta.RunnerUpCount = int32(len(res.RunnerUp))
 	return res
 }
 
 // explain lists each signal and its contribution; the contributions add up to the score.
-func explain(p *plan, r db.SearchRankRow) *canonv1.Explain {
-	e := &canonv1.Explain{
+func explain(p *plan, r db.SearchRankRow) *domain.Explain {
+	e := &domain.Explain{
 		VectorSimilarity: r.VectorSimilarity, VectorNormalized: r.VectorNormalized, VectorRank: r.VectorRank,
-		KeywordBm25: r.Bm25, KeywordNormalized: r.KeywordNormalized, KeywordRank: r.KeywordRank,
+		KeywordBM25: r.Bm25, KeywordNormalized: r.KeywordNormalized, KeywordRank: r.KeywordRank,
 		Heading: r.Heading, Identifier: r.Identifier, TagOverlap: r.TagOverlap, Preamble: r.Preamble, Recency: r.Recency,
 		StatusActive: r.StatusActive, Mention: r.Mention, RetrievalPriority: r.RetrievalPriority,
 		StatusPenalty: r.StatusPenalty, TierPenalty: r.TierPenalty, EvidenceDistrust: r.EvidenceDistrust,
 	}
 	w := p.ranking
 	add := func(signal string, weight, value float64) {
-		e.Contributions = append(e.Contributions, &canonv1.Contribution{
+		e.Contributions = append(e.Contributions, domain.Contribution{
 			Signal: signal, Weight: weight, Value: value, Contribution: weight * value})
 	}
 	switch p.fusion {
@@ -614,13 +560,13 @@ func explain(p *plan, r db.SearchRankRow) *canonv1.Explain {
 	return e
 }
 
-func (s *Searcher) addTermScores(ctx context.Context, p *plan, res *canonv1.SearchResult) error {
+func (s *Searcher) addTermScores(ctx context.Context, p *plan, res *domain.SearchResult) error {
 	var ids []int64
-	hits := map[int64][]*canonv1.Hit{}
-	for _, list := range [][]*canonv1.Hit{res.Primary, res.RunnerUp} {
+	hits := map[int64][]*domain.Hit{}
+	for _, list := range [][]*domain.Hit{res.Primary, res.RunnerUp} {
 		for _, h := range list {
-			ids = append(ids, h.ChunkId)
-			hits[h.ChunkId] = append(hits[h.ChunkId], h)
+			ids = append(ids, h.ChunkID)
+			hits[h.ChunkID] = append(hits[h.ChunkID], h)
 		}
 	}
 	rows, err := db.New(s.pool).SearchTermScores(ctx, db.SearchTermScoresParams{
@@ -632,79 +578,10 @@ func (s *Searcher) addTermScores(ctx context.Context, p *plan, res *canonv1.Sear
 	}
 	for _, r := range rows {
 		for _, h := range hits[r.ChunkID] {
-			h.Explain.Terms = append(h.Explain.Terms, &canonv1.TermScore{Term: r.Lexeme, Score: r.Score})
+			h.Explain.Terms = append(h.Explain.Terms, domain.TermScore{Term: r.Lexeme, Score: r.Score})
 		}
 	}
 	return nil
-}
-
-func applyOverrides(base domain.Ranking, o *canonv1.Ranking) (domain.Ranking, error) {
-	r := base
-	if o != nil {
-		f := func(dst *float64, src *float64) {
-			if src != nil {
-				*dst = *src
-			}
-		}
-		i := func(dst *int, src *int32) {
-			if src != nil {
-				*dst = int(*src)
-			}
-		}
-		f(&r.VectorWeight, o.VectorWeight)
-		f(&r.KeywordWeight, o.KeywordWeight)
-		f(&r.HeadingWeight, o.HeadingWeight)
-		f(&r.TagOverlapWeight, o.TagOverlapWeight)
-		f(&r.PreambleWeight, o.PreambleWeight)
-		f(&r.RecencyWeight, o.RecencyWeight)
-		f(&r.StatusWeight, o.StatusWeight)
-		f(&r.MentionWeight, o.MentionWeight)
-		f(&r.IdentifierWeight, o.IdentifierWeight)
-		f(&r.EvidenceWeight, o.EvidenceWeight)
-		f(&r.PriorityWeight, o.PriorityWeight)
-		f(&r.SupersededPenalty, o.SupersededPenalty)
-		f(&r.DeprecatedPenalty, o.DeprecatedPenalty)
-		f(&r.ArchivedPenalty, o.ArchivedPenalty)
-		f(&r.AutoTierPenalty, o.AutoTierPenalty)
-		f(&r.RRFK, o.RrfK)
-		f(&r.RRFTrustPositions, o.RrfTrustPositions)
-		f(&r.SemanticWeight, o.SemanticWeight)
-		f(&r.FTSWeight, o.FtsWeight)
-		f(&r.MinScore, o.MinScore)
-		f(&r.BM25K1, o.Bm25K1)
-		f(&r.BM25B, o.Bm25B)
-		f(&r.BM25HeadingBoost, o.Bm25HeadingBoost)
-		f(&r.RecencyHalfLifeDays, o.RecencyHalfLifeDays)
-		i(&r.CandidateMultiplier, o.CandidateMultiplier)
-		i(&r.MaxChunksPerDoc, o.MaxChunksPerDoc)
-		i(&r.EFSearch, o.EfSearch)
-		i(&r.BM25TermLimit, o.Bm25TermLimit)
-		if o.NormalizeScores != nil {
-			r.NormalizeScores = *o.NormalizeScores
-		}
-	}
-	if err := r.Validate(); err != nil {
-		return r, &domain.InvalidError{Message: "ranking: " + err.Error()}
-	}
-	return r, nil
-}
-
-func filtersProto(f domain.Filters) *canonv1.Filters {
-	out := &canonv1.Filters{
-		ProjectKeys: f.ProjectKeys, Tags: f.Tags, SourceTypes: f.SourceTypes, CanonicalTypes: f.CanonicalTypes,
-		Statuses: f.Statuses, EvidenceTiers: f.EvidenceTiers, DocIds: f.DocIDs,
-		IncludeSuperseded: &f.IncludeSuperseded, DocIdsMode: "boost",
-	}
-	if f.DocIDsFilter {
-		out.DocIdsMode = "filter"
-	}
-	if f.DateFrom != nil {
-		out.DateFrom = f.DateFrom.Format(time.DateOnly)
-	}
-	if f.DateTo != nil {
-		out.DateTo = f.DateTo.Format(time.DateOnly)
-	}
-	return out
 }
 
 func isZero(v []float32) bool {

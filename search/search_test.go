@@ -19,7 +19,6 @@ import (
 
 	"github.com/canonkb/canon/domain"
 	"github.com/canonkb/canon/embed"
-	canonv1 "github.com/canonkb/canon/gen/canon/v1"
 	"github.com/canonkb/canon/ingest"
 	"github.com/canonkb/canon/internal/dbtest"
 	"github.com/canonkb/canon/markdown"
@@ -80,11 +79,11 @@ func newSearcher(r domain.Ranking) *search.Searcher {
 	return s
 }
 
-func req(q string, mutate ...func(*canonv1.SearchRequest)) *canonv1.SearchRequest {
-	r := &canonv1.SearchRequest{
+func req(q string, mutate ...func(*domain.SearchRequest)) *domain.SearchRequest {
+	r := &domain.SearchRequest{
 		Query:   q,
-		Filters: &canonv1.Filters{ProjectKeys: []string{"platform"}},
-		Options: &canonv1.SearchOptions{Limit: 5},
+		Filters: domain.RawFilters{ProjectKeys: []string{"platform"}},
+		Options: domain.SearchOptions{Limit: 5},
 	}
 	for _, m := range mutate {
 		m(r)
@@ -92,39 +91,39 @@ func req(q string, mutate ...func(*canonv1.SearchRequest)) *canonv1.SearchReques
 	return r
 }
 
-func docIDs(hits []*canonv1.Hit) []string {
+func docIDs(hits []*domain.Hit) []string {
 	var out []string
 	for _, h := range hits {
-		out = append(out, h.GetDocId())
+		out = append(out, h.DocID)
 	}
 	return out
 }
 
-func rankOf(hits []*canonv1.Hit, doc string) int {
+func rankOf(hits []*domain.Hit, doc string) int {
 	for i, h := range hits {
-		if h.GetDocId() == doc {
+		if h.DocID == doc {
 			return i
 		}
 	}
 	return -1
 }
 
-func mustSearch(t *testing.T, s *search.Searcher, r *canonv1.SearchRequest) *canonv1.SearchResult {
+func mustSearch(t *testing.T, s *search.Searcher, r *domain.SearchRequest) *domain.SearchResult {
 	t.Helper()
 	res, err := s.Search(context.Background(), r)
 	if err != nil {
-		t.Fatalf("search %q: %v", r.GetQuery(), err)
+		t.Fatalf("search %q: %v", r.Query, err)
 	}
 	return res
 }
 
 func TestWorkedExampleCacheStandard(t *testing.T) {
 	s := handbook(t)
-	res := mustSearch(t, s, req("what cache layer did we standardise on?", func(r *canonv1.SearchRequest) {
+	res := mustSearch(t, s, req("what cache layer did we standardise on?", func(r *domain.SearchRequest) {
 		r.Options.Explain = true
 		r.Options.Limit = 20
 	}))
-	all := append(slices.Clone(res.GetPrimary()), res.GetRunnerUp()...)
+	all := append(slices.Clone(res.Primary), res.RunnerUp...)
 	v2, v1 := rankOf(all, "dec-cache-v2"), rankOf(all, "dec-cache-v1")
 	if v2 != 0 {
 		t.Errorf("dec-cache-v2 should rank first; got %v", docIDs(all))
@@ -136,9 +135,9 @@ func TestWorkedExampleCacheStandard(t *testing.T) {
 		t.Errorf("dec-cache-v1 (superseded) ranked above dec-cache-v2: %v", docIDs(all))
 	}
 	h := all[v1]
-	if h.GetStatus() != "superseded" || h.GetExplain().GetStatusPenalty() != 0.40 {
+	if h.Status != "superseded" || h.Explain.StatusPenalty != 0.40 {
 		t.Errorf("dec-cache-v1 explain should show the 0.40 superseded penalty, got status %q penalty %v",
-			h.GetStatus(), h.GetExplain().GetStatusPenalty())
+			h.Status, h.Explain.StatusPenalty)
 	}
 	// Blog notes about caches must not outrank the accepted standard.
 	for _, note := range []string{"note-cache-musings", "note-cache-benchmarks"} {
@@ -152,26 +151,26 @@ func TestExplainContributionsAddUpToScore(t *testing.T) {
 	s := handbook(t)
 	for _, fusion := range domain.Fusions {
 		t.Run(fusion, func(t *testing.T) {
-			res := mustSearch(t, s, req("how do deployment rollbacks work?", func(r *canonv1.SearchRequest) {
+			res := mustSearch(t, s, req("how do deployment rollbacks work?", func(r *domain.SearchRequest) {
 				r.Options.Fusion = fusion
 				r.Options.Explain = true
 			}))
-			if len(res.GetPrimary()) == 0 {
+			if len(res.Primary) == 0 {
 				t.Fatal("no results")
 			}
-			for _, h := range append(res.GetPrimary(), res.GetRunnerUp()...) {
+			for _, h := range append(res.Primary, res.RunnerUp...) {
 				sum := 0.0
-				for _, c := range h.GetExplain().GetContributions() {
-					sum += c.GetContribution()
+				for _, c := range h.Explain.Contributions {
+					sum += c.Contribution
 				}
-				if math.Abs(sum-h.GetScore()) > 1e-9 {
-					t.Errorf("%s: contributions add to %v, score is %v", h.GetDocId(), sum, h.GetScore())
+				if math.Abs(sum-h.Score) > 1e-9 {
+					t.Errorf("%s: contributions add to %v, score is %v", h.DocID, sum, h.Score)
 				}
-				if math.IsNaN(h.GetScore()) || math.IsInf(h.GetScore(), 0) {
-					t.Errorf("%s: score %v is not finite", h.GetDocId(), h.GetScore())
+				if math.IsNaN(h.Score) || math.IsInf(h.Score, 0) {
+					t.Errorf("%s: score %v is not finite", h.DocID, h.Score)
 				}
 			}
-			if got := res.GetMeta().GetSearchStrategy().GetFusionMethod(); got != domain.FusionMethodName(fusion) {
+			if got := res.Meta.SearchStrategy.FusionMethod; got != domain.FusionMethodName(fusion) {
 				t.Errorf("fusion_method = %q", got)
 			}
 		})
@@ -206,12 +205,12 @@ func TestTrustGradientUnderBothFusions(t *testing.T) {
 	for _, c := range cases {
 		for _, fusion := range []string{domain.FusionWeighted, domain.FusionRRF} {
 			t.Run(c.name+"/"+fusion, func(t *testing.T) {
-				res := mustSearch(t, s, req(c.query, func(r *canonv1.SearchRequest) {
+				res := mustSearch(t, s, req(c.query, func(r *domain.SearchRequest) {
 					r.Options.Fusion = fusion
 					r.Options.Limit = 8
 					r.Options.Explain = true
 				}))
-				hits := append(slices.Clone(res.GetPrimary()), res.GetRunnerUp()...)
+				hits := append(slices.Clone(res.Primary), res.RunnerUp...)
 				docs := distinct(hits)
 				for doc, k := range c.top {
 					if r := slices.Index(docs, doc); r < 0 || r >= k {
@@ -226,9 +225,9 @@ func TestTrustGradientUnderBothFusions(t *testing.T) {
 				}
 				// A penalised hit says so.
 				for _, h := range hits {
-					if slices.Contains([]string{"superseded", "deprecated", "archived"}, h.GetStatus()) &&
-						h.GetExplain().GetStatusPenalty() == 0 {
-						t.Errorf("%s is %s but its explain shows no penalty", h.GetDocId(), h.GetStatus())
+					if slices.Contains([]string{"superseded", "deprecated", "archived"}, h.Status) &&
+						h.Explain.StatusPenalty == 0 {
+						t.Errorf("%s is %s but its explain shows no penalty", h.DocID, h.Status)
 					}
 				}
 			})
@@ -237,11 +236,11 @@ func TestTrustGradientUnderBothFusions(t *testing.T) {
 }
 
 // distinct lists the documents of hits in order, each once.
-func distinct(hits []*canonv1.Hit) []string {
+func distinct(hits []*domain.Hit) []string {
 	var out []string
 	for _, h := range hits {
-		if !slices.Contains(out, h.GetDocId()) {
-			out = append(out, h.GetDocId())
+		if !slices.Contains(out, h.DocID) {
+			out = append(out, h.DocID)
 		}
 	}
 	return out
@@ -265,21 +264,21 @@ func TestIdentifierSignal(t *testing.T) {
 	for _, c := range cases {
 		for _, fusion := range []string{domain.FusionWeighted, domain.FusionRRF} {
 			t.Run(c.query+"/"+fusion, func(t *testing.T) {
-				res := mustSearch(t, s, req(c.query, func(r *canonv1.SearchRequest) {
+				res := mustSearch(t, s, req(c.query, func(r *domain.SearchRequest) {
 					r.Options.Fusion = fusion
 					r.Options.Explain = true
 				}))
-				hits := append(slices.Clone(res.GetPrimary()), res.GetRunnerUp()...)
-				if len(hits) == 0 || hits[0].GetDocId() != c.first {
+				hits := append(slices.Clone(res.Primary), res.RunnerUp...)
+				if len(hits) == 0 || hits[0].DocID != c.first {
 					t.Errorf("%s should rank first: %v", c.first, distinct(hits))
 				}
 				named := map[string]bool{}
 				for _, h := range hits {
-					switch v := h.GetExplain().GetIdentifier(); {
+					switch v := h.Explain.Identifier; {
 					case v == 1:
-						named[h.GetDocId()] = true
+						named[h.DocID] = true
 					case v != 0:
-						t.Errorf("%s: identifier %v, want 0 or 1 (one identifier in the question)", h.GetDocId(), v)
+						t.Errorf("%s: identifier %v, want 0 or 1 (one identifier in the question)", h.DocID, v)
 					}
 				}
 				if got := slices.Sorted(maps.Keys(named)); !slices.Equal(got, c.named) && len(got)+len(c.named) > 0 {
@@ -301,8 +300,8 @@ func TestLexicalRescueOfExactIdentifiers(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.query, func(t *testing.T) {
 			res := mustSearch(t, s, req(c.query))
-			if r := rankOf(res.GetPrimary(), c.want); r < 0 {
-				t.Errorf("%s should reach the top 5 (the page), got %v", c.want, docIDs(res.GetPrimary()))
+			if r := rankOf(res.Primary, c.want); r < 0 {
+				t.Errorf("%s should reach the top 5 (the page), got %v", c.want, docIDs(res.Primary))
 			}
 		})
 	}
@@ -311,15 +310,15 @@ func TestLexicalRescueOfExactIdentifiers(t *testing.T) {
 func TestPerDocumentCap(t *testing.T) {
 	s := handbook(t)
 	for _, cap := range []int32{1, 2, 3} {
-		res := mustSearch(t, s, req("postgres migration cutover plan", func(r *canonv1.SearchRequest) {
+		res := mustSearch(t, s, req("postgres migration cutover plan", func(r *domain.SearchRequest) {
 			r.Options.Limit = 20
-			r.Options.Ranking = &canonv1.Ranking{MaxChunksPerDoc: proto.Int32(cap)}
+			r.Options.Ranking = domain.RankingOverride{"max_chunks_per_doc": float64(cap)}
 		}))
 		counts := map[string]int32{}
-		for _, h := range append(res.GetPrimary(), res.GetRunnerUp()...) {
-			counts[h.GetDocId()]++
-			if counts[h.GetDocId()] > cap {
-				t.Errorf("cap %d: %s has %d chunks", cap, h.GetDocId(), counts[h.GetDocId()])
+		for _, h := range append(res.Primary, res.RunnerUp...) {
+			counts[h.DocID]++
+			if counts[h.DocID] > cap {
+				t.Errorf("cap %d: %s has %d chunks", cap, h.DocID, counts[h.DocID])
 			}
 		}
 	}
@@ -330,87 +329,87 @@ func TestFilters(t *testing.T) {
 	q := "cache layer decision"
 	cases := []struct {
 		name   string
-		filter func(*canonv1.Filters)
-		check  func(*canonv1.Hit) bool
+		filter func(*domain.RawFilters)
+		check  func(*domain.Hit) bool
 	}{
-		{"tags", func(f *canonv1.Filters) { f.Tags = []string{"redis"} },
-			func(h *canonv1.Hit) bool { return slices.Contains(h.GetTags(), "redis") }},
-		{"canonical_types", func(f *canonv1.Filters) { f.CanonicalTypes = []string{"decision"} },
-			func(h *canonv1.Hit) bool { return h.GetCanonicalType() == "decision" }},
-		{"statuses", func(f *canonv1.Filters) { f.Statuses = []string{"superseded"} },
-			func(h *canonv1.Hit) bool { return h.GetStatus() == "superseded" }},
-		{"evidence_tiers", func(f *canonv1.Filters) { f.EvidenceTiers = []string{"blog"} },
-			func(h *canonv1.Hit) bool { return h.GetEvidenceTier() == "blog" }},
-		{"exclude superseded", func(f *canonv1.Filters) { f.IncludeSuperseded = proto.Bool(false) },
-			func(h *canonv1.Hit) bool { return h.GetStatus() != "superseded" }},
-		{"doc_ids filter", func(f *canonv1.Filters) {
-			f.DocIds = []string{"dec-cache-v1", "mod-session-store"}
-			f.DocIdsMode = "filter"
-		}, func(h *canonv1.Hit) bool {
-			return h.GetDocId() == "dec-cache-v1" || h.GetDocId() == "mod-session-store"
+		{"tags", func(f *domain.RawFilters) { f.Tags = []string{"redis"} },
+			func(h *domain.Hit) bool { return slices.Contains(h.Tags, "redis") }},
+		{"canonical_types", func(f *domain.RawFilters) { f.CanonicalTypes = []string{"decision"} },
+			func(h *domain.Hit) bool { return h.CanonicalType == "decision" }},
+		{"statuses", func(f *domain.RawFilters) { f.Statuses = []string{"superseded"} },
+			func(h *domain.Hit) bool { return h.Status == "superseded" }},
+		{"evidence_tiers", func(f *domain.RawFilters) { f.EvidenceTiers = []string{"blog"} },
+			func(h *domain.Hit) bool { return h.EvidenceTier == "blog" }},
+		{"exclude superseded", func(f *domain.RawFilters) { f.IncludeSuperseded = proto.Bool(false) },
+			func(h *domain.Hit) bool { return h.Status != "superseded" }},
+		{"doc_ids filter", func(f *domain.RawFilters) {
+			f.DocIDs = []string{"dec-cache-v1", "mod-session-store"}
+			f.DocIDsMode = "filter"
+		}, func(h *domain.Hit) bool {
+			return h.DocID == "dec-cache-v1" || h.DocID == "mod-session-store"
 		}},
-		{"project scope", func(f *canonv1.Filters) { f.ProjectKeys = []string{"payments"} },
-			func(h *canonv1.Hit) bool { return h.GetProjectKey() == "payments" }},
+		{"project scope", func(f *domain.RawFilters) { f.ProjectKeys = []string{"payments"} },
+			func(h *domain.Hit) bool { return h.ProjectKey == "payments" }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res := mustSearch(t, s, req(q, func(r *canonv1.SearchRequest) { c.filter(r.Filters) }))
-			hits := append(res.GetPrimary(), res.GetRunnerUp()...)
+			res := mustSearch(t, s, req(q, func(r *domain.SearchRequest) { c.filter(&r.Filters) }))
+			hits := append(res.Primary, res.RunnerUp...)
 			if len(hits) == 0 {
 				t.Fatal("filter left no results; the test corpus should have matches")
 			}
 			for _, h := range hits {
 				if !c.check(h) {
-					t.Errorf("%s violates the filter (status %q, tags %v, project %s)", h.GetDocId(), h.GetStatus(), h.GetTags(), h.GetProjectKey())
+					t.Errorf("%s violates the filter (status %q, tags %v, project %s)", h.DocID, h.Status, h.Tags, h.ProjectKey)
 				}
 			}
 		})
 	}
 	t.Run("source_types", func(t *testing.T) {
-		res := mustSearch(t, s, req("what did we decide", func(r *canonv1.SearchRequest) { r.Filters.SourceTypes = []string{"meeting-notes"} }))
-		if len(res.GetPrimary()) == 0 {
+		res := mustSearch(t, s, req("what did we decide", func(r *domain.SearchRequest) { r.Filters.SourceTypes = []string{"meeting-notes"} }))
+		if len(res.Primary) == 0 {
 			t.Fatal("no meeting notes found")
 		}
-		for _, h := range res.GetPrimary() {
-			if !strings.HasPrefix(h.GetDocId(), "mtg-") {
-				t.Errorf("%s is not a meeting note", h.GetDocId())
+		for _, h := range res.Primary {
+			if !strings.HasPrefix(h.DocID, "mtg-") {
+				t.Errorf("%s is not a meeting note", h.DocID)
 			}
 		}
 	})
 	t.Run("dates", func(t *testing.T) {
-		res := mustSearch(t, s, req(q, func(r *canonv1.SearchRequest) {
+		res := mustSearch(t, s, req(q, func(r *domain.SearchRequest) {
 			r.Filters.DateFrom, r.Filters.DateTo = "2025-01-01", "2025-12-31"
 		}))
-		if rankOf(res.GetPrimary(), "dec-cache-v2") < 0 {
-			t.Errorf("dec-cache-v2 (2025-03-14) should pass a 2025 date filter: %v", docIDs(res.GetPrimary()))
+		if rankOf(res.Primary, "dec-cache-v2") < 0 {
+			t.Errorf("dec-cache-v2 (2025-03-14) should pass a 2025 date filter: %v", docIDs(res.Primary))
 		}
-		if rankOf(append(res.GetPrimary(), res.GetRunnerUp()...), "dec-cache-v1") >= 0 {
+		if rankOf(append(res.Primary, res.RunnerUp...), "dec-cache-v1") >= 0 {
 			t.Error("dec-cache-v1 (2023) passed a 2025 date filter")
 		}
 	})
 	t.Run("doc_ids boost", func(t *testing.T) {
 		// Without naming it, the incident is not on the page for this question...
 		plain := mustSearch(t, s, req(q))
-		if rankOf(plain.GetPrimary(), "int-stripe-webhooks") >= 0 {
+		if rankOf(plain.Primary, "int-stripe-webhooks") >= 0 {
 			t.Fatalf("test premise: int-stripe-webhooks should not match %q", q)
 		}
 		// ...naming it (doc_ids or @slug) brings it in through the mention leg with the
 		// mention boost, although neither leg matched it. A boost, not a pin.
-		for _, named := range []*canonv1.SearchRequest{
-			req(q, func(r *canonv1.SearchRequest) {
-				r.Filters.DocIds = []string{"int-stripe-webhooks"}
+		for _, named := range []*domain.SearchRequest{
+			req(q, func(r *domain.SearchRequest) {
+				r.Filters.DocIDs = []string{"int-stripe-webhooks"}
 				r.Options.Explain = true
 			}),
-			req(q+" @int-stripe-webhooks", func(r *canonv1.SearchRequest) { r.Options.Explain = true }),
+			req(q+" @int-stripe-webhooks", func(r *domain.SearchRequest) { r.Options.Explain = true }),
 		} {
 			res := mustSearch(t, s, named)
-			all := append(res.GetPrimary(), res.GetRunnerUp()...)
+			all := append(res.Primary, res.RunnerUp...)
 			i := rankOf(all, "int-stripe-webhooks")
 			if i < 0 {
 				t.Fatalf("a named document should be a candidate, got %v", docIDs(all))
 			}
-			if all[i].GetExplain().GetMention() != 1 {
-				t.Errorf("mention signal = %v, want 1", all[i].GetExplain().GetMention())
+			if all[i].Explain.Mention != 1 {
+				t.Errorf("mention signal = %v, want 1", all[i].Explain.Mention)
 			}
 		}
 	})
@@ -419,9 +418,9 @@ func TestFilters(t *testing.T) {
 func TestDeterministicOrder(t *testing.T) {
 	s := handbook(t)
 	for _, fusion := range domain.Fusions {
-		a := mustSearch(t, s, req("incident ledger replication lag", func(r *canonv1.SearchRequest) { r.Options.Fusion = fusion }))
+		a := mustSearch(t, s, req("incident ledger replication lag", func(r *domain.SearchRequest) { r.Options.Fusion = fusion }))
 		for i := 0; i < 3; i++ {
-			b := mustSearch(t, s, req("incident ledger replication lag", func(r *canonv1.SearchRequest) { r.Options.Fusion = fusion }))
+			b := mustSearch(t, s, req("incident ledger replication lag", func(r *domain.SearchRequest) { r.Options.Fusion = fusion }))
 			if !slices.Equal(chunkIDs(a), chunkIDs(b)) {
 				t.Fatalf("%s: order changed between runs: %v vs %v", fusion, chunkIDs(a), chunkIDs(b))
 			}
@@ -429,10 +428,10 @@ func TestDeterministicOrder(t *testing.T) {
 	}
 }
 
-func chunkIDs(r *canonv1.SearchResult) []int64 {
+func chunkIDs(r *domain.SearchResult) []int64 {
 	var out []int64
-	for _, h := range append(r.GetPrimary(), r.GetRunnerUp()...) {
-		out = append(out, h.GetChunkId())
+	for _, h := range append(r.Primary, r.RunnerUp...) {
+		out = append(out, h.ChunkID)
 	}
 	return out
 }
@@ -441,7 +440,7 @@ func TestInvalidRequests(t *testing.T) {
 	s := handbook(t)
 	cases := []struct {
 		name     string
-		r        *canonv1.SearchRequest
+		r        *domain.SearchRequest
 		notFound bool
 		want     string
 	}{
@@ -449,17 +448,17 @@ func TestInvalidRequests(t *testing.T) {
 		{"whitespace", req("  \n\t "), false, "query is empty"},
 		{"too long", req(strings.Repeat("a", 4001)), false, "limit is 4000"},
 		{"invalid utf8", req("caf\xe9"), false, "UTF-8"},
-		{"limit 0 is default, 101 is not", req("x", func(r *canonv1.SearchRequest) { r.Options.Limit = 101 }), false, "limit must be between 1 and 100"},
-		{"negative limit", req("x", func(r *canonv1.SearchRequest) { r.Options.Limit = -1 }), false, "limit must be between"},
-		{"unknown fusion", req("x", func(r *canonv1.SearchRequest) { r.Options.Fusion = "magic" }), false, "unknown fusion"},
-		{"dates reversed", req("x", func(r *canonv1.SearchRequest) { r.Filters.DateFrom, r.Filters.DateTo = "2025-02-01", "2025-01-01" }), false, "is after"},
-		{"bad date", req("x", func(r *canonv1.SearchRequest) { r.Filters.DateFrom = "yesterday" }), false, "YYYY-MM-DD"},
-		{"bad status", req("x", func(r *canonv1.SearchRequest) { r.Filters.Statuses = []string{"done"} }), false, "unknown value"},
-		{"no project", req("x", func(r *canonv1.SearchRequest) { r.Filters.ProjectKeys = nil }), false, "no project"},
-		{"negative weight", req("x", func(r *canonv1.SearchRequest) {
-			r.Options.Ranking = &canonv1.Ranking{VectorWeight: proto.Float64(-1)}
+		{"limit 0 is default, 101 is not", req("x", func(r *domain.SearchRequest) { r.Options.Limit = 101 }), false, "limit must be between 1 and 100"},
+		{"negative limit", req("x", func(r *domain.SearchRequest) { r.Options.Limit = -1 }), false, "limit must be between"},
+		{"unknown fusion", req("x", func(r *domain.SearchRequest) { r.Options.Fusion = "magic" }), false, "unknown fusion"},
+		{"dates reversed", req("x", func(r *domain.SearchRequest) { r.Filters.DateFrom, r.Filters.DateTo = "2025-02-01", "2025-01-01" }), false, "is after"},
+		{"bad date", req("x", func(r *domain.SearchRequest) { r.Filters.DateFrom = "yesterday" }), false, "YYYY-MM-DD"},
+		{"bad status", req("x", func(r *domain.SearchRequest) { r.Filters.Statuses = []string{"done"} }), false, "unknown value"},
+		{"no project", req("x", func(r *domain.SearchRequest) { r.Filters.ProjectKeys = nil }), false, "no project"},
+		{"negative weight", req("x", func(r *domain.SearchRequest) {
+			r.Options.Ranking = domain.RankingOverride{"vector_weight": -1}
 		}), false, "vector_weight must not be negative"},
-		{"unknown project", req("x", func(r *canonv1.SearchRequest) { r.Filters.ProjectKeys = []string{"nope"} }), true, "unknown project"},
+		{"unknown project", req("x", func(r *domain.SearchRequest) { r.Filters.ProjectKeys = []string{"nope"} }), true, "unknown project"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -484,20 +483,20 @@ func TestInvalidRequests(t *testing.T) {
 func TestStopWordsOnlyQuestionIsFinite(t *testing.T) {
 	s := handbook(t)
 	for _, fusion := range domain.Fusions {
-		res := mustSearch(t, s, req("what is this and why?", func(r *canonv1.SearchRequest) {
+		res := mustSearch(t, s, req("what is this and why?", func(r *domain.SearchRequest) {
 			r.Options.Fusion = fusion
 			r.Options.Explain = true
 		}))
-		for _, h := range append(res.GetPrimary(), res.GetRunnerUp()...) {
-			if math.IsNaN(h.GetScore()) || math.IsNaN(h.GetVectorSimilarity()) {
-				t.Errorf("%s: %s has a NaN score", fusion, h.GetDocId())
+		for _, h := range append(res.Primary, res.RunnerUp...) {
+			if math.IsNaN(h.Score) || math.IsNaN(h.VectorSimilarity) {
+				t.Errorf("%s: %s has a NaN score", fusion, h.DocID)
 			}
 		}
 	}
-	res := mustSearch(t, s, req("error E5032", func(r *canonv1.SearchRequest) { r.Options.Fusion = domain.FusionKeywordOnly }))
-	for _, h := range res.GetPrimary() {
-		if h.GetVectorSimilarity() != 0 {
-			t.Errorf("keyword_only must not report a cosine, got %v", h.GetVectorSimilarity())
+	res := mustSearch(t, s, req("error E5032", func(r *domain.SearchRequest) { r.Options.Fusion = domain.FusionKeywordOnly }))
+	for _, h := range res.Primary {
+		if h.VectorSimilarity != 0 {
+			t.Errorf("keyword_only must not report a cosine, got %v", h.VectorSimilarity)
 		}
 	}
 }
@@ -505,12 +504,12 @@ func TestStopWordsOnlyQuestionIsFinite(t *testing.T) {
 func TestLegacyProjectKey(t *testing.T) {
 	s := handbook(t)
 	r := req("cache layer")
-	r.Filters = &canonv1.Filters{ProjectKey: "payments"}
+	r.Filters = domain.RawFilters{ProjectKey: "payments"}
 	res := mustSearch(t, s, r)
-	if len(res.GetPrimary()) == 0 || res.GetPrimary()[0].GetProjectKey() != "payments" {
-		t.Fatalf("legacy project_key should scope to payments: %v", docIDs(res.GetPrimary()))
+	if len(res.Primary) == 0 || res.Primary[0].ProjectKey != "payments" {
+		t.Fatalf("legacy project_key should scope to payments: %v", docIDs(res.Primary))
 	}
-	if got := res.GetMeta().GetSearchStrategy().GetFiltersApplied().GetProjectKeys(); !slices.Equal(got, []string{"payments"}) {
+	if got := res.Meta.SearchStrategy.FiltersApplied.ProjectKeys; !slices.Equal(got, []string{"payments"}) {
 		t.Errorf("filters_applied.project_keys = %v", got)
 	}
 }
@@ -547,7 +546,7 @@ func TestStatementIsRunnable(t *testing.T) {
 		t.Fatal(rows.Err())
 	}
 	res := mustSearch(t, s, req("what cache layer did we standardise on?"))
-	want := docIDs(append(res.GetPrimary(), res.GetRunnerUp()...))
+	want := docIDs(append(res.Primary, res.RunnerUp...))
 	if !slices.Equal(slugs, want) {
 		t.Errorf("psql statement order %v differs from Search %v", slugs, want)
 	}
@@ -574,10 +573,10 @@ func TestGoldenRankings(t *testing.T) {
 	var b strings.Builder
 	for _, q := range queries {
 		for _, fusion := range []string{domain.FusionWeighted, domain.FusionRRF} {
-			res := mustSearch(t, s, req(q, func(r *canonv1.SearchRequest) { r.Options.Fusion = fusion }))
+			res := mustSearch(t, s, req(q, func(r *domain.SearchRequest) { r.Options.Fusion = fusion }))
 			fmt.Fprintf(&b, "## %s [%s]\n", q, fusion)
-			for i, h := range res.GetPrimary() {
-				fmt.Fprintf(&b, "%d. %-32s %.4f  %s\n", i+1, h.GetDocId(), h.GetScore(), strings.Join(h.GetHeadingPath(), " > "))
+			for i, h := range res.Primary {
+				fmt.Fprintf(&b, "%d. %-32s %.4f  %s\n", i+1, h.DocID, h.Score, strings.Join(h.HeadingPath, " > "))
 			}
 			b.WriteString("\n")
 		}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/pgvector/pgvector-go"
 
-	canonv1 "github.com/canonkb/canon/gen/canon/v1"
+	"github.com/canonkb/canon/domain"
 	db "github.com/canonkb/canon/gen/db"
 	"github.com/canonkb/canon/internal/sqlcapture"
 )
@@ -21,7 +21,7 @@ import (
 // its plan): the ranking statement (RankingStatement), then the graph step's
 // statement, seeded by the page the ranking returns now (so it runs the ranking
 // once to know that page).
-func (s *Searcher) Statement(ctx context.Context, req *canonv1.SearchRequest) (string, error) {
+func (s *Searcher) Statement(ctx context.Context, req *domain.SearchRequest) (string, error) {
 	p, err := s.plan(ctx, req)
 	if err != nil {
 		return "", err
@@ -67,7 +67,7 @@ func (s *Searcher) Statement(ctx context.Context, req *canonv1.SearchRequest) (s
 // RankingStatement returns the ranking statement of a request alone, bound like
 // Statement's, in the transaction that sets the HNSW options: BEGIN; SET LOCAL
 // lines; the statement; COMMIT.
-func (s *Searcher) RankingStatement(ctx context.Context, req *canonv1.SearchRequest) (string, error) {
+func (s *Searcher) RankingStatement(ctx context.Context, req *domain.SearchRequest) (string, error) {
 	p, err := s.plan(ctx, req)
 	if err != nil {
 		return "", err

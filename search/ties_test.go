@@ -10,7 +10,6 @@ import (
 
 	"github.com/canonkb/canon/domain"
 	"github.com/canonkb/canon/embed"
-	canonv1 "github.com/canonkb/canon/gen/canon/v1"
 	"github.com/canonkb/canon/ingest"
 	"github.com/canonkb/canon/markdown"
 )
@@ -51,21 +50,21 @@ func TestApproximateKeywordLegBreaksImpactTiesByChunkID(t *testing.T) {
 	first := func() int64 {
 		t.Helper()
 		one, multiplier := int32(1), int32(1)
-		res := mustSearch(t, newSearcher(domain.DefaultRanking(domain.ProfileHashKeywordLed)), &canonv1.SearchRequest{
+		res := mustSearch(t, newSearcher(domain.DefaultRanking(domain.ProfileHashKeywordLed)), &domain.SearchRequest{
 			Query:   term,
-			Filters: &canonv1.Filters{ProjectKeys: []string{project}},
-			Options: &canonv1.SearchOptions{
+			Filters: domain.RawFilters{ProjectKeys: []string{project}},
+			Options: domain.SearchOptions{
 				Fusion: domain.FusionKeywordOnly, Limit: 1, GraphExpansion: proto.Bool(false),
-				Ranking: &canonv1.Ranking{Bm25TermLimit: &one, CandidateMultiplier: &multiplier},
+				Ranking: domain.RankingOverride{"bm25_term_limit": float64(one), "candidate_multiplier": float64(multiplier)},
 			},
 		})
-		if m := res.GetMeta().GetSearchStrategy().GetKeywordMode(); m != "approximate:1" {
+		if m := res.Meta.SearchStrategy.KeywordMode; m != "approximate:1" {
 			t.Fatalf("keyword_mode %q, want approximate:1", m)
 		}
-		if len(res.GetPrimary()) != 1 {
-			t.Fatalf("%d hits, want 1", len(res.GetPrimary()))
+		if len(res.Primary) != 1 {
+			t.Fatalf("%d hits, want 1", len(res.Primary))
 		}
-		return res.GetPrimary()[0].GetChunkId()
+		return res.Primary[0].ChunkID
 	}
 	if got := first(); got != tied[0] {
 		t.Fatalf("the leg read chunk %d of the tied %v, want the lowest id", got, tied)

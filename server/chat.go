@@ -7,15 +7,15 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"time"
 
 	"connectrpc.com/connect"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/canonkb/canon/chat"
+	"github.com/canonkb/canon/chatlog"
+	"github.com/canonkb/canon/domain"
 	canonv1 "github.com/canonkb/canon/gen/canon/v1"
-	db "github.com/canonkb/canon/gen/db"
 )
 
 type chatHandler struct {
@@ -25,17 +25,17 @@ type chatHandler struct {
 }
 
 func (h *chatHandler) Chat(ctx context.Context, req *connect.Request[canonv1.ChatRequest]) (*connect.Response[canonv1.ChatResponse], error) {
-	res, err := h.chat.Answer(ctx, req.Msg, req.Header().Get("Accept-Language"), chat.Events{})
+	res, err := h.chat.Answer(ctx, ChatRequest(req.Msg), req.Header().Get("Accept-Language"), chat.Events{})
 	if err != nil {
 		return nil, chatError(ctx, h.log, err)
 	}
-	return connect.NewResponse(res), nil
+	return connect.NewResponse(ChatResponseProto(res)), nil
 }
 
 func (h *chatHandler) ChatStream(ctx context.Context, req *connect.Request[canonv1.ChatRequest], stream *connect.ServerStream[canonv1.ChatStreamResponse]) error {
-	res, err := h.chat.Answer(ctx, req.Msg, req.Header().Get("Accept-Language"), chat.Events{
-		Retrieval: func(s *canonv1.RetrievalSummary) error {
-			return stream.Send(&canonv1.ChatStreamResponse{Event: &canonv1.ChatStreamResponse_Retrieval{Retrieval: s}})
+	res, err := h.chat.Answer(ctx, ChatRequest(req.Msg), req.Header().Get("Accept-Language"), chat.Events{
+		Retrieval: func(s domain.RetrievalSummary) error {
+			return stream.Send(&canonv1.ChatStreamResponse{Event: &canonv1.ChatStreamResponse_Retrieval{Retrieval: RetrievalSummaryProto(s)}})
 		},
 		Delta: func(d string) error {
 			return stream.Send(&canonv1.ChatStreamResponse{Event: &canonv1.ChatStreamResponse_Delta{Delta: d}})
@@ -44,43 +44,15 @@ func (h *chatHandler) ChatStream(ctx context.Context, req *connect.Request[canon
 	if err != nil {
 		return chatError(ctx, h.log, err)
 	}
-	return stream.Send(&canonv1.ChatStreamResponse{Event: &canonv1.ChatStreamResponse_Final{Final: res}})
+	return stream.Send(&canonv1.ChatStreamResponse{Event: &canonv1.ChatStreamResponse_Final{Final: ChatResponseProto(res)}})
 }
 
 func (h *chatHandler) ContentGaps(ctx context.Context, req *connect.Request[canonv1.ContentGapsRequest]) (*connect.Response[canonv1.ContentGapsResponse], error) {
-	res, err := ContentGaps(ctx, h.pool, req.Msg)
+	gaps, err := chatlog.ContentGaps(ctx, h.pool, req.Msg.GetProjectKey(), int(req.Msg.GetLimit()))
 	if err != nil {
 		return nil, toConnect(ctx, h.log, "content gaps", err)
 	}
-	return connect.NewResponse(res), nil
-}
-
-// ContentGaps lists a project's unanswered questions, most asked first.
-func ContentGaps(ctx context.Context, pool *pgxpool.Pool, req *canonv1.ContentGapsRequest) (*canonv1.ContentGapsResponse, error) {
-	limit := req.GetLimit()
-	if limit == 0 {
-		limit = 50
-	}
-	if limit < 1 || limit > 1000 {
-		return nil, invalidf("limit must be between 1 and 1000")
-	}
-	if req.GetProjectKey() == "" {
-		return nil, invalidf("project_key is required")
-	}
-	q := db.New(pool)
-	if _, err := q.ProjectGetByKey(ctx, req.GetProjectKey()); err != nil {
-		return nil, notFoundf("unknown project %q", req.GetProjectKey())
-	}
-	rows, err := q.ContentGapList(ctx, db.ContentGapListParams{ProjectKey: req.GetProjectKey(), RowLimit: limit})
-	if err != nil {
-		return nil, err
-	}
-	out := &canonv1.ContentGapsResponse{}
-	for _, r := range rows {
-		out.Gaps = append(out.Gaps, &canonv1.ContentGap{Question: r.ExampleQuestion, Count: r.Count,
-			FirstSeen: r.FirstSeen.UTC().Format(time.RFC3339), LastSeen: r.LastSeen.UTC().Format(time.RFC3339)})
-	}
-	return out, nil
+	return connect.NewResponse(ContentGapsProto(gaps)), nil
 }
 
 func chatError(ctx context.Context, log *slog.Logger, err error) error {
@@ -107,7 +79,7 @@ func (h *chatHandler) jsonChat(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, connect.CodeInvalidArgument, "request body is not a valid chat request: "+err.Error())
 		return
 	}
-	res, err := h.chat.Answer(r.Context(), &req, r.Header.Get("Accept-Language"), chat.Events{})
+	res, err := h.chat.Answer(r.Context(), ChatRequest(&req), r.Header.Get("Accept-Language"), chat.Events{})
 	if err != nil {
 		var ce *connect.Error
 		if errors.As(chatError(r.Context(), h.log, err), &ce) {
@@ -117,7 +89,7 @@ func (h *chatHandler) jsonChat(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, connect.CodeInternal, "chat failed")
 		return
 	}
-	b, err := protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}.Marshal(res)
+	b, err := protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}.Marshal(ChatResponseProto(res))
 	if err != nil {
 		writeJSONError(w, connect.CodeInternal, "chat failed")
 		return

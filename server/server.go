@@ -6,7 +6,6 @@ package server
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -93,7 +92,7 @@ func NewHTTPServer(addr string, h http.Handler) *http.Server {
 
 // Searcher runs a search request.
 type Searcher interface {
-	Search(ctx context.Context, req *canonv1.SearchRequest) (*canonv1.SearchResult, error)
+	Search(ctx context.Context, req *domain.SearchRequest) (*domain.SearchResult, error)
 }
 
 type searchHandler struct {
@@ -102,11 +101,11 @@ type searchHandler struct {
 }
 
 func (h *searchHandler) Search(ctx context.Context, req *connect.Request[canonv1.SearchRequest]) (*connect.Response[canonv1.SearchResponse], error) {
-	res, err := h.searcher.Search(ctx, req.Msg)
+	res, err := h.searcher.Search(ctx, SearchRequest(req.Msg))
 	if err != nil {
 		return nil, toConnect(ctx, h.log, "search", err)
 	}
-	return connect.NewResponse(&canonv1.SearchResponse{Result: res}), nil
+	return connect.NewResponse(&canonv1.SearchResponse{Result: SearchResultProto(res)}), nil
 }
 
 type ingestHandler struct {
@@ -171,14 +170,6 @@ func (h *projectHandler) ListProjects(ctx context.Context, _ *connect.Request[ca
 		})
 	}
 	return connect.NewResponse(out), nil
-}
-
-func invalidf(format string, args ...any) error {
-	return &domain.InvalidError{Message: fmt.Sprintf(format, args...)}
-}
-
-func notFoundf(format string, args ...any) error {
-	return &domain.NotFoundError{Message: fmt.Sprintf(format, args...)}
 }
 
 // toConnect maps errors to Connect codes: the caller's mistakes keep their message;

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/canonkb/canon/chat"
+	"github.com/canonkb/canon/chatlog"
 	canonv1 "github.com/canonkb/canon/gen/canon/v1"
 	"github.com/canonkb/canon/hierarchy"
 	"github.com/canonkb/canon/server"
@@ -55,10 +56,11 @@ runs in two passes, its entities' documents first (--no-hierarchy: flat).`,
 			if streaming {
 				ev.Delta = func(d string) error { _, err := io.WriteString(out, d); return err }
 			}
-			res, err := a.chat.Answer(cmd.Context(), req, os.Getenv("LANG"), ev)
+			answer, err := a.chat.Answer(cmd.Context(), server.ChatRequest(req), os.Getenv("LANG"), ev)
 			if err != nil {
 				return err
 			}
+			res := server.ChatResponseProto(answer)
 			if asJSON {
 				return printJSON(out, res)
 			}
@@ -164,10 +166,11 @@ func newGapsCmd() *cobra.Command {
 				return err
 			}
 			defer a.Close()
-			res, err := server.ContentGaps(cmd.Context(), a.pool, &canonv1.ContentGapsRequest{ProjectKey: project, Limit: int32(limit)})
+			gaps, err := chatlog.ContentGaps(cmd.Context(), a.pool, project, limit)
 			if err != nil {
 				return err
 			}
+			res := server.ContentGapsProto(gaps)
 			out := cmd.OutOrStdout()
 			if asJSON {
 				return printJSON(out, res)

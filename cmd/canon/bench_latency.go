@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/canonkb/canon/bench"
+	"github.com/canonkb/canon/domain"
 	canonv1 "github.com/canonkb/canon/gen/canon/v1"
 	"github.com/canonkb/canon/gen/canon/v1/canonv1connect"
 	"github.com/canonkb/canon/markdown"
@@ -193,10 +194,24 @@ type connectSearch struct {
 	client canonv1connect.SearchServiceClient
 }
 
-func (c connectSearch) Search(ctx context.Context, req *canonv1.SearchRequest) (*canonv1.SearchResult, error) {
-	res, err := c.client.Search(ctx, connect.NewRequest(req))
+// Search runs req over Connect. The result carries the hits' identity and score
+// only: the latency harness counts and orders hits, it does not read their text.
+func (c connectSearch) Search(ctx context.Context, req *domain.SearchRequest) (*domain.SearchResult, error) {
+	res, err := c.client.Search(ctx, connect.NewRequest(server.SearchRequestProto(req)))
 	if err != nil {
 		return nil, err
 	}
-	return res.Msg.GetResult(), nil
+	m := res.Msg.GetResult()
+	hits := func(list []*canonv1.Hit) []*domain.Hit {
+		out := make([]*domain.Hit, len(list))
+		for i, h := range list {
+			out[i] = &domain.Hit{DocID: h.GetDocId(), ChunkID: h.GetChunkId(), Score: h.GetScore(), Origin: h.GetOrigin()}
+		}
+		return out
+	}
+	return &domain.SearchResult{
+		Primary: hits(m.GetPrimary()), Expanded: hits(m.GetExpanded()), Rejected: hits(m.GetRejected()),
+		RunnerUp: hits(m.GetRunnerUp()),
+		Meta:     domain.SearchMeta{SearchMode: m.GetMeta().GetSearchMode(), HierarchyReason: m.GetMeta().GetHierarchyReason()},
+	}, nil
 }

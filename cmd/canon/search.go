@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	canonv1 "github.com/canonkb/canon/gen/canon/v1"
+	"github.com/canonkb/canon/server"
 )
 
 // searchFlags are the request flags `search` (and later `ask`) share.
@@ -84,17 +85,18 @@ bound, ready for psql: the ranking, then the graph step seeded by its page.`,
 			hflags.apply(cmd, req.Options)
 			out := cmd.OutOrStdout()
 			if sqlF {
-				stmt, err := a.searcher.Statement(cmd.Context(), req)
+				stmt, err := a.searcher.Statement(cmd.Context(), server.SearchRequest(req))
 				if err != nil {
 					return err
 				}
 				_, err = io.WriteString(out, stmt)
 				return err
 			}
-			res, err := a.hierarchy.Search(cmd.Context(), req)
+			found, err := a.hierarchy.Search(cmd.Context(), server.SearchRequest(req))
 			if err != nil {
 				return err
 			}
+			res := server.SearchResultProto(found)
 			if asJSON {
 				return printJSON(out, res)
 			}

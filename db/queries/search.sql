@@ -493,38 +493,3 @@ CROSS JOIN corpus c
 JOIN postings p ON p.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND p.lexeme = t.lexeme
 WHERE p.chunk_id = ANY (sqlc.arg(chunk_ids)::bigint[])
 ORDER BY p.chunk_id, score DESC, t.lexeme;
-
--- name: SearchEvidence :many
--- The refusal gate's absolute evidence for given chunks against a question: the
--- same vector_similarity and keyword_coverage as SearchRank's signals, for the
--- hits of a two-pass search. Pass 2 ranks by the question without the words that
--- named the chosen entities (stripped); the gate needs the evidence of the
--- question asked. Every such hit is a document linked to a chosen entity (owner,
--- attendee, explicit link, mention, its own page), so it accounts for the
--- question's terms that named the entity even where its text does not repeat
--- them; the other terms still have to be in the chunk.
-WITH query_lexemes AS (
-    SELECT coalesce(array_agg(t.lexeme), '{}')::text[] AS lexemes, count(*)::float8 AS n
-    FROM canon_query_terms(sqlc.arg(query)::text) AS t (lexeme, qtf)
-),
-named_lexemes AS (
-    SELECT coalesce(array_agg(n.lexeme), '{}')::text[] AS lexemes
-    FROM (SELECT t.lexeme FROM canon_query_terms(sqlc.arg(query)::text) AS t (lexeme, qtf)
-          EXCEPT
-          SELECT t.lexeme FROM canon_query_terms(sqlc.arg(stripped)::text) AS t (lexeme, qtf)) n
-)
-SELECT c.id AS chunk_id,
-       CASE WHEN sqlc.arg(semantic_enabled)::boolean
-            THEN greatest(1 - (c.embedding <=> sqlc.arg(query_embedding)::vector), 0)
-            ELSE 0
-       END::float8 AS vector_similarity,
-       CASE WHEN q.n = 0 THEN 0
-            ELSE cardinality(ARRAY((SELECT unnest(tsvector_to_array(c.tsv)) UNION SELECT unnest(nl.lexemes))
-                                   INTERSECT SELECT unnest(q.lexemes)))::float8 / q.n
-       END::float8 AS keyword_coverage
-FROM chunks c
-CROSS JOIN query_lexemes q
-CROSS JOIN named_lexemes nl
-WHERE c.project_id = ANY (sqlc.arg(project_ids)::bigint[])
-  AND c.id = ANY (sqlc.arg(chunk_ids)::bigint[])
-ORDER BY c.id;

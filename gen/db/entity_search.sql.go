@@ -410,3 +410,81 @@ func (q *Queries) EntityRank(ctx context.Context, arg EntityRankParams) ([]Entit
 	}
 	return items, nil
 }
+
+const searchEvidence = `-- name: SearchEvidence :many
+WITH query_lexemes AS (
+    SELECT coalesce(array_agg(t.lexeme), '{}')::text[] AS lexemes, count(*)::float8 AS n
+    FROM canon_query_terms($5::text) AS t (lexeme, qtf)
+),
+named_lexemes AS (
+    SELECT coalesce(array_agg(n.lexeme), '{}')::text[] AS lexemes
+    FROM (SELECT t.lexeme FROM canon_query_terms($5::text) AS t (lexeme, qtf)
+          EXCEPT
+          SELECT t.lexeme FROM canon_query_terms($6::text) AS t (lexeme, qtf)) n
+)
+SELECT c.id AS chunk_id,
+       CASE WHEN $1::boolean
+            THEN greatest(1 - (c.embedding <=> $2::vector), 0)
+            ELSE 0
+       END::float8 AS vector_similarity,
+       CASE WHEN q.n = 0 THEN 0
+            ELSE cardinality(ARRAY((SELECT unnest(tsvector_to_array(c.tsv)) UNION SELECT unnest(nl.lexemes))
+                                   INTERSECT SELECT unnest(q.lexemes)))::float8 / q.n
+       END::float8 AS keyword_coverage
+FROM chunks c
+CROSS JOIN query_lexemes q
+CROSS JOIN named_lexemes nl
+WHERE c.project_id = ANY ($3::bigint[])
+  AND c.id = ANY ($4::bigint[])
+ORDER BY c.id
+`
+
+type SearchEvidenceParams struct {
+	SemanticEnabled bool
+	QueryEmbedding  *pgvector.Vector
+	ProjectIds      []int64
+	ChunkIds        []int64
+	Query           string
+	Stripped        string
+}
+
+type SearchEvidenceRow struct {
+	ChunkID          int64
+	VectorSimilarity float64
+	KeywordCoverage  float64
+}
+
+// The refusal gate's absolute evidence for given chunks against a question: the
+// same vector_similarity and keyword_coverage as SearchRank's signals, for the
+// hits of a two-pass search. Pass 2 ranks by the question without the words that
+// named the chosen entities (stripped); the gate needs the evidence of the
+// question asked. Every such hit is a document linked to a chosen entity (owner,
+// attendee, explicit link, mention, its own page), so it accounts for the
+// question's terms that named the entity even where its text does not repeat
+// them; the other terms still have to be in the chunk.
+func (q *Queries) SearchEvidence(ctx context.Context, arg SearchEvidenceParams) ([]SearchEvidenceRow, error) {
+	rows, err := q.db.Query(ctx, searchEvidence,
+		arg.SemanticEnabled,
+		arg.QueryEmbedding,
+		arg.ProjectIds,
+		arg.ChunkIds,
+		arg.Query,
+		arg.Stripped,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SearchEvidenceRow
+	for rows.Next() {
+		var i SearchEvidenceRow
+		if err := rows.Scan(&i.ChunkID, &i.VectorSimilarity, &i.KeywordCoverage); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

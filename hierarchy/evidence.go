@@ -1,0 +1,55 @@
+package hierarchy
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/canonkb/canon/domain"
+	db "github.com/canonkb/canon/gen/db"
+	"github.com/canonkb/canon/search"
+)
+
+// evidence sets the vector_similarity and keyword_coverage of res's primary and
+// runner-up hits against asked's question, in one statement
+// (SearchEvidence in db/queries/entity_search.sql). Pass 2 ranks with a Requery
+// copy; the refusal gate and the API promise the evidence of the question that
+// was asked. The question's terms that are not in stripped (the question without
+// the chosen entities' names) count as covered: every hit is linked to one.
+func (h *Searcher) evidence(ctx context.Context, asked *search.Prepared, res *domain.SearchResult, stripped string) error {
+	var ids []int64
+	hits := map[int64][]*domain.Hit{}
+	for _, list := range [][]*domain.Hit{res.Primary, res.RunnerUp} {
+		for _, hit := range list {
+			if hits[hit.ChunkID] == nil {
+				ids = append(ids, hit.ChunkID)
+			}
+			hits[hit.ChunkID] = append(hits[hit.ChunkID], hit)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	// QueryEmbedding is nil when the vector leg sat the question out.
+	embedding := asked.QueryEmbedding()
+	rows, err := db.New(h.pool).SearchEvidence(ctx, db.SearchEvidenceParams{
+		SemanticEnabled: embedding != nil, QueryEmbedding: embedding,
+		ProjectIds: asked.ProjectIDs(), ChunkIds: ids, Query: asked.Query(), Stripped: stripped,
+	})
+	if err != nil {
+		return fmt.Errorf("evidence: %w", err)
+	}
+	for _, r := range rows {
+		for _, hit := range hits[r.ChunkID] {
+			hit.VectorSimilarity, hit.KeywordCoverage = finite(r.VectorSimilarity), finite(r.KeywordCoverage)
+		}
+	}
+	return nil
+}
+
+func finite(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return v
+}
