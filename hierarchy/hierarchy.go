@@ -87,13 +87,14 @@ type Config struct {
 	// request's options.hierarchy_alpha overrides it (KB_HIERARCHY_ALPHA).
 	Alpha float64
 	// LinkStrength lets a body mention's occurrence count weigh the link
-	// (KB_HIERARCHY_LINK_STRENGTH); without it every link weighs 1. See
-	// DefaultConfig for the measurement behind the default.
+	// (KB_HIERARCHY_LINK_STRENGTH); without it every link weighs 1: one passing
+	// mention is weaker evidence than ownership or attendance.
 	LinkStrength bool
 	// TextHalf is the number of body mentions that weigh 0.5 with LinkStrength.
 	TextHalf float64
 	// StripNames ranks pass 2 with the question minus the words that named a
-	// chosen entity (KB_HIERARCHY_STRIP_NAMES). See DefaultConfig.
+	// chosen entity (KB_HIERARCHY_STRIP_NAMES): kept, a team's name sends the
+	// team's own pages to the top and its members' decisions never reach the result.
 	StripNames bool
 	// BatchSize is the number of candidates each pass-2 round admits
 	// (KB_HIERARCHY_BATCH_SIZE).
@@ -110,32 +111,8 @@ type Config struct {
 }
 
 // DefaultConfig is the configuration canon ships; the KB_HIERARCHY_* defaults.
-// The choices below were measured on the labelled entity questions
-// (testdata/entity_queries.yaml, TestPrecisionAt5; numbers in README.md):
-//
-// LinkStrength on: a declared link (owner, `entities:`, attendee) and the
-// entity's own page weigh 1, a body mention n/(n+TextHalf) for n occurrences
-// (TextHalf 1: one passing mention weighs 0.5, three 0.75). Precision@5 0.650
-// with it, 0.567 without: a single passing mention ("the reporting schema Marco
-// owns") is weaker evidence than ownership or attendance. TextHalf 0.5 and 2
-// measured the same.
-//
-// StripNames on: pass 2 ranks the question without the words that named a chosen
-// entity (0.650 against 0.633 kept), and the team question needs it: with the
-// name kept, "platform team" sends the team's own pages to the top and none of
-// the members' decisions reaches the result; stripped, dec-queue-migration is on
-// the primary page and dec-postgres-16-migration among the runners-up.
-//
-// TeamDiscount 0.8: a member's documents are about the team less directly than
-// the team's own, so at equal relevance they rank below them, while a named team
-// (0.65) still gives each member 0.52, above the threshold. Precision@5 was the
-// same from 0.5 to 1.0; at 0.5 and 0.6 dec-queue-migration fell from the primary
-// page to the runners-up. With a discount <= 0.8 a team with five or more members also
-// keeps the gap rule meaningful (members are never in the decision: it is taken
-// on direct scores).
-//
-// Alpha 0.5 (the issue's default): 0.3 measured 0.667, 0.7 0.617, 1.0 (the
-// candidates in flat order) 0.567, flat search 0.517.
+// Each default was chosen by Precision@5 on the labelled entity questions
+// (TestPrecisionAt5); README.md has the measurements.
 func DefaultConfig() Config {
 	return Config{
 		Enabled: true,

@@ -45,7 +45,8 @@ type Pass1Params struct {
 	Threshold float64
 	// MinGap is how far the best entity must stand above the MaxEntities-th.
 	MinGap float64
-	// TeamDiscount scales a chosen team's score onto its members.
+	// TeamDiscount scales a chosen team's score onto its members: below 1, at
+	// equal relevance the team's own documents rank above a member's.
 	TeamDiscount float64
 	Weights      Weights
 }

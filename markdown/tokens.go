@@ -12,15 +12,8 @@ import (
 // of three, punctuation runs that swallow a following newline, whitespace runs)
 // and prices each piece from tables measured against cl100k_base.
 //
-// Measured against github.com/tiktoken-go/tokenizer (cl100k_base) on ~32,000
-// Markdown paragraphs (README and spec files) and 3,000 SciFact abstracts: the
-// totals are within 2-3%, and for passages of 100 tokens or more 90% of the
-// estimates are within ±12% (p5 0.88, p95 1.08). The real tokenizer costs about
-// 0.3 ms per 2 KB passage, which made chunking 10,000 chunks take several
-// seconds; this estimate is two orders of magnitude faster, deterministic, and
-// the same function sizes chunks and fills Chunk.TokenCount, so budgets are
-// consistent. Plain "words × 1.3" undercounts Markdown by ~40% (code,
-// punctuation, URLs) and was rejected.
+// It is within a few percent of the real tokenizer and two orders of magnitude
+// faster (measurements: bench/results/tokens.md).
 func CountTokens(s string) int { return roundTokens(tokenCost(s)) }
 
 // roundTokens turns hundredths of a token into tokens: rounded, and at least

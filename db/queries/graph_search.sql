@@ -9,16 +9,8 @@
 -- the primary page, which exists only once SearchRank has fused, capped and cut it,
 -- so folding this into SearchRank would mean re-deriving the page inside that
 -- statement (and editing the ranking pipeline for something that does not rank).
--- Measured cost (PostgreSQL 15, 2 vCPU, 8 seeds): on the example handbook ~1.6 ms
--- per call, of which ~1.5 ms is planning and 0.5-1 ms execution; with 20k
--- canonical documents and 80k edges, 1.3-1.7 ms for expansion alone, and 5-6 ms
--- with 500 rejected approaches (the cosine scan is exact and linear in them,
--- ~6 us each). A whole search on the handbook takes ~9-10 ms. BenchmarkGraphStep
--- (graph_test.go) compares a search with and without this step. On the 100,000-chunk
--- latency corpus (888 rejected approaches; `canon bench latency`) the step takes
--- 9.7 ms p50, most of it in representative (767 documents blocks and one chunk
--- lookup per rejected approach); 14.3 ms while later steps still joined
--- representative itself (see neighbour_representative), timed interleaved.
+-- The rejected-approach cosine scan is exact, linear in the project's rejected
+-- approaches (timings: bench/results/graph_step.md).
 --
 -- Relevance: the caller sends it only when both features are not off and some
 -- primary hit carries the evidence the refusal gate counts (a raw cosine or a
