@@ -1,5 +1,5 @@
 // Package server exposes canon over HTTP: Connect, gRPC and gRPC-web handlers on
-// one port (h2c), plus health and reflection. Handlers only translate between the
+// one port (HTTP/1.1 and unencrypted HTTP/2), plus health and reflection. Handlers only translate between the
 // wire and the packages that do the work.
 package server
 
@@ -14,8 +14,6 @@ import (
 	"connectrpc.com/grpchealth"
 	"connectrpc.com/grpcreflect"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"golang.org/x/net/http2"
-	"golang.org/x/net/http2/h2c"
 
 	"github.com/canonkb/canon/chat"
 	"github.com/canonkb/canon/domain"
@@ -44,7 +42,7 @@ func Handler(d Deps) http.Handler {
 		d.Logger = slog.Default()
 	}
 	mux := http.NewServeMux()
-	opts := []connect.HandlerOption{connect.WithInterceptors(recoverInterceptor(d.Logger))}
+	opts := []connect.HandlerOption{connect.WithRecover(recoverPanic(d.Logger))}
 	var searcher Searcher = d.Searcher
 	if d.SearchService != nil {
 		searcher = d.SearchService
@@ -76,14 +74,25 @@ func Handler(d Deps) http.Handler {
 		}
 		w.Write([]byte("ok\n")) //nolint:errcheck
 	})
-	return h2c.NewHandler(mux, &http2.Server{})
+	return mux
 }
 
-// NewHTTPServer wraps the handler with timeouts that protect the server from slow clients.
+// Protocols are the protocols canon serves on its one port: HTTP/1.1 for Connect
+// and gRPC-web, and HTTP/2 without TLS (prior knowledge) for gRPC clients.
+func Protocols() *http.Protocols {
+	p := &http.Protocols{}
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	return p
+}
+
+// NewHTTPServer serves the handler with Protocols and timeouts that protect the
+// server from slow clients.
 func NewHTTPServer(addr string, h http.Handler) *http.Server {
 	return &http.Server{
 		Addr:              addr,
 		Handler:           h,
+		Protocols:         Protocols(),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    1 << 20,
@@ -191,38 +200,11 @@ func toConnect(ctx context.Context, log *slog.Logger, op string, err error) erro
 	return connect.NewError(connect.CodeInternal, errors.New(op+" failed; the server log has details"))
 }
 
-// recoverInterceptor turns a panic into an Internal error: a bug answers one
-// request badly instead of killing the server.
-func recoverInterceptor(log *slog.Logger) connect.Interceptor {
-	return &recoverer{log: log}
-}
-
-type recoverer struct{ log *slog.Logger }
-
-func (r *recoverer) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
-	return func(ctx context.Context, req connect.AnyRequest) (res connect.AnyResponse, err error) {
-		defer func() {
-			if p := recover(); p != nil {
-				r.log.ErrorContext(ctx, "panic in handler", "procedure", req.Spec().Procedure, "panic", p)
-				err = connect.NewError(connect.CodeInternal, errors.New("internal error"))
-			}
-		}()
-		return next(ctx, req)
-	}
-}
-
-func (r *recoverer) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
-	return next
-}
-
-func (r *recoverer) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
-	return func(ctx context.Context, conn connect.StreamingHandlerConn) (err error) {
-		defer func() {
-			if p := recover(); p != nil {
-				r.log.ErrorContext(ctx, "panic in handler", "procedure", conn.Spec().Procedure, "panic", p)
-				err = connect.NewError(connect.CodeInternal, errors.New("internal error"))
-			}
-		}()
-		return next(ctx, conn)
+// recoverPanic answers a handler's panic with an Internal error, logged: a bug
+// answers one request badly instead of killing the server.
+func recoverPanic(log *slog.Logger) func(context.Context, connect.Spec, http.Header, any) error {
+	return func(ctx context.Context, spec connect.Spec, _ http.Header, p any) error {
+		log.ErrorContext(ctx, "panic in handler", "procedure", spec.Procedure, "panic", p)
+		return connect.NewError(connect.CodeInternal, errors.New("internal error"))
 	}
 }

@@ -56,6 +56,7 @@ func newServer(t *testing.T) *httptest.Server {
 	h := server.Handler(server.Deps{Pool: pool, Searcher: searcher, SearchService: twoPass, Ingester: in, Chat: svc})
 	srv := httptest.NewUnstartedServer(h)
 	srv.EnableHTTP2 = true
+	srv.Config.Protocols = server.Protocols()
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return srv
