@@ -1,11 +1,15 @@
 package bench
 
+// The latency bench's report: ratios to canon, the checked targets, and the
+// JSON and Markdown files.
+
 import (
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -138,6 +142,71 @@ func (r *LatencyReport) WriteMarkdown(w io.Writer) {
 		fmt.Fprintln(w, "\nNotes:")
 		for _, n := range r.Notes {
 			fmt.Fprintf(w, "- %s\n", n)
+		}
+	}
+}
+
+// ratios fills each cell's p50 relative to canon/weighted at its concurrency.
+func (r *LatencyReport) ratios() {
+	base := map[int]float64{}
+	for _, c := range r.Cells {
+		if c.Method == "canon/weighted" {
+			base[c.Concurrency] = c.P50Ms
+		}
+	}
+	for i, c := range r.Cells {
+		if b := base[c.Concurrency]; b > 0 && c.P50Ms > 0 {
+			r.Cells[i].VsCanon = c.P50Ms / b
+		}
+	}
+}
+
+// Cell returns the measurement of method at concurrency, if any.
+func (r *LatencyReport) Cell(method string, conc int) (LatencyCell, bool) {
+	for _, c := range r.Cells {
+		if c.Method == method && c.Concurrency == conc {
+			return c, true
+		}
+	}
+	return LatencyCell{}, false
+}
+
+func (r *LatencyReport) checkTargets() {
+	for _, conc := range r.Concurrency {
+		w, ok1 := r.Cell("canon/weighted", conc)
+		h, ok2 := r.Cell("ref/hnsw", conc)
+		if !ok1 || !ok2 || h.P50Ms == 0 {
+			continue
+		}
+		ratio := w.P50Ms / h.P50Ms
+		r.Targets = append(r.Targets, LatencyTarget{
+			Name: fmt.Sprintf("canon/weighted p50 <= 2x ref/hnsw p50 (concurrency %d)", conc), Value: ratio, Limit: 2,
+			Passed: ratio <= 2, Detail: fmt.Sprintf("%.2f ms vs %.2f ms", w.P50Ms, h.P50Ms),
+		})
+	}
+	if p := r.Paired; p != nil && p.B.P50Ms > 0 {
+		ratio := p.A.P50Ms / p.B.P50Ms
+		r.Targets = append(r.Targets, LatencyTarget{
+			Name:  "canon/weighted p50 <= 2x ref/hnsw p50 (interleaved, concurrency 1)",
+			Value: ratio, Limit: 2, Passed: ratio <= 2,
+			Detail: fmt.Sprintf("%.2f ms vs %.2f ms over %d pairs; median per-question ratio %.2f",
+				p.A.P50Ms, p.B.P50Ms, p.Pairs, p.MedianRatio),
+		})
+	}
+	for _, e := range r.Explain {
+		if !strings.HasPrefix(e.Statement, "canon/") || e.Error != "" {
+			continue
+		}
+		hnsw := slices.Contains(e.Indexes, "chunks_embedding_hnsw")
+		post := slices.Contains(e.Indexes, "postings_lexeme_impact")
+		r.Targets = append(r.Targets, LatencyTarget{
+			Name: e.Statement + " uses both indexes", Passed: hnsw && post,
+			Detail: fmt.Sprintf("indexes in the plan: %s", strings.Join(e.Indexes, ", ")),
+		})
+		if e.PlanningMs > e.ExecMs {
+			r.Notes = append(r.Notes, fmt.Sprintf("%s: planning (%.2f ms) exceeds execution (%.2f ms) with parameters bound as literals; "+
+				"pgx prepares the statement once per connection, see prepared_statements for the plans PostgreSQL reused",
+				e.Statement, e.PlanningMs, e.ExecMs))
 		}
 	}
 }

@@ -1,0 +1,256 @@
+package bench
+
+// The latency bench's database: its own database on the server, and the synthetic
+// corpus loaded through the real ingest path.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/canonkb/canon/ingest"
+	"github.com/canonkb/canon/postgres"
+)
+
+// EnsureLatencyDatabase returns the URL of database name on the server of
+// adminURL, creating and migrating it when missing (dropping it first when
+// fresh). maxConns sets the pool size so no request waits for a connection.
+func EnsureLatencyDatabase(ctx context.Context, adminURL, name string, fresh bool, maxConns int) (string, error) {
+	if !regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`).MatchString(name) {
+		return "", fmt.Errorf("database name %q: use lowercase letters, digits and _", name)
+	}
+	cfg, err := pgx.ParseConfig(adminURL)
+	if err != nil {
+		return "", errors.New("DATABASE_URL is not a valid PostgreSQL connection string")
+	}
+	if cfg.Database == name {
+		return "", fmt.Errorf("the latency bench needs a database of its own, not %s (the one DATABASE_URL names)", name)
+	}
+	conn, err := pgx.Connect(ctx, adminURL)
+	if err != nil {
+		return "", fmt.Errorf("connect to %s: %w", postgres.Redact(adminURL), err)
+	}
+	defer conn.Close(ctx)
+	if fresh {
+		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			return "", err
+		}
+	}
+	var exists bool
+	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil {
+		return "", err
+	}
+	if !exists {
+		if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+			return "", fmt.Errorf("create database %s (or pass the URL of an existing one): %w", name, err)
+		}
+	}
+	plain, err := withDatabaseName(adminURL, name, 0)
+	if err != nil {
+		return "", err
+	}
+	if err := postgres.Migrate(ctx, plain, "up", postgres.MigrateOptions{}); err != nil {
+		return "", fmt.Errorf("migrate %s: %w", name, err)
+	}
+	// pool_max_conns is read by pgxpool only (a plain connection would send it
+	// to the server as a setting).
+	return withDatabaseName(adminURL, name, maxConns)
+}
+
+func withDatabaseName(url, name string, maxConns int) (string, error) {
+	// Keyword/value strings and URLs both take a trailing "key=value" in pgx:
+	// rewrite URLs properly, append to keyword/value strings.
+	if strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://") {
+		u, q, _ := strings.Cut(url, "?")
+		scheme, rest, _ := strings.Cut(u, "://")
+		host, _, _ := strings.Cut(rest, "/")
+		params := []string{}
+		for _, p := range strings.Split(q, "&") {
+			if p != "" && !strings.HasPrefix(p, "pool_max_conns=") {
+				params = append(params, p)
+			}
+		}
+		if maxConns > 0 {
+			params = append(params, fmt.Sprintf("pool_max_conns=%d", maxConns))
+		}
+		out := scheme + "://" + host + "/" + name
+		if len(params) > 0 {
+			out += "?" + strings.Join(params, "&")
+		}
+		return out, nil
+	}
+	out := url + " dbname=" + name
+	if maxConns > 0 {
+		out += fmt.Sprintf(" pool_max_conns=%d", maxConns)
+	}
+	return out, nil
+}
+
+// LatencyProjectKey is the project a corpus of these parameters is loaded into.
+func LatencyProjectKey(chunks int, seed uint64) string {
+	return fmt.Sprintf("latency-%d-s%d-g%d", chunks, seed, synthVersion)
+}
+
+// load puts the corpus in the database unless it is there, times the ingest and
+// the HNSW build, and records sizes.
+func load(ctx context.Context, s LatencySetup, o LatencyOptions, rep *LatencyReport) error {
+	// The database must hold nothing but latency corpora: the peers read every row
+	// of chunks.
+	var others []string
+	rows, err := s.Pool.Query(ctx, "SELECT project_key FROM projects WHERE project_key <> $1 ORDER BY 1", rep.Project)
+	if err != nil {
+		return err
+	}
+	others, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	for _, p := range others {
+		if !strings.HasPrefix(p, "latency-") {
+			return fmt.Errorf("database holds project %q: the latency bench needs a database of its own (see --database)", p)
+		}
+	}
+	if len(others) > 0 {
+		o.Log("latency: dropping other corpora %s", strings.Join(others, ", "))
+		if _, err := s.Pool.Exec(ctx, "DELETE FROM projects WHERE project_key = ANY ($1)", others); err != nil {
+			return err
+		}
+	}
+	have := int64(0)
+	err = s.Pool.QueryRow(ctx, `SELECT coalesce((SELECT chunk_count FROM project_stats s JOIN projects p ON p.id = s.project_id
+		WHERE p.project_key = $1), 0)`, rep.Project).Scan(&have)
+	if err != nil {
+		return err
+	}
+	if o.Fresh && have > 0 {
+		if _, err := s.Pool.Exec(ctx, "DELETE FROM projects WHERE project_key = $1", rep.Project); err != nil {
+			return err
+		}
+		have = 0
+	}
+	if have != int64(o.Chunks) {
+		if err := ingestSynth(ctx, s, o, rep); err != nil {
+			return err
+		}
+	} else {
+		o.Log("latency: corpus %s already loaded (%d chunks); --fresh reloads and times the ingest", rep.Project, have)
+	}
+	start := time.Now()
+	if _, err := s.Pool.Exec(ctx, "VACUUM ANALYZE chunks, postings, documents, lexeme_stats, project_stats, kb_edges"); err != nil {
+		return err
+	}
+	rep.Load.AnalyzeS = time.Since(start).Seconds()
+	if err := s.Pool.QueryRow(ctx, "SELECT indexdef FROM pg_indexes WHERE indexname = 'chunks_embedding_hnsw'").Scan(&rep.Load.HNSWIndex); err != nil {
+		return fmt.Errorf("find the HNSW index: %w", err)
+	}
+	if !o.SkipIndexBuild {
+		o.Log("latency: rebuilding chunks_embedding_hnsw ...")
+		// One transaction: an interrupted or failed build leaves the index as it was.
+		start := time.Now()
+		err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, "DROP INDEX chunks_embedding_hnsw"); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, rep.Load.HNSWIndex)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("rebuild the HNSW index: %w", err)
+		}
+		rep.Load.HNSWBuildS = time.Since(start).Seconds()
+		o.Log("latency: HNSW build %.1f s", rep.Load.HNSWBuildS)
+	}
+	err = s.Pool.QueryRow(ctx, `SELECT
+		(SELECT chunk_count FROM project_stats s JOIN projects p ON p.id = s.project_id WHERE p.project_key = $1),
+		(SELECT count(*) FROM documents d JOIN projects p ON p.id = d.project_id WHERE p.project_key = $1),
+		(SELECT count(*) FROM postings), (SELECT count(*) FROM lexeme_stats)`, rep.Project).
+		Scan(&rep.Load.Chunks, &rep.Load.Documents, &rep.Load.Postings, &rep.Load.Lexemes)
+	if err != nil {
+		return err
+	}
+	rep.Load.Sizes = map[string]int64{}
+	sizes := []struct{ name, sql string }{
+		{"database", "SELECT pg_database_size(current_database())"},
+		{"chunks_table", "SELECT pg_table_size('chunks')"},
+		{"chunks_embedding_hnsw", "SELECT pg_relation_size('chunks_embedding_hnsw')"},
+		{"chunks_tsv_gin", "SELECT pg_relation_size('chunks_tsv_gin')"},
+		{"postings_table", "SELECT pg_table_size('postings')"},
+		{"postings_lexeme_impact", "SELECT pg_relation_size('postings_lexeme_impact')"},
+		{"postings_chunk_lexeme", "SELECT pg_relation_size('postings_chunk_lexeme')"},
+	}
+	for _, sz := range sizes {
+		var n int64
+		if err := s.Pool.QueryRow(ctx, sz.sql).Scan(&n); err != nil {
+			return fmt.Errorf("size of %s: %w", sz.name, err)
+		}
+		rep.Load.Sizes[sz.name] = n
+	}
+	return nil
+}
+
+// ingestBatchChunks bounds the files handed to one Ingest call (memory stays flat).
+const ingestBatchChunks = 4000
+
+func ingestSynth(ctx context.Context, s LatencySetup, o LatencyOptions, rep *LatencyReport) error {
+	g, err := NewSynth(SynthOptions{Chunks: o.Chunks, Seed: o.Seed, Project: rep.Project, Words: o.Vocabulary, Chunking: s.Chunking})
+	if err != nil {
+		return err
+	}
+	var ingestTime, genTime time.Duration
+	stored := 0
+	lastLog := time.Now()
+	for {
+		start := time.Now()
+		var batch []ingest.File
+		n := 0
+		for n < ingestBatchChunks {
+			f, c, ok, err := g.Next()
+			if err != nil {
+				return err
+			}
+			if !ok {
+				break
+			}
+			batch = append(batch, f)
+			n += c
+		}
+		genTime += time.Since(start)
+		if len(batch) == 0 {
+			break
+		}
+		start = time.Now()
+		res, err := s.Ingester.Ingest(ctx, batch, ingest.Options{Project: rep.Project})
+		ingestTime += time.Since(start)
+		if err != nil {
+			return fmt.Errorf("ingest: %w", err)
+		}
+		if len(res.Errors) > 0 {
+			return fmt.Errorf("ingest: %d synthetic files rejected, first: %s", len(res.Errors), res.Errors[0].Error())
+		}
+		stored += res.Chunks
+		if time.Since(lastLog) > 10*time.Second || g.Chunks() == o.Chunks {
+			o.Log("latency: ingested %d/%d chunks (%.0f chunks/s)", g.Chunks(), o.Chunks, float64(stored)/max(ingestTime.Seconds(), 1e-9))
+			lastLog = time.Now()
+		}
+	}
+	rep.Load.Loaded = true
+	rep.Load.IngestS = ingestTime.Seconds()
+	rep.Load.GenerateS = genTime.Seconds()
+	if stored > 0 {
+		rep.Load.IngestChunksPerS = float64(stored) / ingestTime.Seconds()
+	}
+	return nil
+}
+
+// QueriesOver is Queries for a corpus of docs documents (no need to generate it).
+func (g *Synth) QueriesOver(docs, n int) []string {
+	saved := g.docs
+	g.docs = make([]synthDoc, docs)
+	defer func() { g.docs = saved }()
+	return g.Queries(n)
+}
