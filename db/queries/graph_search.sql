@@ -65,7 +65,7 @@ hops AS (
 ),
 -- Everything the step may return, read from documents once: the neighbours
 -- (primary key) and the projects' rejected approaches (documents_project_canonical).
--- It passes the request's filters (the same predicate as SearchRank's legs) and,
+-- It passes the request's filters (canon_document_matches, as SearchRank's legs) and,
 -- unless asked for, is not archived.
 visible AS (
     SELECT d.id AS document_id, d.project_id, d.slug,
@@ -74,15 +74,12 @@ visible AS (
     WHERE d.project_id = ANY (sqlc.arg(project_ids)::bigint[])
       AND (d.id = ANY (ARRAY(SELECT h.document_id FROM hops h))
            OR (sqlc.arg(rejected_enabled)::boolean AND d.canonical_type = 'rejected-approach'))
-      AND (cardinality(sqlc.arg(tags)::text[]) = 0 OR d.tags && sqlc.arg(tags)::text[])
-      AND (cardinality(sqlc.arg(source_types)::text[]) = 0 OR d.source_type = ANY (sqlc.arg(source_types)::text[]))
-      AND (cardinality(sqlc.arg(canonical_types)::text[]) = 0 OR d.canonical_type = ANY (sqlc.arg(canonical_types)::text[]))
-      AND (cardinality(sqlc.arg(statuses)::text[]) = 0 OR d.status = ANY (sqlc.arg(statuses)::text[]))
-      AND (cardinality(sqlc.arg(evidence_tiers)::text[]) = 0 OR d.evidence_tier = ANY (sqlc.arg(evidence_tiers)::text[]))
-      AND (sqlc.narg(date_from)::date IS NULL OR d.effective_date >= sqlc.narg(date_from)::date)
-      AND (sqlc.narg(date_to)::date IS NULL OR d.effective_date <= sqlc.narg(date_to)::date)
-      AND (sqlc.arg(include_superseded)::boolean OR d.status IS DISTINCT FROM 'superseded')
-      AND (NOT sqlc.arg(doc_ids_filter)::boolean OR d.slug = ANY (sqlc.arg(doc_ids)::text[]))
+      AND canon_document_matches(d, tags => sqlc.arg(tags)::text[],
+          source_types => sqlc.arg(source_types)::text[], canonical_types => sqlc.arg(canonical_types)::text[],
+          statuses => sqlc.arg(statuses)::text[], evidence_tiers => sqlc.arg(evidence_tiers)::text[],
+          date_from => sqlc.narg(date_from)::date, date_to => sqlc.narg(date_to)::date,
+          include_superseded => sqlc.arg(include_superseded)::boolean,
+          doc_ids_filter => sqlc.arg(doc_ids_filter)::boolean, doc_ids => sqlc.arg(doc_ids)::text[])
       AND (sqlc.arg(include_archived)::boolean OR d.status IS DISTINCT FROM 'archived')
 ),
 -- The chunk that stands for a document: its summary chunk, else its first chunk

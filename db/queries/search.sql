@@ -87,16 +87,12 @@ vector_leg AS (
            AND NOT sqlc.arg(doc_ids_filter)::boolean
            AND c.project_id = ANY (sqlc.arg(project_ids)::bigint[])
            AND d.project_id = ANY (sqlc.arg(project_ids)::bigint[])
-           -- Filters: the same predicate as keyword_scored and mention_leg.
-           AND (cardinality(sqlc.arg(tags)::text[]) = 0 OR d.tags && sqlc.arg(tags)::text[])
-           AND (cardinality(sqlc.arg(source_types)::text[]) = 0 OR d.source_type = ANY (sqlc.arg(source_types)::text[]))
-           AND (cardinality(sqlc.arg(canonical_types)::text[]) = 0 OR d.canonical_type = ANY (sqlc.arg(canonical_types)::text[]))
-           AND (cardinality(sqlc.arg(statuses)::text[]) = 0 OR d.status = ANY (sqlc.arg(statuses)::text[]))
-           AND (cardinality(sqlc.arg(evidence_tiers)::text[]) = 0 OR d.evidence_tier = ANY (sqlc.arg(evidence_tiers)::text[]))
-           AND (sqlc.narg(date_from)::date IS NULL OR d.effective_date >= sqlc.narg(date_from)::date)
-           AND (sqlc.narg(date_to)::date IS NULL OR d.effective_date <= sqlc.narg(date_to)::date)
-           AND (sqlc.arg(include_superseded)::boolean OR d.status IS DISTINCT FROM 'superseded')
-           AND (NOT sqlc.arg(doc_ids_filter)::boolean OR d.slug = ANY (sqlc.arg(doc_ids)::text[]))
+           AND canon_document_matches(d, tags => sqlc.arg(tags)::text[],
+               source_types => sqlc.arg(source_types)::text[], canonical_types => sqlc.arg(canonical_types)::text[],
+               statuses => sqlc.arg(statuses)::text[], evidence_tiers => sqlc.arg(evidence_tiers)::text[],
+               date_from => sqlc.narg(date_from)::date, date_to => sqlc.narg(date_to)::date,
+               include_superseded => sqlc.arg(include_superseded)::boolean,
+               doc_ids_filter => sqlc.arg(doc_ids_filter)::boolean, doc_ids => sqlc.arg(doc_ids)::text[])
          ORDER BY c.embedding <=> sqlc.arg(query_embedding)::vector
          LIMIT sqlc.arg(fanout)::integer)
         UNION ALL
@@ -111,16 +107,12 @@ vector_leg AS (
          WHERE sqlc.arg(semantic_enabled)::boolean AND sqlc.arg(filtered)::boolean
            AND sqlc.arg(doc_ids_filter)::boolean
            AND d.project_id = ANY (sqlc.arg(project_ids)::bigint[])
-           -- Filters: the same predicate as keyword_scored and mention_leg.
-           AND (cardinality(sqlc.arg(tags)::text[]) = 0 OR d.tags && sqlc.arg(tags)::text[])
-           AND (cardinality(sqlc.arg(source_types)::text[]) = 0 OR d.source_type = ANY (sqlc.arg(source_types)::text[]))
-           AND (cardinality(sqlc.arg(canonical_types)::text[]) = 0 OR d.canonical_type = ANY (sqlc.arg(canonical_types)::text[]))
-           AND (cardinality(sqlc.arg(statuses)::text[]) = 0 OR d.status = ANY (sqlc.arg(statuses)::text[]))
-           AND (cardinality(sqlc.arg(evidence_tiers)::text[]) = 0 OR d.evidence_tier = ANY (sqlc.arg(evidence_tiers)::text[]))
-           AND (sqlc.narg(date_from)::date IS NULL OR d.effective_date >= sqlc.narg(date_from)::date)
-           AND (sqlc.narg(date_to)::date IS NULL OR d.effective_date <= sqlc.narg(date_to)::date)
-           AND (sqlc.arg(include_superseded)::boolean OR d.status IS DISTINCT FROM 'superseded')
-           AND (NOT sqlc.arg(doc_ids_filter)::boolean OR d.slug = ANY (sqlc.arg(doc_ids)::text[]))
+           AND canon_document_matches(d, tags => sqlc.arg(tags)::text[],
+               source_types => sqlc.arg(source_types)::text[], canonical_types => sqlc.arg(canonical_types)::text[],
+               statuses => sqlc.arg(statuses)::text[], evidence_tiers => sqlc.arg(evidence_tiers)::text[],
+               date_from => sqlc.narg(date_from)::date, date_to => sqlc.narg(date_to)::date,
+               include_superseded => sqlc.arg(include_superseded)::boolean,
+               doc_ids_filter => sqlc.arg(doc_ids_filter)::boolean, doc_ids => sqlc.arg(doc_ids)::text[])
          ORDER BY (c.embedding <=> sqlc.arg(query_embedding)::vector) + 0
          LIMIT sqlc.arg(fanout)::integer)
     ) AS v
@@ -149,16 +141,12 @@ filtered_chunks AS MATERIALIZED (
     JOIN chunks ch ON ch.project_id = d.project_id AND ch.document_id = d.id
     WHERE sqlc.arg(filtered)::boolean AND sqlc.arg(fts_enabled)::boolean
       AND d.project_id = ANY (sqlc.arg(project_ids)::bigint[])
-      -- Filters: the same predicate as vector_leg and mention_leg.
-      AND (cardinality(sqlc.arg(tags)::text[]) = 0 OR d.tags && sqlc.arg(tags)::text[])
-      AND (cardinality(sqlc.arg(source_types)::text[]) = 0 OR d.source_type = ANY (sqlc.arg(source_types)::text[]))
-      AND (cardinality(sqlc.arg(canonical_types)::text[]) = 0 OR d.canonical_type = ANY (sqlc.arg(canonical_types)::text[]))
-      AND (cardinality(sqlc.arg(statuses)::text[]) = 0 OR d.status = ANY (sqlc.arg(statuses)::text[]))
-      AND (cardinality(sqlc.arg(evidence_tiers)::text[]) = 0 OR d.evidence_tier = ANY (sqlc.arg(evidence_tiers)::text[]))
-      AND (sqlc.narg(date_from)::date IS NULL OR d.effective_date >= sqlc.narg(date_from)::date)
-      AND (sqlc.narg(date_to)::date IS NULL OR d.effective_date <= sqlc.narg(date_to)::date)
-      AND (sqlc.arg(include_superseded)::boolean OR d.status IS DISTINCT FROM 'superseded')
-      AND (NOT sqlc.arg(doc_ids_filter)::boolean OR d.slug = ANY (sqlc.arg(doc_ids)::text[]))
+      AND canon_document_matches(d, tags => sqlc.arg(tags)::text[],
+          source_types => sqlc.arg(source_types)::text[], canonical_types => sqlc.arg(canonical_types)::text[],
+          statuses => sqlc.arg(statuses)::text[], evidence_tiers => sqlc.arg(evidence_tiers)::text[],
+          date_from => sqlc.narg(date_from)::date, date_to => sqlc.narg(date_to)::date,
+          include_superseded => sqlc.arg(include_superseded)::boolean,
+          doc_ids_filter => sqlc.arg(doc_ids_filter)::boolean, doc_ids => sqlc.arg(doc_ids)::text[])
 ),
 keyword_scored AS (
     SELECT p.chunk_id, sum(p.part) AS bm25,
@@ -213,16 +201,12 @@ mention_leg AS (
     JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
     WHERE cardinality(sqlc.arg(mentioned)::text[]) > 0
       AND d.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND d.slug = ANY (sqlc.arg(mentioned)::text[])
-      -- Filters: the same predicate as vector_leg and keyword_scored.
-      AND (cardinality(sqlc.arg(tags)::text[]) = 0 OR d.tags && sqlc.arg(tags)::text[])
-      AND (cardinality(sqlc.arg(source_types)::text[]) = 0 OR d.source_type = ANY (sqlc.arg(source_types)::text[]))
-      AND (cardinality(sqlc.arg(canonical_types)::text[]) = 0 OR d.canonical_type = ANY (sqlc.arg(canonical_types)::text[]))
-      AND (cardinality(sqlc.arg(statuses)::text[]) = 0 OR d.status = ANY (sqlc.arg(statuses)::text[]))
-      AND (cardinality(sqlc.arg(evidence_tiers)::text[]) = 0 OR d.evidence_tier = ANY (sqlc.arg(evidence_tiers)::text[]))
-      AND (sqlc.narg(date_from)::date IS NULL OR d.effective_date >= sqlc.narg(date_from)::date)
-      AND (sqlc.narg(date_to)::date IS NULL OR d.effective_date <= sqlc.narg(date_to)::date)
-      AND (sqlc.arg(include_superseded)::boolean OR d.status IS DISTINCT FROM 'superseded')
-      AND (NOT sqlc.arg(doc_ids_filter)::boolean OR d.slug = ANY (sqlc.arg(doc_ids)::text[]))
+      AND canon_document_matches(d, tags => sqlc.arg(tags)::text[],
+          source_types => sqlc.arg(source_types)::text[], canonical_types => sqlc.arg(canonical_types)::text[],
+          statuses => sqlc.arg(statuses)::text[], evidence_tiers => sqlc.arg(evidence_tiers)::text[],
+          date_from => sqlc.narg(date_from)::date, date_to => sqlc.narg(date_to)::date,
+          include_superseded => sqlc.arg(include_superseded)::boolean,
+          doc_ids_filter => sqlc.arg(doc_ids_filter)::boolean, doc_ids => sqlc.arg(doc_ids)::text[])
     ORDER BY c.id
     LIMIT sqlc.arg(fanout)::integer
 ),

@@ -157,15 +157,12 @@ visible AS (
     WHERE d.project_id = ANY ($2::bigint[])
       AND (d.id = ANY (ARRAY(SELECT h.document_id FROM hops h))
            OR ($7::boolean AND d.canonical_type = 'rejected-approach'))
-      AND (cardinality($8::text[]) = 0 OR d.tags && $8::text[])
-      AND (cardinality($9::text[]) = 0 OR d.source_type = ANY ($9::text[]))
-      AND (cardinality($10::text[]) = 0 OR d.canonical_type = ANY ($10::text[]))
-      AND (cardinality($11::text[]) = 0 OR d.status = ANY ($11::text[]))
-      AND (cardinality($12::text[]) = 0 OR d.evidence_tier = ANY ($12::text[]))
-      AND ($13::date IS NULL OR d.effective_date >= $13::date)
-      AND ($14::date IS NULL OR d.effective_date <= $14::date)
-      AND ($15::boolean OR d.status IS DISTINCT FROM 'superseded')
-      AND (NOT $16::boolean OR d.slug = ANY ($17::text[]))
+      AND canon_document_matches(d, tags => $8::text[],
+          source_types => $9::text[], canonical_types => $10::text[],
+          statuses => $11::text[], evidence_tiers => $12::text[],
+          date_from => $13::date, date_to => $14::date,
+          include_superseded => $15::boolean,
+          doc_ids_filter => $16::boolean, doc_ids => $17::text[])
       AND ($18::boolean OR d.status IS DISTINCT FROM 'archived')
 ),
 representative AS (
@@ -358,7 +355,7 @@ type GraphSearchRow struct {
 // Expansion follows the allowed edge types only, and never enters a hub node.
 // Everything the step may return, read from documents once: the neighbours
 // (primary key) and the projects' rejected approaches (documents_project_canonical).
-// It passes the request's filters (the same predicate as SearchRank's legs) and,
+// It passes the request's filters (canon_document_matches, as SearchRank's legs) and,
 // unless asked for, is not archived.
 // The chunk that stands for a document: its summary chunk, else its first chunk
 // (ingest puts a canonical document's summary chunk at ordinal 0, so the first

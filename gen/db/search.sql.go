@@ -80,16 +80,12 @@ vector_leg AS (
            AND NOT $14::boolean
            AND c.project_id = ANY ($6::bigint[])
            AND d.project_id = ANY ($6::bigint[])
-           -- Filters: the same predicate as keyword_scored and mention_leg.
-           AND (cardinality($5::text[]) = 0 OR d.tags && $5::text[])
-           AND (cardinality($15::text[]) = 0 OR d.source_type = ANY ($15::text[]))
-           AND (cardinality($16::text[]) = 0 OR d.canonical_type = ANY ($16::text[]))
-           AND (cardinality($17::text[]) = 0 OR d.status = ANY ($17::text[]))
-           AND (cardinality($18::text[]) = 0 OR d.evidence_tier = ANY ($18::text[]))
-           AND ($19::date IS NULL OR d.effective_date >= $19::date)
-           AND ($20::date IS NULL OR d.effective_date <= $20::date)
-           AND ($21::boolean OR d.status IS DISTINCT FROM 'superseded')
-           AND (NOT $14::boolean OR d.slug = ANY ($22::text[]))
+           AND canon_document_matches(d, tags => $5::text[],
+               source_types => $15::text[], canonical_types => $16::text[],
+               statuses => $17::text[], evidence_tiers => $18::text[],
+               date_from => $19::date, date_to => $20::date,
+               include_superseded => $21::boolean,
+               doc_ids_filter => $14::boolean, doc_ids => $22::text[])
          ORDER BY c.embedding <=> $10::vector
          LIMIT $13::integer)
         UNION ALL
@@ -104,16 +100,12 @@ vector_leg AS (
          WHERE $11::boolean AND $12::boolean
            AND $14::boolean
            AND d.project_id = ANY ($6::bigint[])
-           -- Filters: the same predicate as keyword_scored and mention_leg.
-           AND (cardinality($5::text[]) = 0 OR d.tags && $5::text[])
-           AND (cardinality($15::text[]) = 0 OR d.source_type = ANY ($15::text[]))
-           AND (cardinality($16::text[]) = 0 OR d.canonical_type = ANY ($16::text[]))
-           AND (cardinality($17::text[]) = 0 OR d.status = ANY ($17::text[]))
-           AND (cardinality($18::text[]) = 0 OR d.evidence_tier = ANY ($18::text[]))
-           AND ($19::date IS NULL OR d.effective_date >= $19::date)
-           AND ($20::date IS NULL OR d.effective_date <= $20::date)
-           AND ($21::boolean OR d.status IS DISTINCT FROM 'superseded')
-           AND (NOT $14::boolean OR d.slug = ANY ($22::text[]))
+           AND canon_document_matches(d, tags => $5::text[],
+               source_types => $15::text[], canonical_types => $16::text[],
+               statuses => $17::text[], evidence_tiers => $18::text[],
+               date_from => $19::date, date_to => $20::date,
+               include_superseded => $21::boolean,
+               doc_ids_filter => $14::boolean, doc_ids => $22::text[])
          ORDER BY (c.embedding <=> $10::vector) + 0
          LIMIT $13::integer)
     ) AS v
@@ -124,16 +116,12 @@ filtered_chunks AS MATERIALIZED (
     JOIN chunks ch ON ch.project_id = d.project_id AND ch.document_id = d.id
     WHERE $12::boolean AND $7::boolean
       AND d.project_id = ANY ($6::bigint[])
-      -- Filters: the same predicate as vector_leg and mention_leg.
-      AND (cardinality($5::text[]) = 0 OR d.tags && $5::text[])
-      AND (cardinality($15::text[]) = 0 OR d.source_type = ANY ($15::text[]))
-      AND (cardinality($16::text[]) = 0 OR d.canonical_type = ANY ($16::text[]))
-      AND (cardinality($17::text[]) = 0 OR d.status = ANY ($17::text[]))
-      AND (cardinality($18::text[]) = 0 OR d.evidence_tier = ANY ($18::text[]))
-      AND ($19::date IS NULL OR d.effective_date >= $19::date)
-      AND ($20::date IS NULL OR d.effective_date <= $20::date)
-      AND ($21::boolean OR d.status IS DISTINCT FROM 'superseded')
-      AND (NOT $14::boolean OR d.slug = ANY ($22::text[]))
+      AND canon_document_matches(d, tags => $5::text[],
+          source_types => $15::text[], canonical_types => $16::text[],
+          statuses => $17::text[], evidence_tiers => $18::text[],
+          date_from => $19::date, date_to => $20::date,
+          include_superseded => $21::boolean,
+          doc_ids_filter => $14::boolean, doc_ids => $22::text[])
 ),
 keyword_scored AS (
     SELECT p.chunk_id, sum(p.part) AS bm25,
@@ -184,16 +172,12 @@ mention_leg AS (
     JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
     WHERE cardinality($26::text[]) > 0
       AND d.project_id = ANY ($6::bigint[]) AND d.slug = ANY ($26::text[])
-      -- Filters: the same predicate as vector_leg and keyword_scored.
-      AND (cardinality($5::text[]) = 0 OR d.tags && $5::text[])
-      AND (cardinality($15::text[]) = 0 OR d.source_type = ANY ($15::text[]))
-      AND (cardinality($16::text[]) = 0 OR d.canonical_type = ANY ($16::text[]))
-      AND (cardinality($17::text[]) = 0 OR d.status = ANY ($17::text[]))
-      AND (cardinality($18::text[]) = 0 OR d.evidence_tier = ANY ($18::text[]))
-      AND ($19::date IS NULL OR d.effective_date >= $19::date)
-      AND ($20::date IS NULL OR d.effective_date <= $20::date)
-      AND ($21::boolean OR d.status IS DISTINCT FROM 'superseded')
-      AND (NOT $14::boolean OR d.slug = ANY ($22::text[]))
+      AND canon_document_matches(d, tags => $5::text[],
+          source_types => $15::text[], canonical_types => $16::text[],
+          statuses => $17::text[], evidence_tiers => $18::text[],
+          date_from => $19::date, date_to => $20::date,
+          include_superseded => $21::boolean,
+          doc_ids_filter => $14::boolean, doc_ids => $22::text[])
     ORDER BY c.id
     LIMIT $13::integer
 ),
