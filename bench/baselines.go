@@ -1,5 +1,7 @@
 package bench
 
+import "slices"
+
 // Baseline is a published result on a collection's test split.
 type Baseline struct {
 	System    string   `json:"system"`
@@ -10,11 +12,11 @@ type Baseline struct {
 
 func f(v float64) *float64 { return &v }
 
-// Published baselines by collection name, copied from the SOURCE.md that ships with
+// baselines: published figures by collection name, copied from the SOURCE.md that ships with
 // each collection (../shared/datasets/<name>/SOURCE.md). The Anserini/Pyserini
 // numbers are the reproducible reference and drop self-matches the way this
 // harness does; the BEIR-paper figures come via a third-party transcription.
-var Baselines = map[string][]Baseline{
+var baselines = map[string][]Baseline{
 	"scifact": {
 		{"BM25 flat (Anserini)", 0.6789, f(0.9253), "castorini/anserini docs/regressions/regressions-beir-v1.0.0-scifact.flat.md; castorini/pyserini pyserini/2cr/beir.yaml"},
 		{"BM25 multifield (Anserini)", 0.6647, f(0.9076), "castorini/anserini docs/regressions/regressions-beir-v1.0.0-scifact.multifield.md; pyserini/2cr/beir.yaml"},
@@ -34,3 +36,6 @@ var Baselines = map[string][]Baseline{
 		{"bge-base-en-v1.5", 0.6362, f(0.9915), "pyserini/2cr/beir.yaml"},
 	},
 }
+
+// BaselinesFor returns the published baselines of a collection (a copy).
+func BaselinesFor(collection string) []Baseline { return slices.Clone(baselines[collection]) }

@@ -40,7 +40,7 @@ func Quality(ctx context.Context, ds *Dataset, project string, setup Setup, opts
 		Dataset: ds.Name, Dir: ds.Dir, Project: project, Docs: len(ds.Docs),
 		Queries: len(ds.queryIDs(opts.LimitQueries)), Truncated: ds.TruncatedQueries(opts.LimitQueries),
 		Embedder: setup.Embedder, Profile: setup.Profile, Ranking: &rank, Parallel: max(opts.Parallel, 1),
-		Baselines: Baselines[ds.Name], Started: start,
+		Baselines: BaselinesFor(ds.Name), Started: start,
 	}
 	res, err := Ingest(ctx, setup.Ingester, ds, project, setup.IngestProgress)
 	rep.Ingest = IngestSummary{Created: res.Created, Updated: res.Updated, Unchanged: res.Unchanged, Chunks: res.Chunks,

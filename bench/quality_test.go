@@ -171,7 +171,7 @@ func TestQualityOnTinyCollection(t *testing.T) {
 
 	// Reports: text, Markdown, SVG (well-formed XML) and JSON.
 	var text bytes.Buffer
-	rep.Baselines = bench.Baselines["scifact"]
+	rep.Baselines = bench.BaselinesFor("scifact")
 	rep.WriteText(&text)
 	for _, want := range []string{"keyword_only", "0.8243", "BM25 flat (Anserini)", "0.6789"} {
 		if !strings.Contains(text.String(), want) {

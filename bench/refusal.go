@@ -10,9 +10,9 @@ import (
 	"github.com/canonkb/canon/domain"
 )
 
-// OffTopicQuestions are questions no engineering handbook or scientific corpus
+// offTopicQuestions are questions no engineering handbook or scientific corpus
 // answers: the negatives of the refusal calibration.
-var OffTopicQuestions = []string{
+var offTopicQuestions = []string{
 	"what is the capital of France?", "best banana bread recipe", "who won the football world cup in 2018?",
 	"do I need a visa to travel to Japan?", "how tall is mount everest?", "what is the meaning of life",
 	"recommend a good pizza place", "how do I knit a scarf?", "what's the weather tomorrow in Paris?",
@@ -26,6 +26,9 @@ var OffTopicQuestions = []string{
 	"what is the tallest building in Dubai?", "how many players are on a basketball team?",
 	"recommend a fantasy novel for a long train ride",
 }
+
+// OffTopicQuestions returns the refusal calibration's negatives (a copy).
+func OffTopicQuestions() []string { return slices.Clone(offTopicQuestions) }
 
 // RefusalPoint is the evidence the refusal gate sees for one question.
 type RefusalPoint struct {

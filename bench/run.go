@@ -115,8 +115,8 @@ func ParseFusions(s string) ([]string, error) {
 	var out []string
 	for _, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
-		if !slices.Contains(domain.Fusions, f) {
-			return nil, fmt.Errorf("unknown fusion %q: use all or any of %s", f, strings.Join(domain.Fusions, ", "))
+		if !slices.Contains(domain.Fusions(), f) {
+			return nil, fmt.Errorf("unknown fusion %q: use all or any of %s", f, strings.Join(domain.Fusions(), ", "))
 		}
 		if !slices.Contains(out, f) {
 			out = append(out, f)

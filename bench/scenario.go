@@ -238,8 +238,8 @@ func (f *ScenarioFile) validate() error {
 				bad("%s: projects: %q is not a valid project key", where, p)
 			}
 		}
-		if s.Fusion != "" && !slices.Contains(domain.Fusions, s.Fusion) {
-			bad("%s: fusion %q: use one of %s", where, s.Fusion, strings.Join(domain.Fusions, ", "))
+		if s.Fusion != "" && !slices.Contains(domain.Fusions(), s.Fusion) {
+			bad("%s: fusion %q: use one of %s", where, s.Fusion, strings.Join(domain.Fusions(), ", "))
 		}
 		if s.Limit < 0 || s.Limit > 100 {
 			bad("%s: limit %d: use 1..100", where, s.Limit)

@@ -8,6 +8,7 @@ import (
 )
 
 func TestDefaults(t *testing.T) {
+	t.Parallel()
 	c, err := Parse(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -23,7 +24,7 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("%+v %v", r, err)
 	}
 	// The package defaults agree with the variables' defaults.
-	if c.Gate() != domain.DefaultGate || r.RRFTrustPositions != domain.DefaultRRFTrustPositions {
+	if c.Gate() != domain.DefaultGate() || r.RRFTrustPositions != domain.DefaultRRFTrustPositions {
 		t.Errorf("gate %+v, rrf_trust_positions %v", c.Gate(), r.RRFTrustPositions)
 	}
 	if c.GraphExpansionMaxPerSeed != 5 || len(c.GraphExpansionHubTypes) != 1 || c.GraphExpansionHubTypes[0] != "project-index" {
@@ -32,6 +33,7 @@ func TestDefaults(t *testing.T) {
 }
 
 func TestProfileFollowsEmbedderAndEnvWins(t *testing.T) {
+	t.Parallel()
 	c, err := Parse([]string{"KB_EMBEDDER=openai", "KB_RERANK_VECTOR_WEIGHT=0.9", "KB_RRF_K=10",
 		"KB_RRF_TRUST_POSITIONS=30", "OPENAI_API_KEY=sk-x"})
 	if err != nil {
@@ -48,6 +50,7 @@ func TestProfileFollowsEmbedderAndEnvWins(t *testing.T) {
 }
 
 func TestInvalidSettingsAreClear(t *testing.T) {
+	t.Parallel()
 	cases := map[string]string{
 		"KB_EMBEDDING_DIM=0":                  "KB_EMBEDDING_DIM",
 		"KB_EMBEDDER=bert":                    "KB_EMBEDDER",

@@ -33,13 +33,15 @@ type Limits struct {
 }
 
 // DefaultLimits are the limits canon runs with.
-var DefaultLimits = Limits{
-	TextFileBytes:   8 << 20,
-	BinaryFileBytes: 64 << 20,
-	ExtractedBytes:  32 << 20,
-	ZipEntries:      5000,
-	ZipRatio:        100,
-	PDFTimeout:      60 * time.Second,
+func DefaultLimits() Limits {
+	return Limits{
+		TextFileBytes:   8 << 20,
+		BinaryFileBytes: 64 << 20,
+		ExtractedBytes:  32 << 20,
+		ZipEntries:      5000,
+		ZipRatio:        100,
+		PDFTimeout:      60 * time.Second,
+	}
 }
 
 // Converter makes Documents of files. The zero value is ready to use.
@@ -111,7 +113,7 @@ func (l Limits) MaxBytes(name string) int64 {
 }
 
 func (l Limits) withDefaults() Limits {
-	d := DefaultLimits
+	d := DefaultLimits()
 	if l.TextFileBytes > 0 {
 		d.TextFileBytes = l.TextFileBytes
 	}

@@ -39,6 +39,7 @@ func convertErr(t *testing.T, c *Converter, path string, content []byte) string 
 }
 
 func TestFormatsByExtension(t *testing.T) {
+	t.Parallel()
 	for name, want := range map[string]bool{
 		"a.md": true, "a.MARKDOWN": true, "b/c.html": true, "c.HTM": true, "d.txt": true, "e.pdf": true,
 		"f.docx": true, "g.doc": false, "h.rst": false, "README": false, "a.pdf.meta.yaml": false, "x.yaml": false,
@@ -58,8 +59,9 @@ func TestFormatsByExtension(t *testing.T) {
 }
 
 func TestSizeLimitForEveryFormat(t *testing.T) {
+	t.Parallel()
 	var c Converter
-	huge := []byte("<html><body><p>" + strings.Repeat("word ", int(DefaultLimits.TextFileBytes)/5) + "</p></body></html>")
+	huge := []byte("<html><body><p>" + strings.Repeat("word ", int(DefaultLimits().TextFileBytes)/5) + "</p></body></html>")
 	if msg := convertErr(t, &c, "huge.html", huge); msg != "file is over the 8 MiB limit for html files" {
 		t.Errorf("huge HTML: %s", msg)
 	}
@@ -82,6 +84,7 @@ func TestSizeLimitForEveryFormat(t *testing.T) {
 }
 
 func TestText(t *testing.T) {
+	t.Parallel()
 	var c Converter
 	src := "\ufeffThe deploy window is Tuesday.\r\nIt lasts two hours.\r\n\r\n" +
 		"- rollback first\n- then notify\n\n" +
@@ -103,6 +106,7 @@ func TestText(t *testing.T) {
 }
 
 func TestSidecarGivesMetadata(t *testing.T) {
+	t.Parallel()
 	var c Converter
 	doc := convert(t, &c, "ops/deploys.txt", []byte("Deploys happen on Tuesday.\n"), &markdown.Sidecar{
 		Path: "ops/deploys.txt.meta.yaml", Content: []byte("id: rb-deploys\ntitle: Deploy runbook\ntype: runbook\nstatus: active\n"),

@@ -14,6 +14,7 @@ import (
 )
 
 func TestDOCX(t *testing.T) {
+	t.Parallel()
 	var c Converter
 	styles := `<w:style w:type="paragraph" w:styleId="Titel"><w:name w:val="Title"/></w:style>` +
 		`<w:style w:type="paragraph" w:styleId="berschrift1"><w:name w:val="heading 1"/></w:style>` +
@@ -51,10 +52,11 @@ func TestDOCX(t *testing.T) {
 }
 
 func TestBadDOCX(t *testing.T) {
+	t.Parallel()
 	var c Converter
 	zeros := strings.Repeat("\x00", 4<<20)
 	var many [][2]string
-	for i := range DefaultLimits.ZipEntries + 1 {
+	for i := range DefaultLimits().ZipEntries + 1 {
 		many = append(many, [2]string{fmt.Sprintf("f%d", i), ""})
 	}
 	for _, tt := range []struct {

@@ -36,6 +36,7 @@ It replaces the per-service caches.</p>
 </body></html>`
 
 func TestHTML(t *testing.T) {
+	t.Parallel()
 	var c Converter
 	doc := convert(t, &c, "wiki/cache.html", []byte(page), nil)
 	if doc.Title != "Cache layer standard" || doc.Slug != "wiki/cache" || doc.SourceType != "html" {
@@ -69,6 +70,7 @@ func flatten(s [][]string) []string {
 }
 
 func TestHTMLTitleAndEncoding(t *testing.T) {
+	t.Parallel()
 	var c Converter
 	// No <h1>: the <title> titles the document and starts every heading path.
 	latin1 := []byte("<html><head><meta charset=\"windows-1252\"><title>Caf\xe9 notes</title></head>" +
@@ -86,6 +88,7 @@ func TestHTMLTitleAndEncoding(t *testing.T) {
 }
 
 func TestHTMLTooDeep(t *testing.T) {
+	t.Parallel()
 	var c Converter
 	deep := strings.Repeat("<div>", 600) + "text" + strings.Repeat("</div>", 600)
 	if msg := convertErr(t, &c, "deep.html", []byte(deep)); msg != "unreadable HTML: open stack of elements exceeds 512 nodes" {

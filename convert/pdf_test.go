@@ -9,6 +9,7 @@ import (
 )
 
 func TestPDF(t *testing.T) {
+	t.Parallel()
 	testdocs.NeedPoppler(t)
 	var c Converter
 	pdf := testdocs.PDF(t, "Incident review 2024-07",
@@ -34,6 +35,7 @@ func TestPDF(t *testing.T) {
 }
 
 func TestBadPDFs(t *testing.T) {
+	t.Parallel()
 	testdocs.NeedPoppler(t)
 	var c Converter
 	good := testdocs.PDF(t, "x", []string{"Some text."})
@@ -59,6 +61,7 @@ func TestBadPDFs(t *testing.T) {
 }
 
 func TestPDFWithoutPoppler(t *testing.T) {
+	t.Parallel()
 	c := Converter{PopplerDir: t.TempDir()}
 	if msg := convertErr(t, &c, "a.pdf", []byte("%PDF-1.4")); msg != errNoPoppler.Error() {
 		t.Errorf("got %s", msg)

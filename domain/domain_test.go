@@ -31,6 +31,7 @@ func golden(t *testing.T, name, got string) {
 }
 
 func TestPromptGolden(t *testing.T) {
+	t.Parallel()
 	p, err := ParsePrompt(DefaultPromptTemplate())
 	if err != nil {
 		t.Fatal(err)
@@ -66,6 +67,7 @@ func TestPromptGolden(t *testing.T) {
 }
 
 func TestPromptBlockOrder(t *testing.T) {
+	t.Parallel()
 	p, _ := ParsePrompt(DefaultPromptTemplate())
 	out, _ := p.Render(PromptInput{
 		Rejected: []PromptChunk{{N: 1, DocID: "r", Text: "x"}},
@@ -82,6 +84,7 @@ func TestPromptBlockOrder(t *testing.T) {
 }
 
 func TestParsePromptRejectsBrokenTemplates(t *testing.T) {
+	t.Parallel()
 	for _, tmpl := range []string{"{{.Nope}}", "{{range .Context}}", "{{template \"missing\" .}}"} {
 		if _, err := ParsePrompt(tmpl); err == nil {
 			t.Errorf("%q should not parse", tmpl)
@@ -90,6 +93,7 @@ func TestParsePromptRejectsBrokenTemplates(t *testing.T) {
 }
 
 func TestCheckMarkers(t *testing.T) {
+	t.Parallel()
 	valid := func(n int) bool { return n >= 1 && n <= 3 }
 	cases := []struct {
 		in, want       string
@@ -110,6 +114,7 @@ func TestCheckMarkers(t *testing.T) {
 }
 
 func TestCheckSupport(t *testing.T) {
+	t.Parallel()
 	chunks := map[int]string{
 		1: "We standardised on Redis Cluster with client-side caching for all services.",
 		2: "Memcached was rejected because it has no persistence and no replication.",
@@ -132,6 +137,7 @@ func TestCheckSupport(t *testing.T) {
 // Claims and evidence meet on inflections of the same word; before the stemmer
 // was shared, "service" and "services" (and every other word ending in e) did not.
 func TestContentTerms(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		a, b string
 	}{
@@ -150,6 +156,7 @@ func TestContentTerms(t *testing.T) {
 }
 
 func TestSentences(t *testing.T) {
+	t.Parallel()
 	got := Sentences("First claim [1]. Second one? Yes! v2.3.1 is fine [2].\n- a list item [3]\n- another")
 	want := []string{"First claim [1].", "Second one?", "Yes!", "v2.3.1 is fine [2].", "a list item [3]", "another"}
 	if !slices.Equal(got, want) {
@@ -158,6 +165,7 @@ func TestSentences(t *testing.T) {
 }
 
 func TestGate(t *testing.T) {
+	t.Parallel()
 	g := Gate{MinSimilarity: 0.3, MinKeywordCoverage: 0.6}
 	cases := []struct {
 		hits []Evidence
@@ -176,6 +184,7 @@ func TestGate(t *testing.T) {
 }
 
 func TestChooseLanguage(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ explicit, header, want string }{
 		{"", "", "en"},
 		{"", "de-DE,de;q=0.9,en;q=0.8", "de"},
@@ -195,12 +204,14 @@ func TestChooseLanguage(t *testing.T) {
 }
 
 func TestNormalizeQuestion(t *testing.T) {
+	t.Parallel()
 	if a, b := NormalizeQuestion("How do I bake BREAD?"), NormalizeQuestion("  how do i bake bread "); a != b || a != "how do i bake bread" {
 		t.Errorf("%q vs %q", a, b)
 	}
 }
 
 func TestSnippet(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("filler words here ", 30) + "the E5032 error means replication lag " + strings.Repeat("more text after ", 30)
 	s := Snippet(long, []string{"e5032"})
 	if !strings.Contains(s, "E5032") || !strings.HasPrefix(s, "…") || !strings.HasSuffix(s, "…") {
@@ -219,6 +230,7 @@ func TestSnippet(t *testing.T) {
 }
 
 func TestMentions(t *testing.T) {
+	t.Parallel()
 	got := Mentions("compare @dec-cache-v2 with @Dec-Cache-V1, not email a@b.c; (@rb-x)")
 	want := []string{"dec-cache-v2", "dec-cache-v1", "rb-x"}
 	if !slices.Equal(got, want) {
@@ -227,6 +239,7 @@ func TestMentions(t *testing.T) {
 }
 
 func TestRankingValidate(t *testing.T) {
+	t.Parallel()
 	ok := DefaultRanking(ProfileSemanticModel)
 	if err := ok.Validate(); err != nil {
 		t.Fatal(err)
@@ -268,6 +281,7 @@ func TestRankingValidate(t *testing.T) {
 // One unit of the weighted-space adjustment is RRFTrustPositions gaps between
 // rank 1 and rank 2 of every leg.
 func TestRRFAdjustmentScale(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		k, ws, wf, positions float64
 	}{
@@ -285,6 +299,7 @@ func TestRRFAdjustmentScale(t *testing.T) {
 }
 
 func TestFollowUps(t *testing.T) {
+	t.Parallel()
 	got := FollowUps([]FollowUpSource{
 		{DocID: "rej-memcached-2023", Title: "Rejected: Memcached as the shared cache tier", CanonicalType: "rejected-approach"},
 		{DocID: "rb-deploy-rollback", Title: "Runbook: deployment rollbacks", CanonicalType: "runbook"},
@@ -302,6 +317,7 @@ func TestFollowUps(t *testing.T) {
 }
 
 func TestParseFilters(t *testing.T) {
+	t.Parallel()
 	f, err := ParseFilters(RawFilters{ProjectKey: "platform", Tags: []string{" Redis "}, DocIDsMode: "filter", DocIDs: []string{"A"}})
 	if err != nil {
 		t.Fatal(err)

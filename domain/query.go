@@ -97,8 +97,8 @@ func ValidateFusion(fusion, def string) (string, error) {
 	if fusion == "rerank_weighted_sum" {
 		return FusionWeighted, nil
 	}
-	if !slices.Contains(Fusions, fusion) {
-		return "", invalid("unknown fusion %q: use one of %s", fusion, strings.Join(Fusions, ", "))
+	if !slices.Contains(fusions, fusion) {
+		return "", invalid("unknown fusion %q: use one of %s", fusion, strings.Join(fusions, ", "))
 	}
 	return fusion, nil
 }
@@ -124,15 +124,15 @@ func ParseFilters(r RawFilters) (Filters, error) {
 	f.Tags = lower(r.Tags)
 	f.SourceTypes = r.SourceTypes
 	f.DocIDs = lower(r.DocIDs)
-	if err := oneOf("canonical_types", r.CanonicalTypes, NodeTypes); err != nil {
+	if err := oneOf("canonical_types", r.CanonicalTypes, nodeTypes); err != nil {
 		return f, err
 	}
 	f.CanonicalTypes = r.CanonicalTypes
-	if err := oneOf("statuses", r.Statuses, Statuses); err != nil {
+	if err := oneOf("statuses", r.Statuses, statuses); err != nil {
 		return f, err
 	}
 	f.Statuses = r.Statuses
-	if err := oneOf("evidence_tiers", r.EvidenceTiers, EvidenceTiers); err != nil {
+	if err := oneOf("evidence_tiers", r.EvidenceTiers, evidenceTiers); err != nil {
 		return f, err
 	}
 	f.EvidenceTiers = r.EvidenceTiers

@@ -14,8 +14,11 @@ const (
 	FusionKeywordOnly  = "keyword_only"
 )
 
+// fusions lists the accepted values of a request's fusion option.
+var fusions = []string{FusionWeighted, FusionRRF, FusionSemanticOnly, FusionKeywordOnly}
+
 // Fusions lists the accepted values of a request's fusion option.
-var Fusions = []string{FusionWeighted, FusionRRF, FusionSemanticOnly, FusionKeywordOnly}
+func Fusions() []string { return slices.Clone(fusions) }
 
 // FusionMethodName is the name meta.search_strategy.fusion_method reports.
 func FusionMethodName(fusion string) string {
@@ -218,9 +221,9 @@ func (r Ranking) Validate() error {
 	return nil
 }
 
-// EvidenceTrust is how far each evidence tier is trusted, in [0,1]. A document
+// evidenceTrust is how far each evidence tier is trusted, in [0,1]. A document
 // loses EvidenceWeight × (1 − trust); one that names no tier loses nothing.
-var EvidenceTrust = map[string]float64{
+var evidenceTrust = map[string]float64{
 	"guideline":     1.0,
 	"official":      1.0,
 	"peer_reviewed": 1.0,
@@ -231,12 +234,15 @@ var EvidenceTrust = map[string]float64{
 	"unverified":    0.0,
 }
 
+// EvidenceTrust is how far a tier is trusted, in [0,1]; 0 for a tier canon does not know.
+func EvidenceTrust(tier string) float64 { return evidenceTrust[tier] }
+
 // EvidenceTrustParams returns the tiers and their trust as parallel arrays, in
 // EvidenceTiers order, for the ranking query.
 func EvidenceTrustParams() ([]string, []float64) {
-	trust := make([]float64, len(EvidenceTiers))
-	for i, t := range EvidenceTiers {
-		trust[i] = EvidenceTrust[t]
+	trust := make([]float64, len(evidenceTiers))
+	for i, t := range evidenceTiers {
+		trust[i] = evidenceTrust[t]
 	}
-	return slices.Clone(EvidenceTiers), trust
+	return slices.Clone(evidenceTiers), trust
 }

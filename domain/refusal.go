@@ -25,7 +25,7 @@ type Gate struct {
 
 // DefaultGate holds the defaults of KB_REFUSAL_MIN_SIMILARITY and
 // KB_REFUSAL_MIN_KEYWORD_COVERAGE (calibrated for the hash embedder; see the README).
-var DefaultGate = Gate{MinSimilarity: 0.26, MinKeywordCoverage: 0.70}
+func DefaultGate() Gate { return Gate{MinSimilarity: 0.26, MinKeywordCoverage: 0.70} }
 
 // Evidence is what the gate looked at for one hit.
 type Evidence struct {
@@ -51,10 +51,10 @@ func (g Gate) Admit(hits []Evidence) (ok bool, bestSim, bestCov float64) {
 	return ok, bestSim, bestCov
 }
 
-// Languages of the message catalogue; the first is the fallback.
-var Languages = []language.Tag{language.English, language.German}
+// languages of the message catalogue; the first is the fallback.
+var languages = []language.Tag{language.English, language.German}
 
-var matcher = language.NewMatcher(Languages)
+var matcher = language.NewMatcher(languages)
 
 // ChooseLanguage picks the catalogue language from an explicit choice (a request
 // field) or else an Accept-Language header.
@@ -68,7 +68,7 @@ func ChooseLanguage(explicit, acceptLanguage string) string {
 		return "en"
 	}
 	_, i, _ := matcher.Match(tags...)
-	base, _ := Languages[i].Base()
+	base, _ := languages[i].Base()
 	return base.String()
 }
 

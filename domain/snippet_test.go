@@ -55,6 +55,7 @@ func randomText(r *rand.Rand, words, spaces []string, n int) string {
 }
 
 func TestSnippetMatchesReference(t *testing.T) {
+	t.Parallel()
 	words := []string{"cache", "Caching", "ÉCOLE", "école", "E5032", "KB_RRF_K", "v2.3.1", "pgx/v5", "the", "a",
 		"Straße", "naïve", "日本語", "ΣΊΣΥΦΟΣ", "replication", "lag", "-", "—", "(x)", "İstanbul"}
 	spaces := []string{" ", "  ", "\n", "\t", "\n\n ", "\u00a0", "\u2003"}
@@ -76,6 +77,7 @@ func TestSnippetMatchesReference(t *testing.T) {
 // ASCII text takes a byte path; it must cut the same snippet as the rune path
 // every other text takes, wherever the match and the spaces fall.
 func TestSnippetASCIIPathMatchesRunePath(t *testing.T) {
+	t.Parallel()
 	words := []string{"cache", "Caching", "E5032", "KB_RRF_K", "v2.3.1", "pgx/v5", "the", "a", "x", "replication",
 		"LAG", "-", "(x)", "end.", "a.b", "_", "...", strings.Repeat("long", 70)}
 	spaces := []string{" ", "  ", "\n", "\t", "\r\n", "\v\f ", "\n\n "}

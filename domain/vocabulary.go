@@ -4,26 +4,26 @@ package domain
 
 import "slices"
 
-// NodeTypes are the canonical document types; a document with one of these
+// nodeTypes are the canonical document types; a document with one of these
 // `type:` values becomes a node of the knowledge graph.
-var NodeTypes = []string{
+var nodeTypes = []string{
 	"project-index", "module-kb", "decision", "runbook", "standard",
 	"incident", "integration", "domain-concept", "rejected-approach",
 }
 
-// EntityTypes are the `type:` values of entity pages.
-var EntityTypes = []string{"person", "team", "project"}
+// entityTypes are the `type:` values of entity pages.
+var entityTypes = []string{"person", "team", "project"}
 
-// Statuses of canonical documents, in lifecycle order.
-var Statuses = []string{"draft", "review", "accepted", "active", "superseded", "deprecated", "archived"}
+// statuses of canonical documents, in lifecycle order.
+var statuses = []string{"draft", "review", "accepted", "active", "superseded", "deprecated", "archived"}
 
-// EvidenceTiers rank how far a document can be trusted as evidence.
-var EvidenceTiers = []string{
+// evidenceTiers rank how far a document can be trusted as evidence.
+var evidenceTiers = []string{
 	"guideline", "peer_reviewed", "official", "preprint", "news", "blog", "search_hint", "unverified",
 }
 
-// Tiers say who wrote a document: a person, or an automated process.
-var Tiers = []string{"human", "auto"}
+// tiers say who wrote a document: a person, or an automated process.
+var tiers = []string{"human", "auto"}
 
 // EdgeType is a typed relation between two canonical documents.
 type EdgeType struct {
@@ -31,8 +31,8 @@ type EdgeType struct {
 	DefaultWeight float64
 }
 
-// EdgeTypes lists the graph's edge types with their default weights.
-var EdgeTypes = []EdgeType{
+// edgeTypes lists the graph's edge types with their default weights.
+var edgeTypes = []EdgeType{
 	{"decision_for", 1.0},
 	{"implements", 1.0},
 	{"supersedes", 1.0},
@@ -47,7 +47,7 @@ var EdgeTypes = []EdgeType{
 
 // DefaultEdgeWeight returns the default weight of an edge type and whether the type exists.
 func DefaultEdgeWeight(edgeType string) (float64, bool) {
-	for _, e := range EdgeTypes {
+	for _, e := range edgeTypes {
 		if e.Name == edgeType {
 			return e.DefaultWeight, true
 		}
@@ -56,16 +56,37 @@ func DefaultEdgeWeight(edgeType string) (float64, bool) {
 }
 
 // IsNodeType reports whether t is a canonical node type.
-func IsNodeType(t string) bool { return slices.Contains(NodeTypes, t) }
+func IsNodeType(t string) bool { return slices.Contains(nodeTypes, t) }
 
 // IsEntityType reports whether t is an entity page type.
-func IsEntityType(t string) bool { return slices.Contains(EntityTypes, t) }
+func IsEntityType(t string) bool { return slices.Contains(entityTypes, t) }
 
 // IsStatus reports whether s is a known status.
-func IsStatus(s string) bool { return slices.Contains(Statuses, s) }
+func IsStatus(s string) bool { return slices.Contains(statuses, s) }
 
 // IsEvidenceTier reports whether t is a known evidence tier.
-func IsEvidenceTier(t string) bool { return slices.Contains(EvidenceTiers, t) }
+func IsEvidenceTier(t string) bool { return slices.Contains(evidenceTiers, t) }
 
 // IsTier reports whether t is a known authoring tier.
-func IsTier(t string) bool { return slices.Contains(Tiers, t) }
+func IsTier(t string) bool { return slices.Contains(tiers, t) }
+
+// The vocabularies, as copies a caller may keep or change.
+
+// NodeTypes are the canonical document types; a document with one of these
+// `type:` values becomes a node of the knowledge graph.
+func NodeTypes() []string { return slices.Clone(nodeTypes) }
+
+// EntityTypes are the `type:` values of entity pages.
+func EntityTypes() []string { return slices.Clone(entityTypes) }
+
+// Statuses of canonical documents, in lifecycle order.
+func Statuses() []string { return slices.Clone(statuses) }
+
+// EvidenceTiers rank how far a document can be trusted as evidence.
+func EvidenceTiers() []string { return slices.Clone(evidenceTiers) }
+
+// Tiers say who wrote a document: a person, or an automated process.
+func Tiers() []string { return slices.Clone(tiers) }
+
+// EdgeTypes lists the graph's edge types with their default weights.
+func EdgeTypes() []EdgeType { return slices.Clone(edgeTypes) }

@@ -85,7 +85,7 @@ func TestBadFilesOfEveryFormatLoseNothing(t *testing.T) {
 
 	zeros := strings.Repeat("\x00", 4<<20)
 	res := run(t, in, "bad", true,
-		file("wiki/cache.html", "<html><body><p>"+strings.Repeat("x", int(convert.DefaultLimits.TextFileBytes))+"</p></body></html>"),
+		file("wiki/cache.html", "<html><body><p>"+strings.Repeat("x", int(convert.DefaultLimits().TextFileBytes))+"</p></body></html>"),
 		file("wiki/cache.html.meta.yaml", "type: standard\nstatus: active\ntags: [cache]\n"),
 		file("notes/deploys.txt", "Deploys happen on Tuesdays.\n\n- rollback first\n- then notify\n"),
 		file("reviews/inc-7.pdf", "%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer garbage"),
@@ -146,9 +146,9 @@ func TestReadDirsFindsEveryFormatAndSidecars(t *testing.T) {
 		t.Errorf("single file: %v %v", files, err)
 	}
 	// A file is read one byte past its limit, no more.
-	writeFile(t, dir, "big.txt", strings.Repeat("x", int(convert.DefaultLimits.TextFileBytes)+100))
+	writeFile(t, dir, "big.txt", strings.Repeat("x", int(convert.DefaultLimits().TextFileBytes)+100))
 	files, _ = ingest.ReadDirs([]string{dir + "/big.txt"})
-	if len(files[0].Content) != int(convert.DefaultLimits.TextFileBytes)+1 {
+	if len(files[0].Content) != int(convert.DefaultLimits().TextFileBytes)+1 {
 		t.Errorf("read %d bytes of an over-limit file", len(files[0].Content))
 	}
 }

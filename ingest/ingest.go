@@ -826,5 +826,5 @@ func readCapped(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, convert.DefaultLimits.MaxBytes(path)+1))
+	return io.ReadAll(io.LimitReader(f, convert.DefaultLimits().MaxBytes(path)+1))
 }

@@ -110,10 +110,10 @@ type PromoteRequest struct {
 // documents declared to or from it resolve into edges.
 func (s *Service) Promote(ctx context.Context, actor string, r PromoteRequest) (Change, error) {
 	if !domain.IsNodeType(r.Type) {
-		return Change{}, invalidf("unknown canonical type %q (one of %v)", r.Type, domain.NodeTypes)
+		return Change{}, invalidf("unknown canonical type %q (one of %v)", r.Type, domain.NodeTypes())
 	}
 	if !domain.IsStatus(r.Status) {
-		return Change{}, invalidf("unknown status %q (one of %v)", r.Status, domain.Statuses)
+		return Change{}, invalidf("unknown status %q (one of %v)", r.Status, domain.Statuses())
 	}
 	if r.Priority != nil && (*r.Priority < 0 || *r.Priority > 100) {
 		return Change{}, invalidf("retrieval priority must be between 0 and 100 (got %d)", *r.Priority)

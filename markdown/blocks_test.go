@@ -8,6 +8,7 @@ import (
 )
 
 func TestParseBlocks(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		text string
@@ -54,6 +55,7 @@ func TestParseBlocks(t *testing.T) {
 
 // Chunk text as Parse renders it reads back into the document's structure.
 func TestParseBlocksReadsChunks(t *testing.T) {
+	t.Parallel()
 	src := []byte("---\nid: a\ntype: runbook\nsummary: S.\n---\n# Runbook\n\nTo roll back:\n\n1. Find the **previous** version.\n2. Run `shipctl rollback`.\n\n| Key | TTL |\n|-----|-----|\n| `session` | 14 days |\n")
 	doc, err := markdown.Parse("a.md", src, markdown.Options{})
 	if err != nil {

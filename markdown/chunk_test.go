@@ -52,6 +52,7 @@ func overlapOf(a, b string) string {
 }
 
 func TestLongSectionSplitWithOverlap(t *testing.T) {
+	t.Parallel()
 	var sents []string
 	for i := range 60 {
 		sents = append(sents, fmt.Sprintf("Sentence number %d explains how the cache layer handles request %d.", i, i*7))
@@ -103,6 +104,7 @@ func chunkTexts(doc *Document) []string {
 }
 
 func TestNoOverlap(t *testing.T) {
+	t.Parallel()
 	src := strings.Repeat("Alpha beta gamma delta epsilon zeta eta theta. ", 80)
 	opts := Options{ChunkTokens: 64, OverlapTokens: -1}
 	doc := mustParse(t, "x.md", []byte(src), opts)
@@ -117,6 +119,7 @@ func TestNoOverlap(t *testing.T) {
 }
 
 func TestBlocksAreKeptWhole(t *testing.T) {
+	t.Parallel()
 	para := func(word string) string { return strings.TrimSpace(strings.Repeat(word+" runs fine. ", 14)) }
 	a, b, c := para("Alpha"), para("Bravo"), para("Charlie")
 	opts := Options{ChunkTokens: 100, OverlapTokens: 20}
@@ -136,6 +139,7 @@ func TestBlocksAreKeptWhole(t *testing.T) {
 }
 
 func TestLongCodeBlockIsRefenced(t *testing.T) {
+	t.Parallel()
 	var lines []string
 	for i := range 120 {
 		lines = append(lines, fmt.Sprintf("\tx%d := compute(%d) // step %d", i, i, i))
@@ -164,6 +168,7 @@ func TestLongCodeBlockIsRefenced(t *testing.T) {
 }
 
 func TestLongListAndTableSplitBetweenLines(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	for i := range 60 {
 		fmt.Fprintf(&b, "- item %d keeps its own line\n", i)
@@ -186,6 +191,7 @@ func TestLongListAndTableSplitBetweenLines(t *testing.T) {
 }
 
 func TestOverlongSentenceAndWord(t *testing.T) {
+	t.Parallel()
 	sentence := strings.Repeat("word ", 400) + "end."
 	word := strings.Repeat("QmFzZTY0IGRhdGEgd2l0aG91dCBzcGFjZXM", 120)
 	cjk := strings.Repeat("缓存层使用共享集群", 80)
@@ -208,6 +214,7 @@ func TestOverlongSentenceAndWord(t *testing.T) {
 }
 
 func TestSentences(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		in   string
 		want []string
@@ -232,6 +239,7 @@ func TestSentences(t *testing.T) {
 
 // TestChunkInvariantsRandom packs generated documents with random budgets.
 func TestChunkInvariantsRandom(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	words := strings.Fields("cache redis the a of service orders pricing TTL expires database replica flush namespace key lint coalescing p99 latency 41ms v2.3.1 https://example.com/x déjà-vu 缓存 naïve")
 	for n := range 300 {
@@ -306,6 +314,7 @@ func TestChunkInvariantsRandom(t *testing.T) {
 // more after a space than alone, so a paragraph of such sentences counts more
 // tokens than its estimate; the budget here is exactly its estimate.
 func TestLastEntriesAreNeverDropped(t *testing.T) {
+	t.Parallel()
 	for n := 5; n <= 40; n++ {
 		var sentences []string
 		est := 0

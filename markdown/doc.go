@@ -140,12 +140,12 @@ func (o Options) withDefaults() Options {
 type Document struct {
 	Slug, Title, SourcePath, SourceType string
 	Project                             string // frontmatter project: (overrides the ingest's project), "" if absent
-	CanonicalType                       string // one of domain.NodeTypes, or ""
-	EntityType                          string // one of domain.EntityTypes, or ""
-	Status                              string // one of domain.Statuses, or ""
+	CanonicalType                       string // one of domain.NodeTypes(), or ""
+	EntityType                          string // one of domain.EntityTypes(), or ""
+	Status                              string // one of domain.Statuses(), or ""
 	RetrievalPriority                   int    // 0-100, default 50
-	Tier                                string // one of domain.Tiers, default "human"
-	EvidenceTier                        string // one of domain.EvidenceTiers, or ""
+	Tier                                string // one of domain.Tiers(), default "human"
+	EvidenceTier                        string // one of domain.EvidenceTiers(), or ""
 	Tags, Owners                        []string
 	EffectiveDate                       *time.Time
 	Summary                             string // frontmatter summary, else the first paragraph of the body
@@ -160,7 +160,7 @@ type Document struct {
 // Link is a typed edge a document declares, by slug.
 type Link struct {
 	From, To   string
-	EdgeType   string // one of domain.EdgeTypes
+	EdgeType   string // one of domain.EdgeTypes()
 	Weight     float64
 	Provenance string // ProvenanceFrontmatter or ProvenanceWikilink
 }

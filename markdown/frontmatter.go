@@ -202,7 +202,7 @@ func decodeMeta(sources []metaSource, doc *Document) (*frontmatter, *ParseError)
 		case "aliases", "role", "facts":
 			if doc.EntityType == "" {
 				return nil, errorf(e.d.path, e.line, "%s is only allowed on entity pages (type: %s)",
-					e.key, strings.Join(domain.EntityTypes, ", "))
+					e.key, strings.Join(domain.EntityTypes(), ", "))
 			}
 		case "members":
 			if doc.EntityType != "team" {
@@ -296,7 +296,7 @@ func (d decoder) field(key string, v *yaml.Node, doc *Document, fm *frontmatter)
 	case "title":
 		doc.Title, _, err = d.scalar(key, v)
 	case "type":
-		t, err := d.oneOf(key, v, slices.Concat(domain.NodeTypes, domain.EntityTypes))
+		t, err := d.oneOf(key, v, slices.Concat(domain.NodeTypes(), domain.EntityTypes()))
 		if err != nil {
 			return err
 		}
@@ -307,14 +307,14 @@ func (d decoder) field(key string, v *yaml.Node, doc *Document, fm *frontmatter)
 			doc.EntityType = t
 		}
 	case "status":
-		doc.Status, err = d.oneOf(key, v, domain.Statuses)
+		doc.Status, err = d.oneOf(key, v, domain.Statuses())
 	case "tier":
 		var t string
-		if t, err = d.oneOf(key, v, domain.Tiers); t != "" {
+		if t, err = d.oneOf(key, v, domain.Tiers()); t != "" {
 			doc.Tier = t
 		}
 	case "evidence_tier":
-		doc.EvidenceTier, err = d.oneOf(key, v, domain.EvidenceTiers)
+		doc.EvidenceTier, err = d.oneOf(key, v, domain.EvidenceTiers())
 	case "retrieval_priority":
 		if isNull(v) {
 			return nil
@@ -480,8 +480,8 @@ func (d decoder) related(v *yaml.Node, fm *frontmatter) *ParseError {
 }
 
 func edgeTypeNames() []string {
-	names := make([]string, len(domain.EdgeTypes))
-	for i, e := range domain.EdgeTypes {
+	names := make([]string, len(domain.EdgeTypes()))
+	for i, e := range domain.EdgeTypes() {
 		names[i] = e.Name
 	}
 	return names

@@ -22,6 +22,7 @@ var goldenOptions = map[string]Options{
 }
 
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join("testdata", "golden")
 	var paths []string
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {

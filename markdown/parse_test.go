@@ -35,6 +35,7 @@ func date(y int, m time.Month, d int) *time.Time {
 }
 
 func TestFrontmatterKeys(t *testing.T) {
+	t.Parallel()
 	doc := mustParse(t, "decisions/whatever.md", readFixture(t, "all-keys.md"), Options{})
 	want := Document{
 		Slug: "dec-cache-v2", Title: "Cache layer v2", SourcePath: "decisions/whatever.md", SourceType: "confluence",
@@ -65,6 +66,7 @@ func TestFrontmatterKeys(t *testing.T) {
 }
 
 func TestEntityPages(t *testing.T) {
+	t.Parallel()
 	person := mustParse(t, "people/ana.md", readFixture(t, "person.md"), Options{})
 	if person.EntityType != "person" || person.CanonicalType != "" || person.Slug != "people/ana" || person.Title != "Ana Lima" {
 		t.Errorf("person: %+v", person)
@@ -93,6 +95,7 @@ func TestEntityPages(t *testing.T) {
 }
 
 func TestDefaults(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, path, src string
 		slug, title     string
@@ -130,6 +133,7 @@ func TestDefaults(t *testing.T) {
 }
 
 func TestTagNormalisation(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ yaml, want string }{
 		{`tags: [Go, " go ", GO, Postgres]`, "go,postgres"},
 		{`tags: Security`, "security"},
@@ -145,6 +149,7 @@ func TestTagNormalisation(t *testing.T) {
 }
 
 func TestDates(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ in, want string }{
 		{"2024-03-01", "2024-03-01T00:00:00Z"},
 		{`"2024-03-01"`, "2024-03-01T00:00:00Z"},
@@ -159,6 +164,7 @@ func TestDates(t *testing.T) {
 }
 
 func TestNullValuesAreAbsent(t *testing.T) {
+	t.Parallel()
 	doc := mustParse(t, "x.md", []byte("---\nid:\ntitle: ~\ntype:\nstatus: ''\ntier:\nretrieval_priority:\ndate:\nrelated:\n---\n"), Options{})
 	if doc.Slug != "x" || doc.Title != "x" || doc.CanonicalType != "" || doc.Tier != "human" || doc.RetrievalPriority != 50 || doc.EffectiveDate != nil || doc.Links != nil {
 		t.Errorf("%+v", doc)
@@ -168,6 +174,7 @@ func TestNullValuesAreAbsent(t *testing.T) {
 const allowedKeys = "allowed: id, title, type, status, retrieval_priority, tier, evidence_tier, tags, owners, project, date, source_type, summary, supersedes, related, rejects, attendees, entities, aliases, role, members, facts"
 
 func TestErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, path, src, want string
 	}{
@@ -256,12 +263,14 @@ func TestErrors(t *testing.T) {
 }
 
 func TestParseReturnsNilErrorInterface(t *testing.T) {
+	t.Parallel()
 	if _, err := Parse("a.md", []byte("text"), Options{}); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestWikilinks(t *testing.T) {
+	t.Parallel()
 	doc := mustParse(t, "notes/wiki.md", readFixture(t, "wikilinks.md"), Options{})
 	var got []string
 	for _, l := range doc.Links {
@@ -288,6 +297,7 @@ func TestWikilinks(t *testing.T) {
 }
 
 func TestFencedCodeIsNotStructure(t *testing.T) {
+	t.Parallel()
 	doc := mustParse(t, "fenced.md", readFixture(t, "fenced.md"), Options{})
 	var paths []string
 	for _, c := range doc.Chunks {
@@ -310,6 +320,7 @@ func TestFencedCodeIsNotStructure(t *testing.T) {
 }
 
 func TestSummaryChunk(t *testing.T) {
+	t.Parallel()
 	src := "---\ntype: standard\n---\n# Cache standard\n\nFirst *paragraph* with `code` and [a link](x.md).\n\n## Rule\n\nUse Redis.\n"
 	doc := mustParse(t, "std/cache.md", []byte(src), Options{})
 	if doc.Summary != "First paragraph with `code` and a link." {
@@ -332,6 +343,7 @@ func TestSummaryChunk(t *testing.T) {
 }
 
 func TestDerivedSummaryIsCapped(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("The cache keeps prices for five minutes and then reloads them from the catalogue. ", 40)
 	doc := mustParse(t, "x.md", []byte(long), Options{})
 	if n := CountTokens(doc.Summary); n > maxDerivedSummaryTokens || n < maxDerivedSummaryTokens/2 {
@@ -347,6 +359,7 @@ func TestDerivedSummaryIsCapped(t *testing.T) {
 }
 
 func TestOnlyFrontmatter(t *testing.T) {
+	t.Parallel()
 	doc := mustParse(t, "runbooks/flush.md", readFixture(t, "only-frontmatter.md"), Options{})
 	want := []Chunk{{0, []string{"Only frontmatter"}, "Flush the cache safely.", CountTokens("Flush the cache safely."), true}}
 	if !reflect.DeepEqual(doc.Chunks, want) {
@@ -367,6 +380,7 @@ func TestOnlyFrontmatter(t *testing.T) {
 }
 
 func TestLineEndingsAndBOM(t *testing.T) {
+	t.Parallel()
 	lf := readFixture(t, "all-keys.md")
 	want := mustParse(t, "a.md", lf, Options{})
 	for name, src := range map[string][]byte{
@@ -391,6 +405,7 @@ func TestLineEndingsAndBOM(t *testing.T) {
 }
 
 func TestNormalizeSlug(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"  Dec-Cache-V2 ": "dec-cache-v2",
 		"People/Ana":      "people/ana",
@@ -405,6 +420,7 @@ func TestNormalizeSlug(t *testing.T) {
 }
 
 func TestOptionsDefaults(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ in, want Options }{
 		{Options{}, Options{512, 64}},
 		{Options{ChunkTokens: 200, OverlapTokens: -1}, Options{200, 0}},
@@ -418,6 +434,7 @@ func TestOptionsDefaults(t *testing.T) {
 }
 
 func TestConcurrentParse(t *testing.T) {
+	t.Parallel()
 	src := readFixture(t, filepath.Join("golden", "decisions", "dec-cache-v2.md"))
 	want := dumpDocument(mustParse(t, "d.md", src, Options{}))
 	var wg sync.WaitGroup

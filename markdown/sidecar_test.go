@@ -6,6 +6,7 @@ import (
 )
 
 func TestSidecarMergesWithFrontmatterWinning(t *testing.T) {
+	t.Parallel()
 	md := "---\ntitle: From the file\nstatus: ~\ntags: [file]\n---\n# Heading\n\nBody text.\n"
 	sidecar := &Sidecar{Path: "a.md.meta.yaml", Content: []byte(
 		"title: From the sidecar\ntype: decision\nstatus: accepted\ntags: [side]\nowners: [dana]\n")}
@@ -33,6 +34,7 @@ func TestSidecarMergesWithFrontmatterWinning(t *testing.T) {
 }
 
 func TestSidecarErrorsPointAtTheSidecar(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, frontmatter, sidecar, want string }{
 		{"unknown key", "", "title: x\ntitel: y\n", `a.md.meta.yaml:2: unknown key "titel"; ` + allowedKeys},
 		{"bad YAML", "", "title: a\ntype: b: c\n", "a.md.meta.yaml:2: invalid YAML: mapping values are not allowed in this context"},
@@ -56,6 +58,7 @@ func TestSidecarErrorsPointAtTheSidecar(t *testing.T) {
 }
 
 func TestFromOutline(t *testing.T) {
+	t.Parallel()
 	var o Outline
 	o.Title = "Declared title"
 	o.Paragraph("Before any heading.")

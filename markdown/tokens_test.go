@@ -7,6 +7,7 @@ import (
 )
 
 func TestCountTokens(t *testing.T) {
+	t.Parallel()
 	// want is cl100k_base's count (tiktoken), got is the estimate's; the cases
 	// pin the estimate so a change to it shows up here and in the goldens.
 	for _, tt := range []struct {
@@ -34,6 +35,7 @@ func TestCountTokens(t *testing.T) {
 }
 
 func TestCountTokensProperties(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{"a", " ", "\n", "!", "é", "\xff", "x\x00y"} {
 		if CountTokens(s) < 1 {
 			t.Errorf("CountTokens(%q) = 0: any text costs at least a token", s)

@@ -12,7 +12,7 @@ import (
 // connection, as in `canon serve`). Corpus-scale latency lives in `canon bench latency`.
 func BenchmarkSearchHandbook(b *testing.B) {
 	s := handbookB(b)
-	for _, fusion := range domain.Fusions {
+	for _, fusion := range domain.Fusions() {
 		b.Run(fusion, func(b *testing.B) {
 			r := req("what cache layer did we standardise on?", func(r *domain.SearchRequest) { r.Options.Fusion = fusion })
 			for b.Loop() {

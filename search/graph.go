@@ -61,7 +61,7 @@ func DefaultGraphConfig() GraphConfig {
 		MaxNodes:              20,
 		MaxPerSeed:            DefaultGraphMaxPerSeed,
 		HubTypes:              []string{"project-index"},
-		SeedGate:              domain.DefaultGate,
+		SeedGate:              domain.DefaultGate(),
 		RejectedInjection:     true,
 		RejectedMaxDocs:       3,
 		RejectedMinSimilarity: DefaultRejectedMinSimilarity,

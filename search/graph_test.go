@@ -711,7 +711,7 @@ func TestGraphStepIsNoOpWithoutCanon(t *testing.T) {
 	on.IncludeArchived = true
 	for _, q := range []string{"what cache layer did we standardise on?", "why did we reject memcached?",
 		"how do deployment rollbacks work?", "kafka"} {
-		for _, fusion := range domain.Fusions {
+		for _, fusion := range domain.Fusions() {
 			r := func(r *domain.SearchRequest) {
 				r.Filters.ProjectKeys = []string{"raw"}
 				r.Options.Fusion = fusion

@@ -149,7 +149,7 @@ func TestWorkedExampleCacheStandard(t *testing.T) {
 
 func TestExplainContributionsAddUpToScore(t *testing.T) {
 	s := handbook(t)
-	for _, fusion := range domain.Fusions {
+	for _, fusion := range domain.Fusions() {
 		t.Run(fusion, func(t *testing.T) {
 			res := mustSearch(t, s, req("how do deployment rollbacks work?", func(r *domain.SearchRequest) {
 				r.Options.Fusion = fusion
@@ -417,7 +417,7 @@ func TestFilters(t *testing.T) {
 
 func TestDeterministicOrder(t *testing.T) {
 	s := handbook(t)
-	for _, fusion := range domain.Fusions {
+	for _, fusion := range domain.Fusions() {
 		a := mustSearch(t, s, req("incident ledger replication lag", func(r *domain.SearchRequest) { r.Options.Fusion = fusion }))
 		for i := 0; i < 3; i++ {
 			b := mustSearch(t, s, req("incident ledger replication lag", func(r *domain.SearchRequest) { r.Options.Fusion = fusion }))
@@ -482,7 +482,7 @@ func TestInvalidRequests(t *testing.T) {
 
 func TestStopWordsOnlyQuestionIsFinite(t *testing.T) {
 	s := handbook(t)
-	for _, fusion := range domain.Fusions {
+	for _, fusion := range domain.Fusions() {
 		res := mustSearch(t, s, req("what is this and why?", func(r *domain.SearchRequest) {
 			r.Options.Fusion = fusion
 			r.Options.Explain = true

@@ -60,7 +60,7 @@ KB_REFUSAL_MIN_KEYWORD_COVERAGE) and the best thresholds of a sweep.`,
 			if err != nil {
 				return err
 			}
-			neg, err := bench.RefusalEvidence(cmd.Context(), a.searcher, project, bench.OffTopicQuestions, false)
+			neg, err := bench.RefusalEvidence(cmd.Context(), a.searcher, project, bench.OffTopicQuestions(), false)
 			if err != nil {
 				return err
 			}
