@@ -65,7 +65,10 @@ func (e *UnavailableError) Unwrap() error { return e.Err }
 // Events receive the stream of a turn; either may be nil.
 type Events struct {
 	Retrieval func(domain.RetrievalSummary) error
-	Delta     func(string) error
+	// Passages receives the chunks the prompt numbers (passages[i] is [i+1]) once
+	// the gate admitted the question, before the model is called.
+	Passages func(passages []*domain.Hit) error
+	Delta    func(string) error
 }
 
 // Answer runs one turn. acceptLanguage is the request's Accept-Language header.
@@ -143,6 +146,15 @@ func (s *Service) Answer(ctx context.Context, req *domain.ChatRequest, acceptLan
 	prompt, err := s.prompt.Render(input)
 	if err != nil {
 		return nil, err
+	}
+	if ev.Passages != nil {
+		passages := make([]*domain.Hit, len(numbered))
+		for n, h := range numbered {
+			passages[n-1] = h
+		}
+		if err := ev.Passages(passages); err != nil {
+			return nil, err
+		}
 	}
 	llmReq := llm.Request{System: prompt, Question: req.Question, MaxTokens: s.cfg.MaxTokens}
 	for _, t := range req.History {

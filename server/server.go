@@ -55,6 +55,7 @@ func Handler(d Deps) http.Handler {
 	chatH := &chatHandler{chat: d.Chat, pool: d.Pool, log: d.Logger}
 	mux.Handle(canonv1connect.NewChatServiceHandler(chatH, opts...))
 	mux.HandleFunc("POST /api/kb/chat", chatH.jsonChat)
+	mountWeb(mux, d)
 
 	services := []string{
 		canonv1connect.SearchServiceName, canonv1connect.IngestServiceName, canonv1connect.ProjectServiceName,

@@ -193,3 +193,50 @@ func (q *Queries) DocumentUpsert(ctx context.Context, arg DocumentUpsertParams) 
 	err := row.Scan(&i.ID, &i.Inserted)
 	return i, err
 }
+
+const documentView = `-- name: DocumentView :one
+SELECT d.slug, d.title, d.source_path, d.source_type, d.tags, d.effective_date, d.canonical_type, d.status,
+    d.tier, d.evidence_tier, d.summary
+FROM documents d
+JOIN projects p ON p.id = d.project_id
+WHERE p.project_key = $1 AND d.slug = $2
+`
+
+type DocumentViewParams struct {
+	ProjectKey string
+	Slug       string
+}
+
+type DocumentViewRow struct {
+	Slug          string
+	Title         string
+	SourcePath    string
+	SourceType    string
+	Tags          []string
+	EffectiveDate *time.Time
+	CanonicalType *string
+	Status        *string
+	Tier          string
+	EvidenceTier  *string
+	Summary       string
+}
+
+// One document's own fields, for the web document view.
+func (q *Queries) DocumentView(ctx context.Context, arg DocumentViewParams) (DocumentViewRow, error) {
+	row := q.db.QueryRow(ctx, documentView, arg.ProjectKey, arg.Slug)
+	var i DocumentViewRow
+	err := row.Scan(
+		&i.Slug,
+		&i.Title,
+		&i.SourcePath,
+		&i.SourceType,
+		&i.Tags,
+		&i.EffectiveDate,
+		&i.CanonicalType,
+		&i.Status,
+		&i.Tier,
+		&i.EvidenceTier,
+		&i.Summary,
+	)
+	return i, err
+}

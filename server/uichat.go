@@ -1,0 +1,433 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/canonkb/canon/chat"
+	"github.com/canonkb/canon/domain"
+	canonv1 "github.com/canonkb/canon/gen/canon/v1"
+)
+
+// POST /api/chat speaks the Vercel AI SDK UI message stream (v1), so the web
+// page's useChat (@ai-sdk/react) works unchanged. Spec: the `ai` npm package's
+// uiMessageChunkSchema; web/test/protocol.test.mjs parses this stream with it.
+
+// uiStreamHeader marks the body as a UI message stream for the AI SDK client.
+const uiStreamHeader = "x-vercel-ai-ui-message-stream"
+
+// maxUIChatBody bounds a /api/chat body: useChat resends the whole conversation,
+// data parts (citations with snippets) included.
+const maxUIChatBody = 8 << 20
+
+// uiChatRequest is useChat's default body (id, messages, trigger, messageId)
+// plus canon's own fields.
+type uiChatRequest struct {
+	ID        string      `json:"id"`
+	Messages  []uiMessage `json:"messages"`
+	Trigger   string      `json:"trigger"`
+	MessageID string      `json:"messageId"`
+	Project   string      `json:"project"`
+	// Filters is canon's Filters message in its JSON form (snake_case or camelCase).
+	Filters  json.RawMessage `json:"filters"`
+	Fusion   string          `json:"fusion"`
+	Limit    int32           `json:"limit"`
+	Language string          `json:"language"`
+}
+
+type uiMessage struct {
+	ID    string   `json:"id"`
+	Role  string   `json:"role"`
+	Parts []uiPart `json:"parts"`
+}
+
+// uiPart keeps the fields of the parts the server reads back: text, and a
+// refusal's body (so a refused turn is history too).
+type uiPart struct {
+	Type string          `json:"type"`
+	Text string          `json:"text"`
+	Data json.RawMessage `json:"data"`
+}
+
+type uiChatHandler struct {
+	chat *chat.Service
+	log  *slog.Logger
+}
+
+func (h *uiChatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	creq, err := decodeUIChat(w, r)
+	if err != nil {
+		writeJSONError(w, connect.CodeInvalidArgument, err.Error())
+		return
+	}
+	s := &uiStream{w: w}
+	s.flusher, _ = w.(http.Flusher)
+	messageID := newUIID("msg")
+	ev := uiEvents(s, messageID, creq.GetQuestion())
+	res, err := h.chat.Answer(r.Context(), creq, r.Header.Get("Accept-Language"), ev.events)
+	if err != nil {
+		h.fail(r.Context(), s, err)
+		return
+	}
+	if err := ev.finish(res); err != nil && r.Context().Err() == nil {
+		h.log.WarnContext(r.Context(), "web chat: write failed", "err", err)
+	}
+}
+
+// fail answers a failure before the stream started as a JSON error with its
+// HTTP status, and after it as an `error` chunk.
+func (h *uiChatHandler) fail(ctx context.Context, s *uiStream, err error) {
+	if ctx.Err() != nil {
+		return // the client left (Stop): nobody to tell
+	}
+	var ce *connect.Error
+	if !errors.As(chatError(ctx, h.log, err), &ce) {
+		ce = connect.NewError(connect.CodeInternal, errors.New("chat failed; the server log has details"))
+	}
+	if !s.started {
+		writeJSONError(s.w, ce.Code(), ce.Message())
+		return
+	}
+	msg := ce.Message()
+	if ce.Code() == connect.CodeUnavailable {
+		msg += " (press Regenerate to retry)"
+	}
+	s.send(map[string]any{"type": "error", "errorText": msg}) //nolint:errcheck // the client may be gone
+	s.done()                                                  //nolint:errcheck // as above
+}
+
+// decodeUIChat reads useChat's body into a ChatRequest: the last message is the
+// question, the ones before it the history (its most recent chat.MaxHistory turns).
+func decodeUIChat(w http.ResponseWriter, r *http.Request) (*canonv1.ChatRequest, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxUIChatBody))
+	if err != nil {
+		return nil, fmt.Errorf("request body is unreadable or larger than %d MiB", maxUIChatBody>>20)
+	}
+	var in uiChatRequest
+	if err := json.Unmarshal(body, &in); err != nil {
+		return nil, fmt.Errorf("request body is not the JSON useChat sends ({id, messages, trigger, ...}): %v", err)
+	}
+	if len(in.Messages) == 0 {
+		return nil, errors.New("messages is empty: send the conversation, the question last")
+	}
+	var turns []*canonv1.Turn
+	for i, m := range in.Messages {
+		if m.Role != "user" && m.Role != "assistant" {
+			return nil, fmt.Errorf("messages[%d].role must be user or assistant (got %q)", i, m.Role)
+		}
+		text := messageText(m)
+		if text == "" {
+			continue // an answer stopped before its first word says nothing to the model
+		}
+		turns = append(turns, &canonv1.Turn{Role: m.Role, Content: text})
+	}
+	last := in.Messages[len(in.Messages)-1]
+	if last.Role != "user" || len(turns) == 0 || turns[len(turns)-1].GetRole() != "user" {
+		return nil, errors.New("the last message must be the user's question, with a text part")
+	}
+	history := turns[:len(turns)-1]
+	if len(history) > chat.MaxHistory {
+		history = history[len(history)-chat.MaxHistory:]
+	}
+	req := &canonv1.ChatRequest{Question: turns[len(turns)-1].GetContent(), History: history,
+		Options: &canonv1.ChatOptions{Fusion: in.Fusion, Limit: in.Limit, Language: in.Language},
+		Filters: &canonv1.Filters{}}
+	if len(in.Filters) > 0 && string(in.Filters) != "null" {
+		if err := (protojson.UnmarshalOptions{}).Unmarshal(in.Filters, req.Filters); err != nil {
+			return nil, fmt.Errorf("filters is not a valid canon Filters object: %v", err)
+		}
+	}
+	if in.Project != "" && len(req.Filters.GetProjectKeys()) == 0 {
+		req.Filters.ProjectKeys = []string{in.Project}
+	}
+	return req, nil
+}
+
+// messageText is a message's text parts joined; a refusal stands for its body.
+func messageText(m uiMessage) string {
+	var b strings.Builder
+	for _, p := range m.Parts {
+		switch p.Type {
+		case "text":
+			b.WriteString(p.Text)
+		case "data-refusal":
+			var d struct {
+				Body string `json:"body"`
+			}
+			if json.Unmarshal(p.Data, &d) == nil {
+				b.WriteString(d.Body)
+			}
+		}
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// uiStream writes UI message stream frames, sending the headers with the first.
+type uiStream struct {
+	w       http.ResponseWriter
+	flusher http.Flusher
+	started bool
+}
+
+func (s *uiStream) send(chunk any) error {
+	b, err := json.Marshal(chunk)
+	if err != nil {
+		return err
+	}
+	return s.frame(b)
+}
+
+func (s *uiStream) frame(payload []byte) error {
+	if !s.started {
+		s.started = true
+		hd := s.w.Header()
+		hd.Set("Content-Type", "text/event-stream")
+		hd.Set("Cache-Control", "no-cache")
+		hd.Set("Connection", "keep-alive")
+		hd.Set("X-Accel-Buffering", "no") // proxies must not buffer the stream
+		hd.Set(uiStreamHeader, "v1")
+		s.w.WriteHeader(http.StatusOK)
+	}
+	if _, err := fmt.Fprintf(s.w, "data: %s\n\n", payload); err != nil {
+		return err
+	}
+	if s.flusher != nil {
+		s.flusher.Flush()
+	}
+	return nil
+}
+
+func (s *uiStream) done() error { return s.frame([]byte("[DONE]")) }
+
+func newUIID(prefix string) string {
+	b := make([]byte, 8)
+	rand.Read(b) //nolint:errcheck // crypto/rand.Read never fails (Go 1.24+)
+	return prefix + "_" + hex.EncodeToString(b)
+}
+
+// uiTurn maps one chat turn onto UI message chunks. Everything that translates
+// chat results into the wire lives here and in the data types below.
+type uiTurn struct {
+	s         *uiStream
+	messageID string
+	question  string
+	textID    string
+	texting   bool
+	passages  []*canonv1.Hit
+	events    chat.Events
+}
+
+func uiEvents(s *uiStream, messageID, question string) *uiTurn {
+	t := &uiTurn{s: s, messageID: messageID, question: question, textID: messageID + "_text"}
+	t.events = chat.Events{
+		Retrieval: func(sum *canonv1.RetrievalSummary) error {
+			if err := s.send(map[string]any{"type": "start", "messageId": messageID}); err != nil {
+				return err
+			}
+			return t.data("retrieval", "", retrievalData{
+				SearchMode: sum.GetSearchMode(), HierarchyReason: sum.GetHierarchyReason(),
+				Primary: sum.GetPrimaryCount(), Expanded: sum.GetExpandedCount(), Rejected: sum.GetRejectedCount(),
+				DocIDs: nonNil(sum.GetDocIds()), RetrievalMs: sum.GetRetrievalMs(),
+			})
+		},
+		Passages: t.sources,
+		Delta: func(d string) error {
+			if !t.texting {
+				t.texting = true
+				if err := s.send(map[string]any{"type": "text-start", "id": t.textID}); err != nil {
+					return err
+				}
+			}
+			return s.send(map[string]any{"type": "text-delta", "id": t.textID, "delta": d})
+		},
+	}
+	return t
+}
+
+func (t *uiTurn) data(name, id string, v any) error {
+	chunk := map[string]any{"type": "data-" + name, "data": v}
+	if id != "" {
+		chunk["id"] = id
+	}
+	return t.s.send(chunk)
+}
+
+// sources sends every numbered passage ([n] the answer may cite) as a
+// source-document and a data-citation, then the graph neighbours and the
+// rejected approaches among them.
+func (t *uiTurn) sources(passages []*canonv1.Hit) error {
+	t.passages = passages
+	var related []relatedData
+	var rejected []citationData
+	for i, h := range passages {
+		c := newCitationData(i+1, h)
+		if err := t.s.send(map[string]any{"type": "source-document", "sourceId": c.SourceID,
+			"mediaType": "text/markdown", "title": h.GetTitle(), "filename": h.GetSourcePath()}); err != nil {
+			return err
+		}
+		if err := t.data("citation", c.SourceID, c); err != nil {
+			return err
+		}
+		switch h.GetOrigin() {
+		case "graph_expansion":
+			e := h.GetEdge()
+			related = append(related, relatedData{N: c.N, DocID: h.GetDocId(), Title: h.GetTitle(),
+				CanonicalType: h.GetCanonicalType(), Status: h.GetStatus(), EdgeType: e.GetEdgeType(),
+				Direction: e.GetDirection(), FromDocID: e.GetFromDocId(), Weight: e.GetWeight()})
+		case "rejected_approach":
+			rejected = append(rejected, c)
+		}
+	}
+	if err := t.data("related", "", map[string]any{"neighbours": nonNil(related)}); err != nil {
+		return err
+	}
+	return t.data("rejected", "", map[string]any{"approaches": nonNil(rejected)})
+}
+
+// finish sends what the final response adds: the refusal, or the checked answer,
+// its usage and follow-ups; then finish and [DONE].
+func (t *uiTurn) finish(res *canonv1.ChatResponse) error {
+	meta := res.GetMeta()
+	if !t.s.started { // Answer ends before retrieval only by an error; keep the stream whole regardless
+		if err := t.s.send(map[string]any{"type": "start", "messageId": t.messageID}); err != nil {
+			return err
+		}
+	}
+	if res.GetRefusalReason() != "" {
+		if err := t.data("refusal", "", refusalData{Reason: res.GetRefusalReason(), Body: res.GetAnswer(),
+			Language: meta.GetLanguage(), Gap: gapData{Question: t.question, Normalized: domain.NormalizeQuestion(t.question),
+				Projects: nonNil(meta.GetFilters().GetProjectKeys())},
+			BestVectorSimilarity: meta.GetBestVectorSimilarity(), BestKeywordCoverage: meta.GetBestKeywordCoverage()}); err != nil {
+			return err
+		}
+	} else {
+		if t.texting {
+			if err := t.s.send(map[string]any{"type": "text-end", "id": t.textID}); err != nil {
+				return err
+			}
+		}
+		cited := []int32{}
+		for _, c := range res.GetCitations() {
+			cited = append(cited, c.GetN())
+		}
+		if err := t.data("answer", "", answerData{Text: res.GetAnswer(), Cited: cited,
+			Dropped: nonNil(meta.GetDroppedMarkers()), CitationSupport: meta.GetCitationSupport()}); err != nil {
+			return err
+		}
+	}
+	if err := t.data("usage", "", usageData{Provider: meta.GetProvider(), Model: meta.GetModel(),
+		PromptTokens: meta.GetUsage().GetPromptTokens(), CompletionTokens: meta.GetUsage().GetCompletionTokens(),
+		CostUSD: meta.GetCostUsd(), RetrievalMs: meta.GetRetrievalMs(), GenerationMs: meta.GetGenerationMs(),
+		TotalMs: meta.GetTotalMs()}); err != nil {
+		return err
+	}
+	if err := t.data("followups", "", map[string]any{"questions": nonNil(meta.GetFollowUps())}); err != nil {
+		return err
+	}
+	if err := t.s.send(map[string]any{"type": "finish", "finishReason": "stop"}); err != nil {
+		return err
+	}
+	return t.s.done()
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// The data parts' payloads, as the page (web/src/types.ts) reads them.
+
+type retrievalData struct {
+	SearchMode      string   `json:"searchMode"`
+	HierarchyReason string   `json:"hierarchyReason"`
+	Primary         int32    `json:"primary"`
+	Expanded        int32    `json:"expanded"`
+	Rejected        int32    `json:"rejected"`
+	DocIDs          []string `json:"docIds"`
+	RetrievalMs     float64  `json:"retrievalMs"`
+}
+
+type citationData struct {
+	N            int      `json:"n"`
+	SourceID     string   `json:"sourceId"`
+	DocID        string   `json:"docId"`
+	ChunkID      int64    `json:"chunkId"`
+	ProjectKey   string   `json:"projectKey"`
+	Title        string   `json:"title"`
+	HeadingPath  []string `json:"headingPath"`
+	Snippet      string   `json:"snippet"`
+	Status       string   `json:"status"`
+	EvidenceTier string   `json:"evidenceTier"`
+	Tier         string   `json:"tier"`
+	Score        float64  `json:"score"`
+	Origin       string   `json:"origin"`
+	SourcePath   string   `json:"sourcePath"`
+}
+
+func newCitationData(n int, h *canonv1.Hit) citationData {
+	return citationData{N: n, SourceID: fmt.Sprintf("c%d", n), DocID: h.GetDocId(), ChunkID: h.GetChunkId(),
+		ProjectKey: h.GetProjectKey(), Title: h.GetTitle(), HeadingPath: nonNil(h.GetHeadingPath()),
+		Snippet: h.GetSnippet(), Status: h.GetStatus(), EvidenceTier: h.GetEvidenceTier(), Tier: h.GetTier(),
+		Score: h.GetScore(), Origin: h.GetOrigin(), SourcePath: h.GetSourcePath()}
+}
+
+type relatedData struct {
+	N             int     `json:"n"`
+	DocID         string  `json:"docId"`
+	Title         string  `json:"title"`
+	CanonicalType string  `json:"canonicalType"`
+	Status        string  `json:"status"`
+	EdgeType      string  `json:"edgeType"`
+	Direction     string  `json:"direction"`
+	FromDocID     string  `json:"fromDocId"`
+	Weight        float64 `json:"weight"`
+}
+
+type answerData struct {
+	// Text is the answer as checked: markers that pointed at no passage removed.
+	Text            string  `json:"text"`
+	Cited           []int32 `json:"cited"`
+	Dropped         []int32 `json:"dropped"`
+	CitationSupport float64 `json:"citationSupport"`
+}
+
+// gapData is the content gap a refusal recorded (chatlog rolls refusals up by
+// normalized question, per project).
+type gapData struct {
+	Question   string   `json:"question"`
+	Normalized string   `json:"normalized"`
+	Projects   []string `json:"projects"`
+}
+
+type refusalData struct {
+	Reason               string  `json:"reason"`
+	Body                 string  `json:"body"`
+	Language             string  `json:"language"`
+	Gap                  gapData `json:"gap"`
+	BestVectorSimilarity float64 `json:"bestVectorSimilarity"`
+	BestKeywordCoverage  float64 `json:"bestKeywordCoverage"`
+}
+
+type usageData struct {
+	Provider         string  `json:"provider"`
+	Model            string  `json:"model"`
+	PromptTokens     int32   `json:"promptTokens"`
+	CompletionTokens int32   `json:"completionTokens"`
+	CostUSD          float64 `json:"costUsd"`
+	RetrievalMs      float64 `json:"retrievalMs"`
+	GenerationMs     float64 `json:"generationMs"`
+	TotalMs          float64 `json:"totalMs"`
+}

@@ -1,0 +1,394 @@
+package server_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/canonkb/canon/chat"
+	"github.com/canonkb/canon/domain"
+	"github.com/canonkb/canon/embed"
+	"github.com/canonkb/canon/hierarchy"
+	"github.com/canonkb/canon/ingest"
+	"github.com/canonkb/canon/internal/dbtest"
+	"github.com/canonkb/canon/llm"
+	"github.com/canonkb/canon/markdown"
+	"github.com/canonkb/canon/search"
+	"github.com/canonkb/canon/server"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// fakeOpenAI is an in-process OpenAI-compatible chat completions server: it
+// streams its deltas, records each request's messages and whether the client
+// went away before the stream ended.
+type fakeOpenAI struct {
+	deltas []string
+	status int           // non-zero: answer with this HTTP status instead
+	hold   chan struct{} // non-nil: after the first delta, wait for it or the client to leave
+	mu     sync.Mutex
+	bodies []map[string]any
+	cancel chan struct{}
+}
+
+func newFakeOpenAI(t *testing.T, f *fakeOpenAI) *httptest.Server {
+	t.Helper()
+	f.cancel = make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		json.NewDecoder(r.Body).Decode(&body) //nolint:errcheck // recorded as far as it decodes
+		f.mu.Lock()
+		f.bodies = append(f.bodies, body)
+		f.mu.Unlock()
+		if f.status != 0 {
+			w.WriteHeader(f.status)
+			fmt.Fprint(w, `{"error":{"message":"overloaded","type":"server_error"}}`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		chunk := func(v string) {
+			fmt.Fprintf(w, "data: %s\n\n", v)
+			w.(http.Flusher).Flush()
+		}
+		for i, d := range f.deltas {
+			b, _ := json.Marshal(d)
+			chunk(`{"id":"c1","object":"chat.completion.chunk","created":1,"model":"fake-model","choices":[{"index":0,"delta":{"content":` + string(b) + `},"finish_reason":null}]}`)
+			if i == 0 && f.hold != nil {
+				select {
+				case <-r.Context().Done():
+					f.cancel <- struct{}{}
+					return
+				case <-f.hold:
+				}
+			}
+		}
+		chunk(`{"id":"c1","object":"chat.completion.chunk","created":1,"model":"fake-model","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`)
+		chunk(`{"id":"c1","object":"chat.completion.chunk","created":1,"model":"fake-model","choices":[],"usage":{"prompt_tokens":1200,"completion_tokens":34,"total_tokens":1234}}`)
+		chunk("[DONE]")
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// handbookPool is a fresh database with the example handbook as project platform.
+func handbookPool(t *testing.T) (*pgxpool.Pool, *search.Searcher, *hierarchy.Searcher, *ingest.Ingester) {
+	t.Helper()
+	pool := dbtest.FreshPool(t)
+	emb := embed.NewHash(384)
+	in := ingest.New(pool, emb, markdown.Options{})
+	files, err := ingest.ReadDirs([]string{"../examples/handbook"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := in.Ingest(context.Background(), files, ingest.Options{Project: "platform"}); err != nil {
+		t.Fatal(err)
+	}
+	searcher := search.New(pool, emb, search.Config{Ranking: domain.DefaultRanking(domain.ProfileHashKeywordLed),
+		Profile: domain.ProfileHashKeywordLed, Graph: search.DefaultGraphConfig()})
+	return pool, searcher, hierarchy.New(pool, searcher, hierarchy.DefaultConfig()), in
+}
+
+func uiChatServer(t *testing.T, pool *pgxpool.Pool, s *search.Searcher, h *hierarchy.Searcher, in *ingest.Ingester, p llm.Provider) *httptest.Server {
+	t.Helper()
+	prompt, _ := domain.ParsePrompt(domain.DefaultPromptTemplate())
+	svc := chat.New(h, p, prompt, nil, chat.Config{
+		Gate: domain.Gate{MinSimilarity: 0.26, MinKeywordCoverage: 0.70}, SupportThreshold: 0.5,
+		Prices: map[string]llm.Price{"fake-model": {PromptPerMTok: 1, CompletionPerMTok: 2}}})
+	srv := httptest.NewServer(server.Handler(server.Deps{Pool: pool, Searcher: s, SearchService: h, Ingester: in, Chat: svc}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func openAIProvider(t *testing.T, url string) llm.Provider {
+	t.Helper()
+	p, err := llm.NewOpenAI(llm.OpenAIConfig{BaseURL: url + "/v1", Model: "fake-model", MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// useChatBody is the body useChat's DefaultChatTransport sends, plus canon's fields.
+func useChatBody(turns ...string) string {
+	var msgs []map[string]any
+	for i, text := range turns {
+		role := map[bool]string{true: "user", false: "assistant"}[i%2 == 0]
+		msgs = append(msgs, map[string]any{"id": fmt.Sprintf("m%d", i), "role": role,
+			"parts": []map[string]any{{"type": "text", "text": text}}})
+	}
+	b, _ := json.Marshal(map[string]any{"id": "conv1", "messages": msgs, "trigger": "submit-message",
+		"messageId": nil, "project": "platform", "filters": map[string]any{}, "fusion": ""})
+	return string(b)
+}
+
+type uiChunk struct {
+	Type      string          `json:"type"`
+	ID        string          `json:"id"`
+	Delta     string          `json:"delta"`
+	ErrorText string          `json:"errorText"`
+	MessageID string          `json:"messageId"`
+	Data      json.RawMessage `json:"data"`
+}
+
+// readUIStream reads frames until [DONE]; onChunk may stop early by returning false.
+func readUIStream(t *testing.T, body io.Reader, onChunk func(uiChunk) bool) (chunks []uiChunk, done bool) {
+	t.Helper()
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" {
+			continue
+		}
+		payload, ok := strings.CutPrefix(line, "data: ")
+		if !ok {
+			t.Fatalf("not an SSE data frame: %q", line)
+		}
+		if payload == "[DONE]" {
+			return chunks, true
+		}
+		var c uiChunk
+		if err := json.Unmarshal([]byte(payload), &c); err != nil {
+			t.Fatalf("frame %q: %v", payload, err)
+		}
+		chunks = append(chunks, c)
+		if onChunk != nil && !onChunk(c) {
+			return chunks, false
+		}
+	}
+	return chunks, false
+}
+
+// kinds collapses runs of one chunk type: the order the issue specifies.
+func kinds(chunks []uiChunk) string {
+	var out []string
+	for _, c := range chunks {
+		if len(out) == 0 || out[len(out)-1] != c.Type {
+			out = append(out, c.Type)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+func postUIChat(t *testing.T, ctx context.Context, url, body string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/api/chat", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestUIChat(t *testing.T) {
+	pool, s, h, in := handbookPool(t)
+
+	t.Run("grounded answer: events in order", func(t *testing.T) {
+		fake := &fakeOpenAI{deltas: []string{"We standardised ", "on Redis ", "[1] for ", "the cache [99]."}}
+		srv := uiChatServer(t, pool, s, h, in, openAIProvider(t, newFakeOpenAI(t, fake).URL))
+		res := postUIChat(t, context.Background(), srv.URL, useChatBody(
+			"how do deployment rollbacks work?", "Roll back with the deploy tool [1].", "what cache layer did we standardise on?"))
+		defer res.Body.Close()
+		if res.StatusCode != 200 || res.Header.Get("x-vercel-ai-ui-message-stream") != "v1" ||
+			!strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+			t.Fatalf("status %d, headers %v", res.StatusCode, res.Header)
+		}
+		chunks, done := readUIStream(t, res.Body, nil)
+		if !done {
+			t.Fatal("stream ended without [DONE]")
+		}
+		want := "start,data-retrieval,source-document,data-citation,source-document,data-citation"
+		if got := kinds(chunks); !strings.HasPrefix(got, want) ||
+			!strings.HasSuffix(got, "data-related,data-rejected,text-start,text-delta,text-end,data-answer,data-usage,data-followups,finish") {
+			t.Fatalf("event order = %s", got)
+		}
+		var text strings.Builder
+		var answer struct {
+			Text  string  `json:"text"`
+			Cited []int   `json:"cited"`
+			Drop  []int   `json:"dropped"`
+			_     float64 // citationSupport
+		}
+		var usage struct {
+			PromptTokens, CompletionTokens int
+			CostUSD                        float64 `json:"costUsd"`
+		}
+		var citation struct {
+			N                    int
+			DocID, Status, Title string
+			EvidenceTier         string `json:"evidenceTier"`
+			ChunkID              int64  `json:"chunkId"`
+		}
+		var rejected struct {
+			Approaches []struct{ DocID string } `json:"approaches"`
+		}
+		for _, c := range chunks {
+			switch c.Type {
+			case "text-delta":
+				text.WriteString(c.Delta)
+			case "data-answer":
+				json.Unmarshal(c.Data, &answer) //nolint:errcheck // checked below
+			case "data-usage":
+				json.Unmarshal(c.Data, &usage) //nolint:errcheck // checked below
+			case "data-rejected":
+				json.Unmarshal(c.Data, &rejected) //nolint:errcheck // checked below
+			case "data-citation":
+				if citation.N == 0 {
+					json.Unmarshal(c.Data, &citation) //nolint:errcheck // checked below
+				}
+			}
+		}
+		if text.String() != "We standardised on Redis [1] for the cache [99]." {
+			t.Errorf("streamed text = %q", text.String())
+		}
+		if len(answer.Cited) != 1 || answer.Cited[0] != 1 || len(answer.Drop) != 1 || strings.Contains(answer.Text, "[99]") {
+			t.Errorf("answer = %+v: want [1] cited and the unknown [99] dropped", answer)
+		}
+		if usage.PromptTokens != 1200 || usage.CompletionTokens != 34 || usage.CostUSD <= 0 {
+			t.Errorf("usage = %+v", usage)
+		}
+		if citation.N != 1 || citation.DocID == "" || citation.ChunkID == 0 || citation.Title == "" {
+			t.Errorf("first citation = %+v", citation)
+		}
+		if len(rejected.Approaches) == 0 || rejected.Approaches[0].DocID != "rej-memcached-2023" {
+			t.Errorf("rejected = %+v: want the Memcached approach", rejected)
+		}
+		// The history reached the model: the earlier turns before the question.
+		msgs, _ := fake.bodies[0]["messages"].([]any)
+		var roles []string
+		for _, m := range msgs {
+			roles = append(roles, m.(map[string]any)["role"].(string))
+		}
+		if strings.Join(roles, ",") != "system,user,assistant,user" {
+			t.Errorf("model saw roles %v: want the system prompt, two history turns and the question", roles)
+		}
+	})
+
+	t.Run("refusal: data-refusal, no text, HTTP 200", func(t *testing.T) {
+		fake := &fakeOpenAI{deltas: []string{"never called"}}
+		srv := uiChatServer(t, pool, s, h, in, openAIProvider(t, newFakeOpenAI(t, fake).URL))
+		res := postUIChat(t, context.Background(), srv.URL, useChatBody("what is the best banana bread recipe?"))
+		defer res.Body.Close()
+		chunks, done := readUIStream(t, res.Body, nil)
+		if res.StatusCode != 200 || !done {
+			t.Fatalf("status %d, done %v", res.StatusCode, done)
+		}
+		if got := kinds(chunks); got != "start,data-retrieval,data-refusal,data-usage,data-followups,finish" {
+			t.Fatalf("event order = %s", got)
+		}
+		var refusal struct {
+			Reason, Body string
+			Gap          struct {
+				Question string
+				Projects []string
+			}
+		}
+		json.Unmarshal(chunks[2].Data, &refusal) //nolint:errcheck // checked below
+		if refusal.Reason != domain.RefusalNoRelevantContext || refusal.Body == "" ||
+			refusal.Gap.Question != "what is the best banana bread recipe?" || len(refusal.Gap.Projects) != 1 {
+			t.Errorf("refusal = %+v", refusal)
+		}
+		if len(fake.bodies) != 0 {
+			t.Error("the model was called for a refused question")
+		}
+	})
+
+	t.Run("model outage: an error chunk a person can act on", func(t *testing.T) {
+		fake := &fakeOpenAI{status: http.StatusServiceUnavailable}
+		srv := uiChatServer(t, pool, s, h, in, openAIProvider(t, newFakeOpenAI(t, fake).URL))
+		res := postUIChat(t, context.Background(), srv.URL, useChatBody("what cache layer did we standardise on?"))
+		defer res.Body.Close()
+		chunks, done := readUIStream(t, res.Body, nil)
+		last := chunks[len(chunks)-1]
+		if res.StatusCode != 200 || !done || last.Type != "error" || !strings.Contains(last.ErrorText, "language model is unavailable") {
+			t.Fatalf("status %d, done %v, chunks %s, last %+v", res.StatusCode, done, kinds(chunks), last)
+		}
+	})
+
+	t.Run("stop: a client that leaves cancels the model request", func(t *testing.T) {
+		fake := &fakeOpenAI{deltas: []string{"Redis ", "is ", "the cache [1]."}, hold: make(chan struct{})}
+		defer close(fake.hold)
+		srv := uiChatServer(t, pool, s, h, in, openAIProvider(t, newFakeOpenAI(t, fake).URL))
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		res := postUIChat(t, ctx, srv.URL, useChatBody("what cache layer did we standardise on?"))
+		chunks, _ := readUIStream(t, res.Body, func(c uiChunk) bool { return c.Type != "text-delta" })
+		if chunks[len(chunks)-1].Type != "text-delta" {
+			t.Fatalf("no text before the stop: %s", kinds(chunks))
+		}
+		cancel() // the Stop button: fetch aborted
+		res.Body.Close()
+		select {
+		case <-fake.cancel:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the model request was not cancelled within 10 s of the client leaving")
+		}
+	})
+
+	t.Run("bad bodies are 400 with a clear message", func(t *testing.T) {
+		srv := uiChatServer(t, pool, s, h, in, llm.NewExtractive())
+		long := strings.Repeat("why ", domain.MaxQueryLength)
+		cases := map[string]struct{ body, want string }{
+			"not json":        {`{"messages": [`, "not the JSON useChat sends"},
+			"no messages":     {`{"id":"x","messages":[]}`, "messages is empty"},
+			"assistant last":  {useChatBody("q", "a"), "last message must be the user's question"},
+			"system role":     {`{"messages":[{"id":"1","role":"system","parts":[{"type":"text","text":"hi"}]}]}`, "role must be user or assistant"},
+			"bad filters":     {`{"messages":[{"id":"1","role":"user","parts":[{"type":"text","text":"hi"}]}],"filters":{"tags":"x"}}`, "filters is not a valid"},
+			"question length": {useChatBody(long), "the limit is"},
+		}
+		for name, c := range cases {
+			t.Run(name, func(t *testing.T) {
+				res := postUIChat(t, context.Background(), srv.URL, c.body)
+				defer res.Body.Close()
+				var e struct{ Code, Message string }
+				json.NewDecoder(res.Body).Decode(&e) //nolint:errcheck // checked below
+				if res.StatusCode != http.StatusBadRequest || e.Code != "invalid_argument" || !strings.Contains(e.Message, c.want) {
+					t.Errorf("status %d, %+v: want 400 with %q", res.StatusCode, e, c.want)
+				}
+			})
+		}
+	})
+
+	t.Run("document view and the app", func(t *testing.T) {
+		srv := uiChatServer(t, pool, s, h, in, llm.NewExtractive())
+		res, err := http.Get(srv.URL + "/api/doc/platform/dec-cache-v2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Title, Status string
+			Edges         []struct{ DocID, EdgeType, Direction string }
+			Chunks        []struct{ ID int64 }
+		}
+		json.NewDecoder(res.Body).Decode(&doc) //nolint:errcheck // checked below
+		res.Body.Close()
+		dirs := map[string]bool{}
+		for _, e := range doc.Edges {
+			dirs[e.Direction] = true
+		}
+		if res.StatusCode != 200 || doc.Title == "" || doc.Status == "" || len(doc.Chunks) == 0 || !dirs["outgoing"] || !dirs["incoming"] {
+			t.Errorf("status %d, doc %+v: want its state, chunks and edges both ways", res.StatusCode, doc)
+		}
+		res, _ = http.Get(srv.URL + "/api/doc/platform/no-such-doc")
+		res.Body.Close()
+		if res.StatusCode != http.StatusNotFound {
+			t.Errorf("unknown document: status %d", res.StatusCode)
+		}
+		for _, path := range []string{"/app/chat", "/app/doc/platform/dec-cache-v2", "/app/gaps"} {
+			res, _ := http.Get(srv.URL + path)
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if res.StatusCode != 200 || !strings.Contains(string(b), `<div id="root">`) {
+				t.Errorf("%s: status %d", path, res.StatusCode)
+			}
+		}
+	})
+}

@@ -1,0 +1,158 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	db "github.com/canonkb/canon/gen/db"
+	"github.com/canonkb/canon/lifecycle"
+	"github.com/canonkb/canon/web"
+)
+
+// mountWeb adds the browser surface: the chat page and document view under
+// /app/ (embedded, built from web/), POST /api/chat (the AI SDK UI message
+// stream) and GET /api/doc/{project}/{slug}.
+func mountWeb(mux *http.ServeMux, d Deps) {
+	mux.Handle("POST /api/chat", &uiChatHandler{chat: d.Chat, log: d.Logger})
+	docs := &docHandler{pool: d.Pool, graph: lifecycle.New(d.Pool), log: d.Logger}
+	mux.HandleFunc("GET /api/doc/{project}/{slug}", docs.serve)
+	app := appHandler(web.Assets())
+	mux.Handle("GET /app/", app)
+	mux.Handle("GET /{$}", http.RedirectHandler("/app/chat", http.StatusFound))
+}
+
+// appHandler serves the built assets, and index.html for every page route
+// (/app/chat, /app/doc/..., /app/gaps): the app routes on the client.
+func appHandler(assets fs.FS) http.Handler {
+	files := http.StripPrefix("/app/", http.FileServerFS(assets))
+	index, err := fs.ReadFile(assets, "index.html")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/app/assets/") {
+			// File names carry a content hash, so they never change.
+			w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+			files.ServeHTTP(w, r)
+			return
+		}
+		if err != nil {
+			http.Error(w, "the web app is not built into this binary", http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-cache")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Write(index) //nolint:errcheck // a client that left needs no answer
+	})
+}
+
+type docHandler struct {
+	pool  *pgxpool.Pool
+	graph *lifecycle.Service
+	log   *slog.Logger
+}
+
+// docView is GET /api/doc/{project}/{slug}: the document, its canonical fields,
+// its edges both ways and its chunks (the page highlights the one cited).
+type docView struct {
+	ProjectKey    string         `json:"projectKey"`
+	Slug          string         `json:"slug"`
+	Title         string         `json:"title"`
+	SourcePath    string         `json:"sourcePath"`
+	SourceType    string         `json:"sourceType"`
+	Tags          []string       `json:"tags"`
+	EffectiveDate string         `json:"effectiveDate"`
+	CanonicalType string         `json:"canonicalType"`
+	Status        string         `json:"status"`
+	Tier          string         `json:"tier"`
+	EvidenceTier  string         `json:"evidenceTier"`
+	Summary       string         `json:"summary"`
+	Edges         []docEdge      `json:"edges"`
+	Chunks        []docViewChunk `json:"chunks"`
+}
+
+type docEdge struct {
+	DocID         string  `json:"docId"`
+	Title         string  `json:"title"`
+	CanonicalType string  `json:"canonicalType"`
+	Status        string  `json:"status"`
+	EdgeType      string  `json:"edgeType"`
+	Weight        float64 `json:"weight"`
+	Direction     string  `json:"direction"`
+	Provenance    string  `json:"provenance"`
+}
+
+type docViewChunk struct {
+	ID          int64    `json:"id"`
+	Ordinal     int32    `json:"ordinal"`
+	HeadingPath []string `json:"headingPath"`
+	Text        string   `json:"text"`
+	IsSummary   bool     `json:"isSummary"`
+}
+
+func (h *docHandler) serve(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	project, slug := r.PathValue("project"), r.PathValue("slug")
+	q := db.New(h.pool)
+	d, err := q.DocumentView(ctx, db.DocumentViewParams{ProjectKey: project, Slug: slug})
+	if errors.Is(err, pgx.ErrNoRows) {
+		writeJSONError(w, connect.CodeNotFound, "no document "+slug+" in project "+project)
+		return
+	}
+	if err != nil {
+		h.internal(w, r, err)
+		return
+	}
+	out := docView{ProjectKey: project, Slug: d.Slug, Title: d.Title, SourcePath: d.SourcePath,
+		SourceType: d.SourceType, Tags: nonNil(d.Tags), CanonicalType: deref(d.CanonicalType), Status: deref(d.Status),
+		Tier: d.Tier, EvidenceTier: deref(d.EvidenceTier), Summary: d.Summary, Edges: []docEdge{}, Chunks: []docViewChunk{}}
+	if d.EffectiveDate != nil {
+		out.EffectiveDate = d.EffectiveDate.Format(time.DateOnly)
+	}
+	g, err := h.graph.Graph(ctx, project, slug)
+	if err != nil {
+		h.internal(w, r, err)
+		return
+	}
+	for _, n := range g.Neighbours {
+		out.Edges = append(out.Edges, docEdge{DocID: n.Slug, Title: n.Title, CanonicalType: n.CanonicalType,
+			Status: n.Status, EdgeType: n.EdgeType, Weight: n.Weight, Direction: n.Direction, Provenance: n.Provenance})
+	}
+	chunks, err := q.ChunkListByDocument(ctx, db.ChunkListByDocumentParams{ProjectKey: project, Slug: slug})
+	if err != nil {
+		h.internal(w, r, err)
+		return
+	}
+	for _, c := range chunks {
+		out.Chunks = append(out.Chunks, docViewChunk{ID: c.ID, Ordinal: c.Ordinal, HeadingPath: nonNil(c.HeadingPath),
+			Text: c.Text, IsSummary: c.IsSummary})
+	}
+	writeJSON(w, out)
+}
+
+func (h *docHandler) internal(w http.ResponseWriter, r *http.Request, err error) {
+	var ce *connect.Error
+	if errors.As(toConnect(r.Context(), h.log, "document view", err), &ce) {
+		writeJSONError(w, ce.Code(), ce.Message())
+	}
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v) //nolint:errcheck // a client that left needs no answer
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
