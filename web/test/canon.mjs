@@ -1,0 +1,128 @@
+// Test fixture: a fresh database on the cluster in $DATABASE_URL with the
+// example handbook ingested, a fake OpenAI-compatible model server in this
+// process, and a real `bin/canon serve` talking to both.
+import { execFileSync, spawn } from "node:child_process";
+import { once } from "node:events";
+import http from "node:http";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+
+export const repo = path.resolve(import.meta.dirname, "../..");
+const canonBin = path.join(repo, "bin/canon");
+
+/**
+ * The fake model streams an answer citing [1] and [2], one word per `delay`
+ * ms, numbering its answers so a regenerated one differs. `slow` makes it
+ * crawl (for Stop); `cancelled` counts requests whose client left mid-stream.
+ */
+export async function startFakeModel() {
+  const state = { delay: 40, slow: false, requests: 0, cancelled: 0, lastBody: null };
+  const server = http.createServer(async (req, res) => {
+    if (req.method !== "POST" || !req.url.endsWith("/chat/completions")) {
+      res.writeHead(404).end();
+      return;
+    }
+    let body = "";
+    for await (const part of req) body += part;
+    state.lastBody = JSON.parse(body);
+    const n = ++state.requests;
+    const text = state.slow
+      ? Array.from({ length: 200 }, (_, i) => `word${i} `).join("")
+      : `Answer ${n}: the team standardised on the option in the first source [1]. ` +
+        `It builds on the related context described in the second source [2], ` +
+        `which the handbook keeps current.`;
+    const words = text.match(/\S+\s*/g);
+    res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" });
+    let finished = false;
+    res.on("close", () => {
+      if (!finished) state.cancelled++;
+    });
+    const send = (obj) => res.write(`data: ${typeof obj === "string" ? obj : JSON.stringify(obj)}\n\n`);
+    const chunk = (delta, finish = null) => ({
+      id: `cmpl-${n}`, object: "chat.completion.chunk", created: 1, model: "fake-model",
+      choices: [{ index: 0, delta, finish_reason: finish }],
+    });
+    for (const w of words) {
+      if (res.destroyed) return;
+      send(chunk({ content: w }));
+      await sleep(state.slow ? 250 : state.delay);
+    }
+    send(chunk({}, "stop"));
+    send({ id: `cmpl-${n}`, object: "chat.completion.chunk", created: 1, model: "fake-model", choices: [],
+      usage: { prompt_tokens: 1500 + n, completion_tokens: words.length, total_tokens: 1500 + n + words.length } });
+    send("[DONE]");
+    finished = true;
+    res.end();
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  return { state, url: `http://127.0.0.1:${server.address().port}/v1`, close: () => server.close() };
+}
+
+function psql(url, sql) {
+  execFileSync("psql", [url, "-v", "ON_ERROR_STOP=1", "-qc", sql], {
+    stdio: ["ignore", "ignore", "inherit"],
+    env: { ...process.env, PGOPTIONS: "-c client_min_messages=warning" },
+  });
+}
+
+/** Starts the whole fixture; call stop() when done (drops the database). */
+export async function startCanon() {
+  const base = process.env.DATABASE_URL;
+  if (!base) throw new Error("DATABASE_URL is not set: run the browser tests through `make web-test`");
+  const dbName = `canon_webtest_${process.pid}`;
+  const admin = new URL(base);
+  const dbURL = new URL(base);
+  dbURL.pathname = `/${dbName}`;
+  psql(admin.href, `DROP DATABASE IF EXISTS ${dbName}`);
+  psql(admin.href, `CREATE DATABASE ${dbName}`);
+  const model = await startFakeModel();
+  const env = {
+    ...process.env,
+    DATABASE_URL: dbURL.href,
+    KB_LLM_PROVIDER: "openai",
+    KB_LLM_BASE_URL: model.url,
+    KB_LLM_MODEL: "fake-model",
+    KB_LLM_API_KEY: "",
+    KB_LLM_PRICES: "fake-model=0.5/1.5",
+    KB_LLM_MAX_RETRIES: "0",
+  };
+  const run = (...args) => execFileSync(canonBin, args, { env, cwd: repo, stdio: ["ignore", "ignore", "inherit"] });
+  let serve;
+  const stop = async () => {
+    if (serve && serve.exitCode === null) {
+      serve.kill("SIGTERM");
+      await Promise.race([once(serve, "exit"), sleep(5000)]);
+    }
+    model.close();
+    try {
+      psql(admin.href, `DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+    } catch (e) {
+      console.error(`could not drop ${dbName}: ${e.message}`);
+    }
+  };
+  try {
+    run("migrate", "up");
+    run("ingest", "examples/handbook", "--project", "platform");
+    serve = spawn(canonBin, ["serve", "--addr", "127.0.0.1:0"], { env, cwd: repo, stdio: ["ignore", "pipe", "pipe"] });
+    const log = [];
+    serve.stderr.on("data", (d) => log.push(String(d)));
+    const url = await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`canon serve did not start:\n${log.join("")}`)), 30000);
+      let out = "";
+      serve.stdout.on("data", (d) => {
+        out += d;
+        const m = out.match(/listening on (http:\/\/\S+)/);
+        if (m) {
+          clearTimeout(timer);
+          resolve(m[1]);
+        }
+      });
+      serve.on("exit", (code) => reject(new Error(`canon serve exited (${code}):\n${log.join("")}`)));
+    });
+    return { url, model, stop, log };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
