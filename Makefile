@@ -72,9 +72,30 @@ vet:
 		test -z "$$(gofmt -l $$files)" || { echo "gofmt needed:"; gofmt -l $$files; exit 1; }
 
 .PHONY: test
-test: go db ingest-tools vet check-generated ## everything CI runs: database, vet, codegen drift, go test -race
+test: go db ingest-tools vet check-generated ## everything CI runs: database, vet, codegen drift, go test -race, browser tests
 	$(GO) test -race -count=1 ./...
 	$(MAKE) --no-print-directory scenarios
+	$(MAKE) --no-print-directory web-check web-test
+
+# The web chat (web/) is built by Vite and its bundle web/dist is committed, like
+# gen/, so `go build` embeds it without Node; web-check rebuilds it and fails on drift.
+.PHONY: web-tools
+web-tools: ## install chromium (apt) and web/'s npm packages (npm ci) for the browser tests (idempotent)
+	@scripts/web-tools.sh
+
+.PHONY: web-build
+web-build: web-tools ## rebuild the committed web bundle web/dist (after changing web/src)
+	cd web && npm run --silent build
+
+.PHONY: web-check
+web-check: web-build ## fail when web/dist differs from what web/src builds
+	@if [ -n "$$(git status --porcelain -- web/dist)" ]; then \
+		echo "web/dist is out of date; run 'make web-build' and commit:"; \
+		git status --porcelain -- web/dist; exit 1; fi
+
+.PHONY: web-test
+web-test: web-tools build db ## the web chat in headless Chromium against canon serve, plus the /api/chat protocol test
+	cd web && node --test --test-concurrency=1 test/
 
 .PHONY: scenarios
 scenarios: build

@@ -13,6 +13,12 @@ export default defineConfig({
     sourcemap: false,
     target: "es2022",
     chunkSizeWarningLimit: 600,
+    rollupOptions: {
+      // swr's "use client" marks a React Server Components boundary, meaningless in a plain SPA.
+      onwarn(warning, warn) {
+        if (warning.code !== "MODULE_LEVEL_DIRECTIVE") warn(warning);
+      },
+    },
   },
   server: { proxy: { "/api": "http://127.0.0.1:8787", "/canon.v1.": "http://127.0.0.1:8787" } },
 });

@@ -13,7 +13,13 @@ export function GapsPage() {
     rpc<{ projects?: { projectKey: string }[] }>("canon.v1.ProjectService/ListProjects", {}).then((r) => {
       const keys = (r.projects ?? []).map((p) => p.projectKey);
       setProjects(keys);
-      setProject((p) => p || keys[0] || "");
+      let saved = "";
+      try {
+        saved = JSON.parse(localStorage.getItem("canon.settings") ?? "{}").project ?? "";
+      } catch {
+        saved = "";
+      }
+      setProject((p) => p || (keys.includes(saved) ? saved : keys[0]) || "");
     }, (e: Error) => setErr(e.message));
   }, []);
   useEffect(() => {

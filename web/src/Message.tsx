@@ -141,8 +141,10 @@ export function Message(p: Props) {
         {switcher}
         {t.usage && (
           <span className="meter" data-testid="answer-meter" title={`${t.usage.provider} ${t.usage.model}`}>
-            {t.usage.promptTokens} in · {t.usage.completionTokens} out · ${t.usage.costUsd.toFixed(4)} ·{" "}
-            {Math.round(t.usage.totalMs)} ms
+            {t.refusal
+              ? "no model call"
+              : `${t.usage.promptTokens} in · ${t.usage.completionTokens} out · $${t.usage.costUsd.toFixed(4)}`}{" "}
+            · {Math.round(t.usage.totalMs)} ms
           </span>
         )}
         {t.retrieval && (
