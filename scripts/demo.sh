@@ -56,4 +56,6 @@ cat <<MSG
 canon is serving on http://$ADDR (Connect, gRPC and gRPC-web; GET /healthz).
   logs:  $LOG
   stop:  kill \$(cat $PIDFILE)   and   make db-stop
+
+Web chat: http://$ADDR/app/chat
 MSG
