@@ -279,13 +279,13 @@ func (t *uiTurn) sources(passages []*canonv1.Hit) error {
 		if err := t.data("citation", c.SourceID, c); err != nil {
 			return err
 		}
-		switch h.GetOrigin() {
-		case "graph_expansion":
-			e := h.GetEdge()
+		e := h.GetEdge()
+		switch {
+		case h.GetOrigin() == "graph_expansion" || (e.GetEdgeType() != "" && h.GetOrigin() != "rejected_approach"):
 			related = append(related, relatedData{N: c.N, DocID: h.GetDocId(), Title: h.GetTitle(),
 				CanonicalType: h.GetCanonicalType(), Status: h.GetStatus(), EdgeType: e.GetEdgeType(),
 				Direction: e.GetDirection(), FromDocID: e.GetFromDocId(), Weight: e.GetWeight()})
-		case "rejected_approach":
+		case h.GetOrigin() == "rejected_approach":
 			rejected = append(rejected, c)
 		}
 	}
