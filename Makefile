@@ -95,7 +95,7 @@ web-check: web-build ## fail when web/dist differs from what web/src builds
 
 .PHONY: web-test
 web-test: web-tools build db ## the web chat in headless Chromium against canon serve, plus the /api/chat protocol test
-	cd web && node --test --test-concurrency=1 test/
+	cd web && node --test --test-concurrency=1 test/*.test.mjs
 
 .PHONY: scenarios
 scenarios: build
