@@ -116,7 +116,7 @@ func decodeUIChat(w http.ResponseWriter, r *http.Request) (*canonv1.ChatRequest,
 	}
 	var in uiChatRequest
 	if err := json.Unmarshal(body, &in); err != nil {
-		return nil, fmt.Errorf("request body is not the JSON useChat sends ({id, messages, trigger, ...}): %v", err)
+		return nil, fmt.Errorf("request body is not the JSON useChat sends ({id, messages, trigger, ...}): %w", err)
 	}
 	if len(in.Messages) == 0 {
 		return nil, errors.New("messages is empty: send the conversation, the question last")
@@ -145,7 +145,7 @@ func decodeUIChat(w http.ResponseWriter, r *http.Request) (*canonv1.ChatRequest,
 		Filters: &canonv1.Filters{}}
 	if len(in.Filters) > 0 && string(in.Filters) != "null" {
 		if err := (protojson.UnmarshalOptions{}).Unmarshal(in.Filters, req.Filters); err != nil {
-			return nil, fmt.Errorf("filters is not a valid canon Filters object: %v", err)
+			return nil, fmt.Errorf("filters is not a valid canon Filters object: %w", err)
 		}
 	}
 	if in.Project != "" && len(req.Filters.GetProjectKeys()) == 0 {
@@ -212,7 +212,7 @@ func (s *uiStream) done() error { return s.frame([]byte("[DONE]")) }
 
 func newUIID(prefix string) string {
 	b := make([]byte, 8)
-	rand.Read(b) //nolint:errcheck // crypto/rand.Read never fails (Go 1.24+)
+	rand.Read(b)
 	return prefix + "_" + hex.EncodeToString(b)
 }
 

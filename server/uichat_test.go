@@ -177,7 +177,7 @@ func kinds(chunks []uiChunk) string {
 	return strings.Join(out, ",")
 }
 
-func postUIChat(t *testing.T, ctx context.Context, url, body string) *http.Response {
+func postUIChat(ctx context.Context, t *testing.T, url, body string) *http.Response {
 	t.Helper()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/api/chat", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
@@ -194,7 +194,7 @@ func TestUIChat(t *testing.T) {
 	t.Run("grounded answer: events in order", func(t *testing.T) {
 		fake := &fakeOpenAI{deltas: []string{"We standardised ", "on Redis ", "[1] for ", "the cache [99]."}}
 		srv := uiChatServer(t, pool, s, h, in, openAIProvider(t, newFakeOpenAI(t, fake).URL))
-		res := postUIChat(t, context.Background(), srv.URL, useChatBody(
+		res := postUIChat(context.Background(), t, srv.URL, useChatBody(
 			"how do deployment rollbacks work?", "Roll back with the deploy tool [1].", "what cache layer did we standardise on?"))
 		defer res.Body.Close()
 		if res.StatusCode != 200 || res.Header.Get("x-vercel-ai-ui-message-stream") != "v1" ||
@@ -275,7 +275,7 @@ func TestUIChat(t *testing.T) {
 	t.Run("refusal: data-refusal, no text, HTTP 200", func(t *testing.T) {
 		fake := &fakeOpenAI{deltas: []string{"never called"}}
 		srv := uiChatServer(t, pool, s, h, in, openAIProvider(t, newFakeOpenAI(t, fake).URL))
-		res := postUIChat(t, context.Background(), srv.URL, useChatBody("what is the best banana bread recipe?"))
+		res := postUIChat(context.Background(), t, srv.URL, useChatBody("what is the best banana bread recipe?"))
 		defer res.Body.Close()
 		chunks, done := readUIStream(t, res.Body, nil)
 		if res.StatusCode != 200 || !done {
@@ -304,7 +304,7 @@ func TestUIChat(t *testing.T) {
 	t.Run("model outage: an error chunk a person can act on", func(t *testing.T) {
 		fake := &fakeOpenAI{status: http.StatusServiceUnavailable}
 		srv := uiChatServer(t, pool, s, h, in, openAIProvider(t, newFakeOpenAI(t, fake).URL))
-		res := postUIChat(t, context.Background(), srv.URL, useChatBody("what cache layer did we standardise on?"))
+		res := postUIChat(context.Background(), t, srv.URL, useChatBody("what cache layer did we standardise on?"))
 		defer res.Body.Close()
 		chunks, done := readUIStream(t, res.Body, nil)
 		last := chunks[len(chunks)-1]
@@ -319,7 +319,7 @@ func TestUIChat(t *testing.T) {
 		srv := uiChatServer(t, pool, s, h, in, openAIProvider(t, newFakeOpenAI(t, fake).URL))
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		res := postUIChat(t, ctx, srv.URL, useChatBody("what cache layer did we standardise on?"))
+		res := postUIChat(ctx, t, srv.URL, useChatBody("what cache layer did we standardise on?"))
 		chunks, _ := readUIStream(t, res.Body, func(c uiChunk) bool { return c.Type != "text-delta" })
 		if chunks[len(chunks)-1].Type != "text-delta" {
 			t.Fatalf("no text before the stop: %s", kinds(chunks))
@@ -346,7 +346,7 @@ func TestUIChat(t *testing.T) {
 		}
 		for name, c := range cases {
 			t.Run(name, func(t *testing.T) {
-				res := postUIChat(t, context.Background(), srv.URL, c.body)
+				res := postUIChat(context.Background(), t, srv.URL, c.body)
 				defer res.Body.Close()
 				var e struct{ Code, Message string }
 				json.NewDecoder(res.Body).Decode(&e) //nolint:errcheck // checked below
@@ -359,10 +359,7 @@ func TestUIChat(t *testing.T) {
 
 	t.Run("document view and the app", func(t *testing.T) {
 		srv := uiChatServer(t, pool, s, h, in, llm.NewExtractive())
-		res, err := http.Get(srv.URL + "/api/doc/platform/dec-cache-v2")
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := getURL(t, srv.URL+"/api/doc/platform/dec-cache-v2")
 		var doc struct {
 			Title, Status string
 			Edges         []struct{ DocID, EdgeType, Direction string }
@@ -377,13 +374,13 @@ func TestUIChat(t *testing.T) {
 		if res.StatusCode != 200 || doc.Title == "" || doc.Status == "" || len(doc.Chunks) == 0 || !dirs["outgoing"] || !dirs["incoming"] {
 			t.Errorf("status %d, doc %+v: want its state, chunks and edges both ways", res.StatusCode, doc)
 		}
-		res, _ = http.Get(srv.URL + "/api/doc/platform/no-such-doc")
+		res = getURL(t, srv.URL+"/api/doc/platform/no-such-doc")
 		res.Body.Close()
 		if res.StatusCode != http.StatusNotFound {
 			t.Errorf("unknown document: status %d", res.StatusCode)
 		}
 		for _, path := range []string{"/app/chat", "/app/doc/platform/dec-cache-v2", "/app/gaps"} {
-			res, _ := http.Get(srv.URL + path)
+			res := getURL(t, srv.URL+path)
 			b, _ := io.ReadAll(res.Body)
 			res.Body.Close()
 			if res.StatusCode != 200 || !strings.Contains(string(b), `<div id="root">`) {
@@ -391,4 +388,14 @@ func TestUIChat(t *testing.T) {
 			}
 		}
 	})
+}
+
+func getURL(t *testing.T, url string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, url, nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
