@@ -75,7 +75,7 @@ func (h *uiChatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.flusher, _ = w.(http.Flusher)
 	messageID := newUIID("msg")
 	ev := uiEvents(s, messageID, creq.GetQuestion())
-	res, err := h.chat.Answer(r.Context(), creq, r.Header.Get("Accept-Language"), ev.events)
+	res, err := h.chat.Answer(r.Context(), ChatRequest(creq), r.Header.Get("Accept-Language"), ev.events)
 	if err != nil {
 		h.fail(r.Context(), s, err)
 		return
@@ -224,21 +224,21 @@ type uiTurn struct {
 	question  string
 	textID    string
 	texting   bool
-	passages  []*canonv1.Hit
+	passages  []*domain.Hit
 	events    chat.Events
 }
 
 func uiEvents(s *uiStream, messageID, question string) *uiTurn {
 	t := &uiTurn{s: s, messageID: messageID, question: question, textID: messageID + "_text"}
 	t.events = chat.Events{
-		Retrieval: func(sum *canonv1.RetrievalSummary) error {
+		Retrieval: func(sum domain.RetrievalSummary) error {
 			if err := s.send(map[string]any{"type": "start", "messageId": messageID}); err != nil {
 				return err
 			}
 			return t.data("retrieval", "", retrievalData{
-				SearchMode: sum.GetSearchMode(), HierarchyReason: sum.GetHierarchyReason(),
-				Primary: sum.GetPrimaryCount(), Expanded: sum.GetExpandedCount(), Rejected: sum.GetRejectedCount(),
-				DocIDs: nonNil(sum.GetDocIds()), RetrievalMs: sum.GetRetrievalMs(),
+				SearchMode: sum.SearchMode, HierarchyReason: sum.HierarchyReason,
+				Primary: int32(sum.PrimaryCount), Expanded: int32(sum.ExpandedCount), Rejected: int32(sum.RejectedCount),
+				DocIDs: nonNil(sum.DocIDs), RetrievalMs: sum.RetrievalMs,
 			})
 		},
 		Passages: t.sources,
@@ -266,26 +266,29 @@ func (t *uiTurn) data(name, id string, v any) error {
 // sources sends every numbered passage ([n] the answer may cite) as a
 // source-document and a data-citation, then the graph neighbours and the
 // rejected approaches among them.
-func (t *uiTurn) sources(passages []*canonv1.Hit) error {
+func (t *uiTurn) sources(passages []*domain.Hit) error {
 	t.passages = passages
 	var related []relatedData
 	var rejected []citationData
 	for i, h := range passages {
 		c := newCitationData(i+1, h)
 		if err := t.s.send(map[string]any{"type": "source-document", "sourceId": c.SourceID,
-			"mediaType": "text/markdown", "title": h.GetTitle(), "filename": h.GetSourcePath()}); err != nil {
+			"mediaType": "text/markdown", "title": h.Title, "filename": h.SourcePath}); err != nil {
 			return err
 		}
 		if err := t.data("citation", c.SourceID, c); err != nil {
 			return err
 		}
-		e := h.GetEdge()
+		e := h.Edge
+		if e == nil {
+			e = &domain.Edge{}
+		}
 		switch {
-		case h.GetOrigin() == "graph_expansion" || (e.GetEdgeType() != "" && h.GetOrigin() != "rejected_approach"):
-			related = append(related, relatedData{N: c.N, DocID: h.GetDocId(), Title: h.GetTitle(),
-				CanonicalType: h.GetCanonicalType(), Status: h.GetStatus(), EdgeType: e.GetEdgeType(),
-				Direction: e.GetDirection(), FromDocID: e.GetFromDocId(), Weight: e.GetWeight()})
-		case h.GetOrigin() == "rejected_approach":
+		case h.Origin == domain.OriginGraphExpansion || (e.EdgeType != "" && h.Origin != domain.OriginRejectedApproach):
+			related = append(related, relatedData{N: c.N, DocID: h.DocID, Title: h.Title,
+				CanonicalType: h.CanonicalType, Status: h.Status, EdgeType: e.EdgeType,
+				Direction: e.Direction, FromDocID: e.FromDocID, Weight: e.Weight})
+		case h.Origin == domain.OriginRejectedApproach:
 			rejected = append(rejected, c)
 		}
 	}
@@ -297,18 +300,18 @@ func (t *uiTurn) sources(passages []*canonv1.Hit) error {
 
 // finish sends what the final response adds: the refusal, or the checked answer,
 // its usage and follow-ups; then finish and [DONE].
-func (t *uiTurn) finish(res *canonv1.ChatResponse) error {
-	meta := res.GetMeta()
+func (t *uiTurn) finish(res *domain.ChatResponse) error {
+	meta := res.Meta
 	if !t.s.started { // Answer ends before retrieval only by an error; keep the stream whole regardless
 		if err := t.s.send(map[string]any{"type": "start", "messageId": t.messageID}); err != nil {
 			return err
 		}
 	}
-	if res.GetRefusalReason() != "" {
-		if err := t.data("refusal", "", refusalData{Reason: res.GetRefusalReason(), Body: res.GetAnswer(),
-			Language: meta.GetLanguage(), Gap: gapData{Question: t.question, Normalized: domain.NormalizeQuestion(t.question),
-				Projects: nonNil(meta.GetFilters().GetProjectKeys())},
-			BestVectorSimilarity: meta.GetBestVectorSimilarity(), BestKeywordCoverage: meta.GetBestKeywordCoverage()}); err != nil {
+	if res.RefusalReason != "" {
+		if err := t.data("refusal", "", refusalData{Reason: res.RefusalReason, Body: res.Answer,
+			Language: meta.Language, Gap: gapData{Question: t.question, Normalized: domain.NormalizeQuestion(t.question),
+				Projects: nonNil(meta.Filters.ProjectKeys)},
+			BestVectorSimilarity: meta.BestVectorSimilarity, BestKeywordCoverage: meta.BestKeywordCoverage}); err != nil {
 			return err
 		}
 	} else {
@@ -318,21 +321,25 @@ func (t *uiTurn) finish(res *canonv1.ChatResponse) error {
 			}
 		}
 		cited := []int32{}
-		for _, c := range res.GetCitations() {
-			cited = append(cited, c.GetN())
+		for _, c := range res.Citations {
+			cited = append(cited, int32(c.N))
 		}
-		if err := t.data("answer", "", answerData{Text: res.GetAnswer(), Cited: cited,
-			Dropped: nonNil(meta.GetDroppedMarkers()), CitationSupport: meta.GetCitationSupport()}); err != nil {
+		if err := t.data("answer", "", answerData{Text: res.Answer, Cited: cited,
+			Dropped: int32s(meta.DroppedMarkers), CitationSupport: meta.CitationSupport}); err != nil {
 			return err
 		}
 	}
-	if err := t.data("usage", "", usageData{Provider: meta.GetProvider(), Model: meta.GetModel(),
-		PromptTokens: meta.GetUsage().GetPromptTokens(), CompletionTokens: meta.GetUsage().GetCompletionTokens(),
-		CostUSD: meta.GetCostUsd(), RetrievalMs: meta.GetRetrievalMs(), GenerationMs: meta.GetGenerationMs(),
-		TotalMs: meta.GetTotalMs()}); err != nil {
+	var usage domain.Usage
+	if meta.Usage != nil {
+		usage = *meta.Usage
+	}
+	if err := t.data("usage", "", usageData{Provider: meta.Provider, Model: meta.Model,
+		PromptTokens: int32(usage.PromptTokens), CompletionTokens: int32(usage.CompletionTokens),
+		CostUSD: meta.CostUSD, RetrievalMs: meta.RetrievalMs, GenerationMs: meta.GenerationMs,
+		TotalMs: meta.TotalMs}); err != nil {
 		return err
 	}
-	if err := t.data("followups", "", map[string]any{"questions": nonNil(meta.GetFollowUps())}); err != nil {
+	if err := t.data("followups", "", map[string]any{"questions": nonNil(meta.FollowUps)}); err != nil {
 		return err
 	}
 	if err := t.s.send(map[string]any{"type": "finish", "finishReason": "stop"}); err != nil {
@@ -377,11 +384,11 @@ type citationData struct {
 	SourcePath   string   `json:"sourcePath"`
 }
 
-func newCitationData(n int, h *canonv1.Hit) citationData {
-	return citationData{N: n, SourceID: fmt.Sprintf("c%d", n), DocID: h.GetDocId(), ChunkID: h.GetChunkId(),
-		ProjectKey: h.GetProjectKey(), Title: h.GetTitle(), HeadingPath: nonNil(h.GetHeadingPath()),
-		Snippet: h.GetSnippet(), Status: h.GetStatus(), EvidenceTier: h.GetEvidenceTier(), Tier: h.GetTier(),
-		Score: h.GetScore(), Origin: h.GetOrigin(), SourcePath: h.GetSourcePath()}
+func newCitationData(n int, h *domain.Hit) citationData {
+	return citationData{N: n, SourceID: fmt.Sprintf("c%d", n), DocID: h.DocID, ChunkID: h.ChunkID,
+		ProjectKey: h.ProjectKey, Title: h.Title, HeadingPath: nonNil(h.HeadingPath),
+		Snippet: h.Snippet, Status: h.Status, EvidenceTier: h.EvidenceTier, Tier: h.Tier,
+		Score: h.Score, Origin: h.Origin, SourcePath: h.SourcePath}
 }
 
 type relatedData struct {
