@@ -34,6 +34,8 @@ type Deps struct {
 	Ingester      *ingest.Ingester
 	Chat          *chat.Service
 	Logger        *slog.Logger
+	// MCP serves the Model Context Protocol (Streamable HTTP) at /mcp when set.
+	MCP http.Handler
 }
 
 // Handler builds the HTTP handler with every service mounted.
@@ -56,6 +58,9 @@ func Handler(d Deps) http.Handler {
 	mux.Handle(canonv1connect.NewChatServiceHandler(chatH, opts...))
 	mux.HandleFunc("POST /api/kb/chat", chatH.jsonChat)
 	mountWeb(mux, d)
+	if d.MCP != nil {
+		mux.Handle("/mcp", d.MCP)
+	}
 
 	services := []string{
 		canonv1connect.SearchServiceName, canonv1connect.IngestServiceName, canonv1connect.ProjectServiceName,

@@ -21,7 +21,8 @@ func newServeCmd() *cobra.Command {
 		Use:   "serve",
 		Short: "Serve the Connect/gRPC/gRPC-web API (loopback only unless told otherwise)",
 		Long: `Serves SearchService, IngestService and ProjectService over Connect, gRPC and
-gRPC-web on one port, plus gRPC health, reflection and GET /healthz. It listens on
+gRPC-web on one port, plus gRPC health, reflection, GET /healthz and the Model Context
+Protocol (Streamable HTTP) at /mcp (bearer key per request). It listens on
 127.0.0.1:8787 unless --addr or KB_LISTEN_ADDR says otherwise.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -44,6 +45,7 @@ gRPC-web on one port, plus gRPC health, reflection and GET /healthz. It listens 
 			}
 			srv := server.NewHTTPServer(cfg.ListenAddr, server.Handler(server.Deps{
 				Pool: a.pool, Searcher: a.searcher, SearchService: a.hierarchy, Ingester: a.ingester, Chat: a.chat, Logger: log,
+				MCP: a.mcpServer(log).HTTPHandler(),
 			}))
 			log.Info("canon listening", "addr", "http://"+ln.Addr().String(), "embedder", a.embedder.Name(),
 				"profile", cfg.Profile())

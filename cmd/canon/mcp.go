@@ -1,0 +1,63 @@
+package main
+
+import (
+	"log/slog"
+	"os"
+	"runtime/debug"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/canonkb/canon/mcpserver"
+)
+
+// apiKeyEnv holds the API key of a `canon mcp` session (over HTTP the key is the
+// bearer token of each request).
+const apiKeyEnv = "CANON_API_KEY"
+
+func newMCPCmd() *cobra.Command {
+	var databaseURL string
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve the Model Context Protocol over stdio (for Claude Desktop, IDEs and agents)",
+		Long: `Serves canon's MCP tools (search, ask, get_document, graph_neighbours, list_projects,
+content_gaps, and the lifecycle operations promote, supersede, deprecate, archive,
+reject) and the canon://{project}/{slug} document resources over stdin/stdout, for
+an MCP client that starts canon as a subprocess. The API key comes from
+CANON_API_KEY. Logs go to stderr. The same server answers over Streamable HTTP at
+/mcp under ` + "`canon serve`" + `.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(databaseURL)
+			if err != nil {
+				return err
+			}
+			a, err := openApp(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+			return a.mcpServer(log).Run(cmd.Context(), &mcp.StdioTransport{}, os.Getenv(apiKeyEnv))
+		},
+	}
+	cmd.Flags().StringVar(&databaseURL, "database-url", "", "PostgreSQL URL (default $DATABASE_URL)")
+	return cmd
+}
+
+// buildVersion is the module version the binary was built from ("dev" when unknown).
+func buildVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+// mcpServer is the MCP server over the app's services, for stdio and for /mcp.
+func (a *app) mcpServer(log *slog.Logger) *mcpserver.Server {
+	return mcpserver.New(mcpserver.Deps{
+		Pool: a.pool, Search: a.hierarchy, Chat: a.chat, Logger: log, Version: buildVersion(),
+		// Every caller may do everything until canon has API keys, as on the Connect API.
+		Authorizer: mcpserver.OpenAccess,
+	})
+}

@@ -1,0 +1,165 @@
+package mcpserver_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"connectrpc.com/connect"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/canonkb/canon/chat"
+	"github.com/canonkb/canon/chatlog"
+	"github.com/canonkb/canon/domain"
+	"github.com/canonkb/canon/embed"
+	"github.com/canonkb/canon/hierarchy"
+	"github.com/canonkb/canon/ingest"
+	"github.com/canonkb/canon/internal/dbtest"
+	"github.com/canonkb/canon/internal/mcptest"
+	"github.com/canonkb/canon/llm"
+	"github.com/canonkb/canon/markdown"
+	"github.com/canonkb/canon/mcpserver"
+	"github.com/canonkb/canon/search"
+	"github.com/canonkb/canon/server"
+)
+
+// newServer wires the MCP server as `canon serve` does, over a fresh database
+// holding the example handbook.
+func newServer(t *testing.T, authorizer mcpserver.Authorizer) *mcpserver.Server {
+	t.Helper()
+	pool := dbtest.FreshPool(t)
+	emb := embed.NewHash(384)
+	files, err := ingest.ReadDirs([]string{"../examples/handbook"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ingest.New(pool, emb, markdown.Options{}).Ingest(context.Background(), files, ingest.Options{Project: "platform"}); err != nil {
+		t.Fatal(err)
+	}
+	flat := search.New(pool, emb, search.Config{Ranking: domain.DefaultRanking(domain.ProfileHashKeywordLed),
+		Profile: domain.ProfileHashKeywordLed, Graph: search.DefaultGraphConfig()})
+	twoPass := hierarchy.New(pool, flat, hierarchy.DefaultConfig())
+	prompt, err := domain.ParsePrompt(domain.DefaultPromptTemplate())
+	if err != nil {
+		t.Fatal(err)
+	}
+	logger := chatlog.New(pool, 10, nil)
+	t.Cleanup(func() { logger.Close(context.Background()) })
+	svc := chat.New(twoPass, llm.NewExtractive(), prompt, logger, chat.Config{
+		Gate: domain.Gate{MinSimilarity: 0.26, MinKeywordCoverage: 0.70}, SupportThreshold: 0.5})
+	return mcpserver.New(mcpserver.Deps{Pool: pool, Search: twoPass, Chat: svc, Authorizer: authorizer})
+}
+
+// connectHTTP opens a client session to an MCP endpoint, sending key as the bearer token.
+func connectHTTP(t *testing.T, endpoint, key string) *mcp.ClientSession {
+	t.Helper()
+	hc := &http.Client{Transport: bearer{key: key, next: http.DefaultTransport}}
+	client := mcp.NewClient(&mcp.Implementation{Name: "canon-test", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() }) //nolint:errcheck // closing a test session
+	return cs
+}
+
+type bearer struct {
+	key  string
+	next http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	if b.key != "" {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+b.key)
+	}
+	return b.next.RoundTrip(r)
+}
+
+// TestEveryToolOverStreamableHTTP mounts the server as `canon serve` does (at
+// /mcp beside the Connect API) and drives it with the SDK's own HTTP client.
+func TestEveryToolOverStreamableHTTP(t *testing.T) {
+	s := newServer(t, nil)
+	h := server.Handler(server.Deps{MCP: s.HTTPHandler()})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	mcptest.ExerciseAll(t, connectHTTP(t, srv.URL+"/mcp", ""))
+}
+
+// keys is an authorizer with one reader and one editor key.
+var keys = mcpserver.AuthorizerFunc(func(_ context.Context, key string) (mcpserver.Principal, error) {
+	switch key {
+	case "reader-key":
+		return mcpserver.Principal{Name: "rita", Role: mcpserver.RoleReader}, nil
+	case "editor-key":
+		return mcpserver.Principal{Name: "ed", Role: mcpserver.RoleEditor}, nil
+	case "":
+		return mcpserver.Principal{}, errors.New("an API key is required: send Authorization: Bearer <key>")
+	}
+	return mcpserver.Principal{}, connect.NewError(connect.CodeUnauthenticated, errors.New("unknown API key"))
+})
+
+func TestRolesOverHTTP(t *testing.T) {
+	s := newServer(t, keys)
+	srv := httptest.NewServer(s.HTTPHandler())
+	t.Cleanup(srv.Close)
+	deprecate := map[string]any{"project": "platform", "slug": "std-logging-logfmt"}
+	search := map[string]any{"query": "cache", "project": "platform"}
+	tests := []struct {
+		name, key, tool string
+		args            map[string]any
+		want            string // "" for success
+	}{
+		{"no key", "", "search", search, "unauthenticated: an API key is required"},
+		{"unknown key", "wrong", "search", search, "unauthenticated: unknown API key"},
+		{"reader searches", "reader-key", "search", search, ""},
+		{"reader cannot deprecate", "reader-key", "deprecate", deprecate, "permission_denied: the deprecate tool needs an editor key"},
+		{"editor deprecates", "editor-key", "deprecate", deprecate, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, text, isError := mcptest.Call(t, connectHTTP(t, srv.URL, tt.key), tt.tool, tt.args)
+			switch {
+			case tt.want == "" && isError:
+				t.Errorf("want success, got %s", text)
+			case tt.want != "" && (!isError || !strings.Contains(text, tt.want)):
+				t.Errorf("want an error with %q, got isError=%v %s", tt.want, isError, text)
+			}
+			if tt.tool == "deprecate" && !isError && out["actor"] != "ed" {
+				t.Errorf("the change should record the key's principal as actor: %v", out)
+			}
+		})
+	}
+	// Resources need a reader key too.
+	cs := connectHTTP(t, srv.URL, "")
+	if _, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "canon://platform/dec-cache-v2"}); err == nil ||
+		!strings.Contains(err.Error(), "API key") {
+		t.Errorf("reading without a key: %v", err)
+	}
+}
+
+// TestStdioKeyReachesAuthorizer runs a session over an in-memory transport (the
+// stdio path of `canon mcp`): the key given to Run is the one authorized.
+func TestStdioKeyReachesAuthorizer(t *testing.T) {
+	s := newServer(t, keys)
+	for key, want := range map[string]bool{"reader-key": false, "editor-key": true} {
+		serverT, clientT := mcp.NewInMemoryTransports()
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- s.Run(ctx, serverT, key) }()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, clientT, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, text, isError := mcptest.Call(t, cs, "archive", map[string]any{"project": "platform", "slug": "inc-2022-10-dns-outage"})
+		if isError == want {
+			t.Errorf("key %s: archive isError=%v %s", key, isError, text)
+		}
+		cs.Close() //nolint:errcheck // the session ends here
+		cancel()
+		<-done
+	}
+}
