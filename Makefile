@@ -52,18 +52,27 @@ $(BIN)/golangci-lint: tools/go.mod tools/go.sum
 lint: go $(BIN)/golangci-lint ## golangci-lint with .golangci.yml (errcheck, staticcheck, revive, …)
 	$(BIN)/golangci-lint run ./...
 
+# The TypeScript client's npm packages (protoc-gen-es for `make generate`, the
+# Connect and MCP clients for `make clients-test`): `npm ci` once per package-lock.json.
+.PHONY: clients-deps
+clients-deps:
+	@scripts/npm-ci.sh clients/ts
+
+GENERATED := gen clients/ts/src/gen
+
 .PHONY: generate
-generate: $(BIN)/sqlc $(BIN)/buf ## regenerate gen/ (sqlc and buf; nothing fetched but Go modules)
+generate: $(BIN)/sqlc $(BIN)/buf clients-deps ## regenerate gen/ and clients/ts/src/gen (sqlc, buf, protoc-gen-es)
 	@scripts/schema.sh > gen/schema.sql
-	rm -rf gen/db gen/canon
+	rm -rf gen/db gen/canon clients/ts/src/gen
 	$(BIN)/sqlc generate
 	$(BIN)/buf generate
+	$(BIN)/buf generate --template clients/ts/buf.gen.yaml
 
 .PHONY: check-generated
 check-generated: generate ## fail when regenerating changes a committed file
-	@if [ -n "$$(git status --porcelain -- gen)" ]; then \
+	@if [ -n "$$(git status --porcelain -- $(GENERATED))" ]; then \
 		echo "generated code is out of date; run 'make generate' and commit:"; \
-		git status --porcelain -- gen; git --no-pager diff --stat -- gen; exit 1; fi
+		git status --porcelain -- $(GENERATED); git --no-pager diff --stat -- $(GENERATED); exit 1; fi
 
 .PHONY: vet
 vet:
@@ -72,10 +81,11 @@ vet:
 		test -z "$$(gofmt -l $$files)" || { echo "gofmt needed:"; gofmt -l $$files; exit 1; }
 
 .PHONY: test
-test: go db ingest-tools vet check-generated ## everything CI runs: database, vet, codegen drift, go test -race, browser tests
+test: go db ingest-tools vet check-generated ## everything CI runs: database, vet, codegen drift, go test -race, browser tests, Node clients
 	$(GO) test -race -count=1 ./...
 	$(MAKE) --no-print-directory scenarios
 	$(MAKE) --no-print-directory web-check web-test
+	$(MAKE) --no-print-directory clients-test
 
 # The web chat (web/) is built by Vite and its bundle web/dist is committed, like
 # gen/, so `go build` embeds it without Node; web-check rebuilds it and fails on drift.
@@ -96,6 +106,12 @@ web-check: web-build ## fail when web/dist differs from what web/src builds
 .PHONY: web-test
 web-test: web-tools build db ## the web chat in headless Chromium against canon serve, plus the /api/chat protocol test
 	cd web && node --test --test-concurrency=1 test/*.test.mjs
+
+# The TypeScript Connect example (Search, ChatStream over gRPC-web) and the MCP
+# client test (@modelcontextprotocol/sdk) against a live `canon serve`.
+.PHONY: clients-test
+clients-test: build clients-deps ## Node clients (Connect over gRPC-web, MCP over HTTP) against canon serve
+	@scripts/clients-test.sh
 
 .PHONY: scenarios
 scenarios: build

@@ -51,7 +51,9 @@ type Authorizer interface {
 type AuthorizerFunc func(ctx context.Context, key string) (Principal, error)
 
 // Authorize calls f.
-func (f AuthorizerFunc) Authorize(ctx context.Context, key string) (Principal, error) { return f(ctx, key) }
+func (f AuthorizerFunc) Authorize(ctx context.Context, key string) (Principal, error) {
+	return f(ctx, key)
+}
 
 // OpenAccess lets every caller do everything as "anonymous", as the Connect API
 // does while canon has no API keys; it is the default Authorizer.

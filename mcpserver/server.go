@@ -82,7 +82,9 @@ func (w warnings) Enabled(ctx context.Context, level slog.Level) bool {
 	return level >= slog.LevelWarn && w.Handler.Enabled(ctx, level)
 }
 
-func (w warnings) WithAttrs(attrs []slog.Attr) slog.Handler { return warnings{w.Handler.WithAttrs(attrs)} }
+func (w warnings) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return warnings{w.Handler.WithAttrs(attrs)}
+}
 
 func (w warnings) WithGroup(name string) slog.Handler { return warnings{w.Handler.WithGroup(name)} }
 
