@@ -1,0 +1,56 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/canonkb/canon/internal/dbtest"
+	"github.com/canonkb/canon/internal/mcptest"
+)
+
+// runAsCanonEnv makes the test binary run canon's main with the variable's
+// arguments, so a test can start `canon ...` as a subprocess without a build.
+const runAsCanonEnv = "CANON_TEST_RUN_AS_CANON"
+
+func TestMain(m *testing.M) {
+	if args := os.Getenv(runAsCanonEnv); args != "" {
+		os.Args = append([]string{"canon"}, strings.Fields(args)...)
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestMCPOverStdio starts `canon mcp` as a subprocess, as Claude Desktop does,
+// and drives it with the SDK's client over stdin/stdout.
+func TestMCPOverStdio(t *testing.T) {
+	url := dbtest.FreshURL(t)
+	t.Setenv("DATABASE_URL", url)
+	if out, err := run(t, "ingest", "../../examples/handbook", "--project", "platform"); err != nil {
+		t.Fatalf("ingest: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), runAsCanonEnv+"=mcp", "DATABASE_URL="+url, "CANON_API_KEY=stdio-key")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "canon-test", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	if info := cs.InitializeResult(); info.ServerInfo.Name != "canon" || !strings.Contains(info.Instructions, "list_projects") {
+		t.Errorf("server info: %+v", info)
+	}
+	mcptest.ExerciseAll(t, cs)
+	if err := cs.Close(); err != nil {
+		t.Errorf("close: %v\n%s", err, stderr.String())
+	}
+}
