@@ -62,7 +62,7 @@ func connectHTTP(t *testing.T, endpoint, key string) *mcp.ClientSession {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cs.Close() }) //nolint:errcheck // closing a test session
+	t.Cleanup(func() { cs.Close() })
 	return cs
 }
 
@@ -158,8 +158,12 @@ func TestStdioKeyReachesAuthorizer(t *testing.T) {
 		if isError == want {
 			t.Errorf("key %s: archive isError=%v %s", key, isError, text)
 		}
-		cs.Close() //nolint:errcheck // the session ends here
+		if err := cs.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
 		cancel()
-		<-done
+		if err := <-done; err != nil && ctx.Err() == nil {
+			t.Errorf("run: %v", err)
+		}
 	}
 }

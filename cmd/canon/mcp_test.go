@@ -37,7 +37,7 @@ func TestMCPOverStdio(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.Command(os.Args[0])
+	cmd := exec.CommandContext(ctx, os.Args[0])
 	cmd.Env = append(os.Environ(), runAsCanonEnv+"=mcp", "DATABASE_URL="+url, "CANON_API_KEY=stdio-key")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
