@@ -1,10 +1,6 @@
 package domain
 
-import (
-	"fmt"
-	"math"
-	"slices"
-)
+import "slices"
 
 // Fusion methods, as requests name them and as meta reports them.
 const (
@@ -118,46 +114,6 @@ const (
 	ProfileHashKeywordLed = "hash-keyword-led"
 )
 
-// DefaultRanking returns the defaults of a weight profile.
-func DefaultRanking(profile string) Ranking {
-	r := Ranking{
-		VectorWeight:        0.55,
-		KeywordWeight:       0.25,
-		HeadingWeight:       0.05,
-		TagOverlapWeight:    0.05,
-		PreambleWeight:      0.05,
-		RecencyWeight:       0.02,
-		StatusWeight:        0.02,
-		MentionWeight:       0.50,
-		IdentifierWeight:    0.50,
-		EvidenceWeight:      0.30,
-		PriorityWeight:      0.001,
-		SupersededPenalty:   0.40,
-		DeprecatedPenalty:   0.40,
-		ArchivedPenalty:     0.60,
-		AutoTierPenalty:     0.02,
-		RRFK:                60,
-		RRFTrustPositions:   DefaultRRFTrustPositions,
-		SemanticWeight:      0.70,
-		FTSWeight:           0.30,
-		NormalizeScores:     true,
-		MinScore:            0,
-		CandidateMultiplier: 3,
-		MaxChunksPerDoc:     3,
-		EFSearch:            64,
-		BM25K1:              1.2,
-		BM25B:               0.75,
-		BM25HeadingBoost:    2.0,
-		BM25TermLimit:       DefaultBM25TermLimit,
-		RecencyHalfLifeDays: 180,
-	}
-	if profile == ProfileHashKeywordLed {
-		r.VectorWeight, r.KeywordWeight = 0.10, 0.90
-		r.SemanticWeight, r.FTSWeight = 0.20, 0.80
-	}
-	return r
-}
-
 // RRFAdjustmentScale is what one unit of the weighted-space adjustment adds to an
 // RRF score: RRFTrustPositions gaps between rank 1 and rank 2 of every leg,
 // RRFTrustPositions × (SemanticWeight + FTSWeight) / ((K+1)(K+2)). search.sql
@@ -172,53 +128,6 @@ func ProfileFor(embedderKind string) string {
 		return ProfileHashKeywordLed
 	}
 	return ProfileSemanticModel
-}
-
-// Validate reports the first parameter outside its domain, in words a person can act on.
-func (r Ranking) Validate() error {
-	// In the order of their names, so the first error reported is stable. A
-	// slice, not a map to sort: every request with overrides validates.
-	finite := []struct {
-		name  string
-		value float64
-	}{
-		{"archived_penalty", r.ArchivedPenalty}, {"auto_tier_penalty", r.AutoTierPenalty},
-		{"bm25_heading_boost", r.BM25HeadingBoost}, {"deprecated_penalty", r.DeprecatedPenalty},
-		{"evidence_weight", r.EvidenceWeight}, {"fts_weight", r.FTSWeight}, {"heading_weight", r.HeadingWeight},
-		{"identifier_weight", r.IdentifierWeight}, {"keyword_weight", r.KeywordWeight},
-		{"mention_weight", r.MentionWeight}, {"min_score", r.MinScore}, {"preamble_weight", r.PreambleWeight},
-		{"priority_weight", r.PriorityWeight}, {"recency_weight", r.RecencyWeight},
-		{"rrf_trust_positions", r.RRFTrustPositions}, {"semantic_weight", r.SemanticWeight},
-		{"status_weight", r.StatusWeight}, {"superseded_penalty", r.SupersededPenalty},
-		{"tag_overlap_weight", r.TagOverlapWeight}, {"vector_weight", r.VectorWeight},
-	}
-	for _, f := range finite {
-		if math.IsNaN(f.value) || math.IsInf(f.value, 0) {
-			return fmt.Errorf("%s must be a finite number", f.name)
-		}
-		if f.value < 0 && f.name != "min_score" {
-			return fmt.Errorf("%s must not be negative (got %g)", f.name, f.value)
-		}
-	}
-	switch {
-	case !(r.RRFK > 0) || math.IsInf(r.RRFK, 0):
-		return fmt.Errorf("rrf_k must be positive (got %g)", r.RRFK)
-	case r.CandidateMultiplier < 1 || r.CandidateMultiplier > 20:
-		return fmt.Errorf("candidate_multiplier must be between 1 and 20 (got %d)", r.CandidateMultiplier)
-	case r.MaxChunksPerDoc < 1 || r.MaxChunksPerDoc > 100:
-		return fmt.Errorf("max_chunks_per_doc must be between 1 and 100 (got %d)", r.MaxChunksPerDoc)
-	case r.EFSearch < 1 || r.EFSearch > MaxEFSearch:
-		return fmt.Errorf("ef_search must be between 1 and %d (got %d)", MaxEFSearch, r.EFSearch)
-	case !(r.BM25K1 >= 0) || r.BM25K1 > 10:
-		return fmt.Errorf("bm25_k1 must be between 0 and 10 (got %g)", r.BM25K1)
-	case !(r.BM25B >= 0) || r.BM25B > 1:
-		return fmt.Errorf("bm25_b must be between 0 and 1 (got %g)", r.BM25B)
-	case r.BM25TermLimit < 0 || r.BM25TermLimit > MaxBM25TermLimit:
-		return fmt.Errorf("bm25_term_limit must be between 0 (exact) and %d (got %d)", MaxBM25TermLimit, r.BM25TermLimit)
-	case !(r.RecencyHalfLifeDays > 0) || math.IsInf(r.RecencyHalfLifeDays, 0):
-		return fmt.Errorf("recency_half_life_days must be positive (got %g)", r.RecencyHalfLifeDays)
-	}
-	return nil
 }
 
 // evidenceTrust is how far each evidence tier is trusted, in [0,1]. A document
