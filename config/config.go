@@ -77,8 +77,9 @@ type Config struct {
 	CitationSupportThreshold  float64 `env:"KB_CITATION_SUPPORT_THRESHOLD" envDefault:"0.5"`
 	ChatLogQueue              int     `env:"KB_CHAT_LOG_QUEUE" envDefault:"1000"`
 
-	// Ranking overrides: unset keeps the embedder's profile default.
-	Ranking RankingEnv
+	// Ranking knobs set by their variables (domain.Knobs); unset keeps the
+	// embedder's profile default.
+	Ranking domain.RankingOverride
 }
 
 // HierarchyEnv holds the KB_HIERARCHY_* variables (defaults: hierarchy.DefaultConfig).
@@ -103,39 +104,6 @@ type HierarchyEnv struct {
 	CacheTTL        time.Duration `env:"KB_HIERARCHY_CACHE_TTL" envDefault:"60s"`
 }
 
-// RankingEnv holds the ranking variables; nil means "not set".
-type RankingEnv struct {
-	VectorWeight        *float64 `env:"KB_RERANK_VECTOR_WEIGHT"`
-	KeywordWeight       *float64 `env:"KB_RERANK_KEYWORD_WEIGHT"`
-	HeadingWeight       *float64 `env:"KB_RERANK_HEADING_WEIGHT"`
-	TagOverlapWeight    *float64 `env:"KB_RERANK_TAG_OVERLAP_WEIGHT"`
-	PreambleWeight      *float64 `env:"KB_RERANK_PREAMBLE_WEIGHT"`
-	RecencyWeight       *float64 `env:"KB_RERANK_RECENCY_WEIGHT"`
-	StatusWeight        *float64 `env:"KB_RERANK_STATUS_WEIGHT"`
-	MentionWeight       *float64 `env:"KB_RERANK_MENTION_BOOST_WEIGHT"`
-	IdentifierWeight    *float64 `env:"KB_RERANK_IDENTIFIER_WEIGHT"`
-	EvidenceWeight      *float64 `env:"KB_RERANK_EVIDENCE_WEIGHT"`
-	NormalizeScores     *bool    `env:"KB_RERANK_NORMALIZE_SCORES"`
-	PriorityWeight      *float64 `env:"KB_CANONICAL_PRIORITY_WEIGHT"`
-	SupersededPenalty   *float64 `env:"KB_CANONICAL_SUPERSEDED_PENALTY"`
-	DeprecatedPenalty   *float64 `env:"KB_CANONICAL_DEPRECATED_PENALTY"`
-	ArchivedPenalty     *float64 `env:"KB_CANONICAL_ARCHIVED_PENALTY"`
-	AutoTierPenalty     *float64 `env:"KB_CANONICAL_AUTO_TIER_PENALTY"`
-	CandidateMultiplier *int     `env:"KB_CANDIDATE_MULTIPLIER"`
-	SemanticWeight      *float64 `env:"KB_HYBRID_SEMANTIC_WEIGHT"`
-	FTSWeight           *float64 `env:"KB_HYBRID_FTS_WEIGHT"`
-	RRFK                *float64 `env:"KB_RRF_K"`
-	RRFTrustPositions   *float64 `env:"KB_RRF_TRUST_POSITIONS"`
-	MaxChunksPerDoc     *int     `env:"KB_MAX_CHUNKS_PER_DOC"`
-	MinScore            *float64 `env:"KB_MIN_SCORE"`
-	EFSearch            *int     `env:"KB_HNSW_EF_SEARCH"`
-	BM25K1              *float64 `env:"KB_BM25_K1"`
-	BM25B               *float64 `env:"KB_BM25_B"`
-	BM25HeadingBoost    *float64 `env:"KB_BM25_HEADING_BOOST"`
-	BM25TermLimit       *int     `env:"KB_BM25_TERM_LIMIT"`
-	RecencyHalfLifeDays *float64 `env:"KB_RECENCY_HALF_LIFE_DAYS"`
-}
-
 // Load reads the process environment.
 func Load() (Config, error) { return Parse(os.Environ()) }
 
@@ -146,6 +114,11 @@ func Parse(environ []string) (Config, error) {
 	if err := env.ParseWithOptions(&c, env.Options{Environment: vars}); err != nil {
 		return Config{}, describe(err)
 	}
+	ranking, err := parseRanking(vars)
+	if err != nil {
+		return Config{}, err
+	}
+	c.Ranking = ranking
 	// The conventional variables work too, but the canon-specific ones win.
 	if c.EmbeddingAPIKey == "" {
 		c.EmbeddingAPIKey = vars["OPENAI_API_KEY"]
@@ -248,52 +221,28 @@ func (c Config) Gate() domain.Gate {
 // Profile names the weight profile in force for the configured embedder.
 func (c Config) Profile() string { return domain.ProfileFor(c.Embedder) }
 
-// RankingDefaults returns the profile's defaults with the environment's overrides applied.
+// parseRanking reads the variables of the ranking knobs that are set, each
+// checked against its knob's range.
+func parseRanking(vars map[string]string) (domain.RankingOverride, error) {
+	set := domain.RankingOverride{}
+	for _, k := range domain.Knobs() {
+		s := vars[k.Env]
+		if strings.TrimSpace(s) == "" {
+			continue // an empty variable is unset, as for every other variable
+		}
+		v, err := k.Parse(s)
+		if err != nil {
+			return nil, fmt.Errorf("configuration: %s: %w", k.Env, err)
+		}
+		set[k.Name] = v
+	}
+	return set, nil
+}
+
+// RankingDefaults returns the profile's defaults with the environment's knobs applied.
 func (c Config) RankingDefaults() (domain.Ranking, error) {
-	r := domain.DefaultRanking(c.Profile())
-	e := c.Ranking
-	setF := func(dst *float64, src *float64) {
-		if src != nil {
-			*dst = *src
-		}
-	}
-	setI := func(dst *int, src *int) {
-		if src != nil {
-			*dst = *src
-		}
-	}
-	setF(&r.VectorWeight, e.VectorWeight)
-	setF(&r.KeywordWeight, e.KeywordWeight)
-	setF(&r.HeadingWeight, e.HeadingWeight)
-	setF(&r.TagOverlapWeight, e.TagOverlapWeight)
-	setF(&r.PreambleWeight, e.PreambleWeight)
-	setF(&r.RecencyWeight, e.RecencyWeight)
-	setF(&r.StatusWeight, e.StatusWeight)
-	setF(&r.MentionWeight, e.MentionWeight)
-	setF(&r.IdentifierWeight, e.IdentifierWeight)
-	setF(&r.EvidenceWeight, e.EvidenceWeight)
-	setF(&r.PriorityWeight, e.PriorityWeight)
-	setF(&r.SupersededPenalty, e.SupersededPenalty)
-	setF(&r.DeprecatedPenalty, e.DeprecatedPenalty)
-	setF(&r.ArchivedPenalty, e.ArchivedPenalty)
-	setF(&r.AutoTierPenalty, e.AutoTierPenalty)
-	setF(&r.SemanticWeight, e.SemanticWeight)
-	setF(&r.FTSWeight, e.FTSWeight)
-	setF(&r.RRFK, e.RRFK)
-	setF(&r.RRFTrustPositions, e.RRFTrustPositions)
-	setF(&r.MinScore, e.MinScore)
-	setF(&r.BM25K1, e.BM25K1)
-	setF(&r.BM25B, e.BM25B)
-	setF(&r.BM25HeadingBoost, e.BM25HeadingBoost)
-	setF(&r.RecencyHalfLifeDays, e.RecencyHalfLifeDays)
-	setI(&r.CandidateMultiplier, e.CandidateMultiplier)
-	setI(&r.MaxChunksPerDoc, e.MaxChunksPerDoc)
-	setI(&r.EFSearch, e.EFSearch)
-	setI(&r.BM25TermLimit, e.BM25TermLimit)
-	if e.NormalizeScores != nil {
-		r.NormalizeScores = *e.NormalizeScores
-	}
-	if err := r.Validate(); err != nil {
+	r, err := domain.DefaultRanking(c.Profile()).WithOverride(c.Ranking)
+	if err != nil {
 		return r, fmt.Errorf("ranking configuration: %w", err)
 	}
 	return r, nil

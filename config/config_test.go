@@ -72,3 +72,40 @@ func TestInvalidSettingsAreClear(t *testing.T) {
 		}
 	}
 }
+
+// TestRankingVariables sets each knob's variable to a value in range but not its
+// default, and to values out of range.
+func TestRankingVariables(t *testing.T) {
+	t.Parallel()
+	for _, k := range domain.Knobs() {
+		t.Run(k.Env, func(t *testing.T) {
+			t.Parallel()
+			def := k.DefaultFor(domain.ProfileHashKeywordLed)
+			v := k.Max
+			if v == def {
+				v = k.Min
+			}
+			if k.MinExclusive && v == k.Min {
+				v = (k.Min + k.Max) / 2
+			}
+			c, err := Parse([]string{k.Env + "=" + k.Format(v)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := c.RankingDefaults()
+			if err != nil || k.Get(r) != v {
+				t.Errorf("%s=%s: got %g, %v", k.Env, k.Format(v), k.Get(r), err)
+			}
+			unset, err := Parse([]string{k.Env + "="})
+			if r, _ := unset.RankingDefaults(); err != nil || k.Get(r) != def {
+				t.Errorf("%s empty: got %g, %v; want the default %g", k.Env, k.Get(r), err, def)
+			}
+			for _, bad := range []string{"NaN", "1e308", "-1e308", "x"} {
+				_, err := Parse([]string{k.Env + "=" + bad})
+				if err == nil || !strings.Contains(err.Error(), k.Env) || !strings.Contains(err.Error(), k.Name) {
+					t.Errorf("%s=%s: error %v should name %s and %s", k.Env, bad, err, k.Env, k.Name)
+				}
+			}
+		})
+	}
+}

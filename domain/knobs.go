@@ -181,8 +181,11 @@ func (k Knob) Set(r *Ranking, v float64) { k.set(r, v) }
 
 // Format spells a value of the knob as its environment variable takes it.
 func (k Knob) Format(v float64) string {
-	if k.Kind == KnobSwitch {
+	switch k.Kind {
+	case KnobSwitch:
 		return strconv.FormatBool(v != 0)
+	case KnobInteger:
+		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
 	return strconv.FormatFloat(v, 'g', -1, 64)
 }
