@@ -268,7 +268,6 @@ func (s *Searcher) plan(ctx context.Context, req *domain.SearchRequest) (*plan, 
 		// The statement still binds a vector; a zero vector of the right size is inert.
 		qvec = pgvector.NewVector(make([]float32, s.embedder.Dim()))
 	}
-	r := ranking
 	p.params = db.SearchRankParams{
 		Query: p.query, QueryEmbedding: &qvec, ProjectIds: p.projectIDs,
 		SemanticEnabled: semantic, FtsEnabled: keyword,
@@ -277,24 +276,14 @@ func (s *Searcher) plan(ctx context.Context, req *domain.SearchRequest) (*plan, 
 		EvidenceTiers: nonNil(filters.EvidenceTiers), DateFrom: filters.DateFrom, DateTo: filters.DateTo,
 		IncludeSuperseded: filters.IncludeSuperseded, DocIdsFilter: filters.DocIDsFilter, DocIds: nonNil(filters.DocIDs),
 		Fanout: int32(fanout), PageLimit: int32(limit), RunnerUpLimit: int32(limit),
-		Bm25HeadingBoost: r.BM25HeadingBoost, Bm25K1: r.BM25K1, Bm25B: r.BM25B,
 		// A filter may exclude most of a term's highest-impact postings, so
 		// filtered requests read the exact ranges and the page still fills.
 		Bm25Exact: termLimit == 0 || filters.RestrictsDocuments(), Bm25TermLimit: int32(termLimit),
 		Filtered: filters.RestrictsDocuments(),
-		Today:    dateOnly(s.Today()), RecencyHalfLifeDays: r.RecencyHalfLifeDays, Mentioned: nonNil(p.mentioned),
-		SupersededPenalty: r.SupersededPenalty, DeprecatedPenalty: r.DeprecatedPenalty,
-		ArchivedPenalty: r.ArchivedPenalty, AutoTierPenalty: r.AutoTierPenalty,
-		NormalizeScores: r.NormalizeScores, Fusion: fusion,
-		VectorWeight: r.VectorWeight, KeywordWeight: r.KeywordWeight, HeadingWeight: r.HeadingWeight,
-		TagOverlapWeight: r.TagOverlapWeight, PreambleWeight: r.PreambleWeight, RecencyWeight: r.RecencyWeight,
-		StatusWeight: r.StatusWeight, MentionWeight: r.MentionWeight, PriorityWeight: r.PriorityWeight,
-		IdentifierWeight: r.IdentifierWeight,
-		SemanticWeight:   r.SemanticWeight, FtsWeight: r.FTSWeight, RrfK: r.RRFK,
-		RrfTrustPositions: r.RRFTrustPositions,
-		MaxChunksPerDoc:   int32(r.MaxChunksPerDoc), MinScore: r.MinScore,
-		EvidenceWeight: r.EvidenceWeight,
+		Today:    dateOnly(s.Today()), Mentioned: nonNil(p.mentioned), Fusion: fusion,
 	}
+	// The weights, penalties and thresholds: one per knob, by name.
+	setKnobParams(&p.params, ranking)
 	p.params.EvidenceTierNames, p.params.EvidenceTrust = domain.EvidenceTrustParams()
 	return p, nil
 }
@@ -569,10 +558,9 @@ func (s *Searcher) addTermScores(ctx context.Context, p *plan, res *domain.Searc
 			hits[h.ChunkID] = append(hits[h.ChunkID], h)
 		}
 	}
-	rows, err := db.New(s.pool).SearchTermScores(ctx, db.SearchTermScoresParams{
-		Query: p.query, ProjectIds: p.projectIDs, ChunkIds: ids,
-		Bm25HeadingBoost: p.ranking.BM25HeadingBoost, Bm25K1: p.ranking.BM25K1, Bm25B: p.ranking.BM25B,
-	})
+	params := db.SearchTermScoresParams{Query: p.query, ProjectIds: p.projectIDs, ChunkIds: ids}
+	setKnobParams(&params, p.ranking)
+	rows, err := db.New(s.pool).SearchTermScores(ctx, params)
 	if err != nil {
 		return fmt.Errorf("explain term scores: %w", err)
 	}

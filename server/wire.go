@@ -51,8 +51,9 @@ func rawFilters(f *canonv1.Filters, legacyProjectKey string) domain.RawFilters {
 	return raw
 }
 
-// RankingOverride translates the knobs a wire Ranking sets, by field name (a
-// field left unset keeps the configured value).
+// RankingOverride translates the knobs a wire Ranking sets, by field name: the
+// field names are the knob names of domain.Knobs, so a new knob needs no code
+// here (a field left unset keeps the configured value).
 func RankingOverride(r *canonv1.Ranking) domain.RankingOverride {
 	if r == nil {
 		return nil
