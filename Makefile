@@ -58,15 +58,16 @@ lint: go $(BIN)/golangci-lint ## golangci-lint with .golangci.yml (errcheck, sta
 clients-deps:
 	@scripts/npm-ci.sh clients/ts
 
-GENERATED := gen clients/ts/src/gen
+GENERATED := gen clients/ts/src/gen README.md
 
 .PHONY: generate
-generate: $(BIN)/sqlc $(BIN)/buf clients-deps ## regenerate gen/ and clients/ts/src/gen (sqlc, buf, protoc-gen-es)
+generate: $(BIN)/sqlc $(BIN)/buf clients-deps ## regenerate gen/, clients/ts/src/gen (sqlc, buf, protoc-gen-es) and the README's knob table
 	@scripts/schema.sh > gen/schema.sql
 	rm -rf gen/db gen/canon clients/ts/src/gen
 	$(BIN)/sqlc generate
 	$(BIN)/buf generate
 	$(BIN)/buf generate --template clients/ts/buf.gen.yaml
+	$(GO) run ./internal/knobdoc README.md
 
 .PHONY: check-generated
 check-generated: generate ## fail when regenerating changes a committed file
