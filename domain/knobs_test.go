@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"errors"
 	"math"
 	"reflect"
 	"strings"
@@ -148,7 +149,7 @@ func TestWithOverride(t *testing.T) {
 			got, err := base.WithOverride(c.o)
 			if c.err != "" {
 				var inv *InvalidError
-				if err == nil || !strings.Contains(err.Error(), c.err) || !asInvalid(err, &inv) {
+				if err == nil || !strings.Contains(err.Error(), c.err) || !errors.As(err, &inv) {
 					t.Fatalf("error %v, want an *InvalidError containing %q", err, c.err)
 				}
 				return
@@ -163,12 +164,6 @@ func TestWithOverride(t *testing.T) {
 			}
 		})
 	}
-}
-
-func asInvalid(err error, target **InvalidError) bool {
-	e, ok := err.(*InvalidError)
-	*target = e
-	return ok
 }
 
 func TestRankingKnobNamesAndKinds(t *testing.T) {
