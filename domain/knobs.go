@@ -2,6 +2,7 @@ package domain
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -38,14 +39,12 @@ type Knob struct {
 	MinExclusive bool
 	// SQL is true when the ranking query takes the value as the parameter Name;
 	// false for knobs the search plan uses itself (fanout, HNSW breadth).
-	SQL  bool
-	Help string
-	// get and set reach the knob's Ranking field; a switch reads as 0 or 1.
-	get func(r *Ranking) float64
-	set func(r *Ranking, v float64)
+	SQL   bool
+	Help  string
+	field knobField
 }
 
-// knobField reaches a knob's Ranking field.
+// knobField reaches a knob's Ranking field; a switch reads as 0 or 1.
 type knobField struct {
 	get func(r *Ranking) float64
 	set func(r *Ranking, v float64)
@@ -60,11 +59,11 @@ func integer(field func(r *Ranking) *int) knobField {
 }
 
 func knob(k Knob, f knobField) Knob {
-	k.get, k.set = f.get, f.set
+	k.field = f
 	return k
 }
 
-// weight is the range of a weight or penalty: large enough for any experiment,
+// maxWeight bounds a weight or penalty: large enough for any experiment,
 // small enough that sums of them stay far from overflow.
 const maxWeight = 100
 
@@ -157,8 +156,14 @@ func boolValue(b bool) float64 {
 	return 0
 }
 
-// Knobs returns the table of ranking knobs, in the README's order.
-func Knobs() []Knob { return slices.Clone(knobs) }
+// Knobs returns a copy of the table of ranking knobs, in the README's order.
+func Knobs() []Knob {
+	out := slices.Clone(knobs)
+	for i := range out {
+		out[i].ProfileDefaults = maps.Clone(out[i].ProfileDefaults)
+	}
+	return out
+}
 
 // knobIndex finds a knob by request name; -1 when none has it.
 func knobIndex(name string) int {
@@ -174,10 +179,10 @@ func (k Knob) DefaultFor(profile string) float64 {
 }
 
 // Get reads the knob from r (a switch as 0 or 1).
-func (k Knob) Get(r Ranking) float64 { return k.get(&r) }
+func (k Knob) Get(r Ranking) float64 { return k.field.get(&r) }
 
 // Set writes v, already checked, to the knob's field of r.
-func (k Knob) Set(r *Ranking, v float64) { k.set(r, v) }
+func (k Knob) Set(r *Ranking, v float64) { k.field.set(r, v) }
 
 // Format spells a value of the knob as its environment variable takes it.
 func (k Knob) Format(v float64) string {
