@@ -118,7 +118,8 @@ clients-test: build clients-deps ## Node clients (Connect over gRPC-web, MCP ove
 scenarios: build
 	@if [ -f bench/scenarios/handbook.yaml ] && $(CANON) bench scenarios --help >/dev/null 2>&1; then \
 		$(CANON) migrate up >/dev/null && $(CANON) bench scenarios bench/scenarios/handbook.yaml --gate && \
-		$(CANON) bench scenarios bench/scenarios/answers.yaml --gate; fi
+		$(CANON) bench scenarios bench/scenarios/answers.yaml --gate && \
+		$(CANON) bench scenarios bench/scenarios/entities.yaml --gate; fi
 
 .PHONY: migrate
 migrate: build db

@@ -58,6 +58,21 @@ func Recall(ranking []string, qrels map[string]int, k int) float64 {
 	return float64(found) / float64(relevant)
 }
 
+// Precision is the share of the first k ranks that hold a relevant document (a
+// ranking shorter than k counts its missing ranks as not relevant).
+func Precision(ranking []string, qrels map[string]int, k int) float64 {
+	if k <= 0 {
+		return 0
+	}
+	found := 0
+	for _, id := range ranking[:min(k, len(ranking))] {
+		if qrels[id] > 0 {
+			found++
+		}
+	}
+	return float64(found) / float64(k)
+}
+
 // MRR is the reciprocal rank of the first relevant document within the first k,
 // 0 when there is none.
 func MRR(ranking []string, qrels map[string]int, k int) float64 {

@@ -42,6 +42,10 @@ type ScenarioFile struct {
 	// Today pins the date the recency signal counts from (YYYY-MM-DD), so results
 	// do not drift as the calendar moves. Empty: the real date.
 	Today string `yaml:"today" json:"today,omitempty"`
+	// CompareHierarchy runs every scenario twice, flat (options.hierarchy false)
+	// and two-pass (true), and reports P@5, nDCG@10 and the two-pass/flat
+	// decision of each run by the scenarios' `about` (scenario_entity.go).
+	CompareHierarchy bool `yaml:"compare_hierarchy" json:"compare_hierarchy,omitempty"`
 	// Gate holds the thresholds `--gate` enforces.
 	Gate ScenarioGate `yaml:"gate" json:"gate"`
 	// Scenarios, run in order.
@@ -60,6 +64,7 @@ type ScenarioGate struct {
 	RejectedRecall  *float64 `yaml:"rejected_recall" json:"rejected_recall,omitempty"`
 	PassRate        *float64 `yaml:"pass_rate" json:"pass_rate,omitempty"`
 	AnswerGate      `yaml:",inline"`
+	EntityGate      `yaml:",inline"`
 }
 
 // Scenario is one question and what should happen to it.
@@ -80,6 +85,10 @@ type Scenario struct {
 	// 1 partly) for nDCG@5 and MRR; scenarios without them count toward neither.
 	Relevant map[string]int `yaml:"relevant" json:"relevant,omitempty"`
 	Expect   Expectations   `yaml:"expect" json:"expect"`
+	// About is what the question is about in a compare_hierarchy file: person,
+	// team or project (an entity question, which should run two-pass) or none (a
+	// control, which should stay flat).
+	About string `yaml:"about" json:"about,omitempty"`
 	// Pending names a reason the scenario is known to fail today (a feature not
 	// built yet). It still runs and is reported, but counts toward no gated
 	// metric; the report says when a pending scenario starts passing.
@@ -275,7 +284,19 @@ func (f *ScenarioFile) validate() error {
 		if e.Answer != nil {
 			e.Answer.validate(where, bad)
 		}
-		if e.empty() {
+		if f.CompareHierarchy {
+			switch {
+			case !slices.Contains(aboutKinds, s.About):
+				bad("%s: about %q: use one of %s", where, s.About, strings.Join(aboutKinds, ", "))
+			case len(s.Relevant) == 0:
+				bad("%s: relevant: required in a compare_hierarchy file", where)
+			case s.Options.Hierarchy != nil:
+				bad("%s: options.hierarchy: a compare_hierarchy file runs both", where)
+			}
+		} else if s.About != "" {
+			bad("%s: about: only in a compare_hierarchy file", where)
+		}
+		if e.empty() && !f.CompareHierarchy {
 			bad("%s: expect: no expectation set", where)
 		}
 	}

@@ -51,6 +51,11 @@ func (r *ScenarioReport) WriteText(w io.Writer, verbose bool) {
 			if o.Refused != nil {
 				fmt.Fprintf(w, "      chat: refused=%v (cosine %.3f, coverage %.2f)\n", *o.Refused, o.BestSimilarity, o.BestCoverage)
 			}
+			if c := o.Compare; c != nil {
+				fmt.Fprintf(w, "      flat:     %s\n", list(c.Flat))
+				fmt.Fprintf(w, "      about %s: P@5 %.2f flat, %.2f two-pass; nDCG@10 %.3f flat, %.3f two-pass\n",
+					c.About, c.FlatP5, c.TwoPassP5, c.FlatNDCG10, c.TwoPassNDCG10)
+			}
 			if o.NDCG5 != nil {
 				fmt.Fprintf(w, "      nDCG@5 %.3f, RR %.3f\n", *o.NDCG5, *o.MRR)
 			}
@@ -71,6 +76,7 @@ func (r *ScenarioReport) WriteText(w io.Writer, verbose bool) {
 		}
 		fmt.Fprintf(w, "%-18s %7s %9s  %s\n", g.name, val, threshold, g.detail)
 	}
+	r.writeCompare(w)
 	if len(r.NowPassing) > 0 {
 		fmt.Fprintf(w, "\npending scenarios that pass now (drop their pending mark): %s\n", strings.Join(r.NowPassing, ", "))
 	}
@@ -81,5 +87,21 @@ func (r *ScenarioReport) WriteText(w io.Writer, verbose bool) {
 		}
 	} else {
 		fmt.Fprintf(w, "\ngate: passed (%.1f s)\n", r.ElapsedMs/1000)
+	}
+}
+
+// writeCompare prints the flat against two-pass table of a compare_hierarchy file.
+func (r *ScenarioReport) writeCompare(w io.Writer) {
+	by := r.Metrics.ByAbout
+	if by == nil {
+		return
+	}
+	fmt.Fprintf(w, "\n%-8s %4s  %8s %8s  %10s %10s  %s\n", "about", "n", "flat P@5", "2p P@5", "flat nDCG10", "2p nDCG10", "decided right")
+	for _, g := range compareGroups {
+		s := by[g]
+		if s == nil {
+			continue
+		}
+		fmt.Fprintf(w, "%-8s %4d  %8.3f %8.3f  %10.3f %10.3f  %.3f\n", g, s.N, s.FlatP5, s.TwoPassP5, s.FlatNDCG10, s.TwoPassNDCG10, s.Decided)
 	}
 }

@@ -59,6 +59,8 @@ type ScenarioOutcome struct {
 	BestCoverage   float64 `json:"best_keyword_coverage"`
 	// The answer, when the scenario has an answer expectation.
 	Answer *AnswerOutcome `json:"answer,omitempty"`
+	// Compare: the flat and two-pass runs of a compare_hierarchy file.
+	Compare *CompareOutcome `json:"compare,omitempty"`
 	// Per-scenario metrics, when it lists relevant documents.
 	NDCG5     *float64 `json:"ndcg_at_5,omitempty"`
 	MRR       *float64 `json:"mrr,omitempty"`
@@ -88,6 +90,7 @@ type ScenarioMetrics struct {
 	RejectedRecall   *float64 `json:"rejected_recall"`
 	RejectedExpected int      `json:"rejected_expected"`
 	AnswerMetrics
+	EntityMetrics
 }
 
 // ScenarioReport is the result of one file.
@@ -181,6 +184,9 @@ func (f *ScenarioFile) request(s Scenario) *domain.SearchRequest {
 
 func runScenario(ctx context.Context, f *ScenarioFile, s Scenario, setup ScenarioSetup) (ScenarioOutcome, error) {
 	req := f.request(s)
+	if f.CompareHierarchy {
+		compareRequest(req)
+	}
 	o := ScenarioOutcome{ID: s.ID, Feature: s.Feature, Question: s.Question, Pending: s.Pending}
 	o.Projects = slices.Clone(s.Projects)
 	if len(o.Projects) == 0 {
@@ -294,6 +300,11 @@ func runScenario(ctx context.Context, f *ScenarioFile, s Scenario, setup Scenari
 		n, m := NDCG(ranked, s.Relevant, 5), MRR(ranked, s.Relevant, 10)
 		o.NDCG5, o.MRR = &n, &m
 	}
+	if f.CompareHierarchy {
+		if o.Compare, err = compare(ctx, setup.Searcher, req, s, o.SearchMode, ranked); err != nil {
+			return o, err
+		}
+	}
 	if e.Refused != nil || e.Answer != nil {
 		creq := &domain.ChatRequest{
 			Question: s.Question, Filters: req.Filters,
@@ -392,6 +403,7 @@ func (r *ScenarioReport) score(f *ScenarioFile) {
 	m.GraphRecall = ratio(float64(graphFound), m.GraphExpected)
 	m.RejectedRecall = ratio(float64(rejectedFound), m.RejectedExpected)
 	m.AnswerMetrics = scoreAnswers(r.Outcomes)
+	m.EntityMetrics = scoreEntities(r.Outcomes)
 
 	for _, g := range r.gateRows() {
 		switch {
@@ -427,7 +439,7 @@ func (r *ScenarioReport) gateRows() []gateRow {
 		{name: "refusal_accuracy", value: m.RefusalAccuracy, min: g.RefusalAccuracy, detail: fmt.Sprintf("%d refusal checks", m.RefusalChecks)},
 		{name: "graph_recall", value: m.GraphRecall, min: g.GraphRecall, detail: fmt.Sprintf("%d expected expanded documents", m.GraphExpected)},
 		{name: "rejected_recall", value: m.RejectedRecall, min: g.RejectedRecall, detail: fmt.Sprintf("%d expected rejected approaches", m.RejectedExpected)},
-	}, r.answerGateRows()...)
+	}, append(r.answerGateRows(), r.entityGateRows()...)...)
 }
 
 func ratio(num float64, n int) *float64 {

@@ -84,24 +84,31 @@ type Config struct {
 
 // HierarchyEnv holds the KB_HIERARCHY_* variables (defaults: hierarchy.DefaultConfig).
 type HierarchyEnv struct {
-	Enabled         bool          `env:"KB_HIERARCHY_ENABLED" envDefault:"true"`
-	MaxEntities     int           `env:"KB_HIERARCHY_MAX_ENTITIES" envDefault:"5"`
-	EntityThreshold float64       `env:"KB_HIERARCHY_ENTITY_THRESHOLD" envDefault:"0.5"`
-	MinGap          float64       `env:"KB_HIERARCHY_MIN_GAP" envDefault:"0.1"`
-	TeamDiscount    float64       `env:"KB_HIERARCHY_TEAM_DISCOUNT" envDefault:"0.8"`
-	Alpha           float64       `env:"KB_HIERARCHY_ALPHA" envDefault:"0.5"`
-	LinkStrength    bool          `env:"KB_HIERARCHY_LINK_STRENGTH" envDefault:"true"`
-	StripNames      bool          `env:"KB_HIERARCHY_STRIP_NAMES" envDefault:"true"`
-	BatchSize       int           `env:"KB_HIERARCHY_BATCH_SIZE" envDefault:"50"`
-	StableRounds    int           `env:"KB_HIERARCHY_STABLE_ROUNDS" envDefault:"3"`
-	MaxBatches      int           `env:"KB_HIERARCHY_MAX_BATCHES" envDefault:"20"`
-	NameExactWeight float64       `env:"KB_HIERARCHY_NAME_WEIGHT" envDefault:"0.50"`
-	NameFuzzyWeight float64       `env:"KB_HIERARCHY_FUZZY_NAME_WEIGHT" envDefault:"0.15"`
-	RoleWeight      float64       `env:"KB_HIERARCHY_ROLE_WEIGHT" envDefault:"0.10"`
-	FactsWeight     float64       `env:"KB_HIERARCHY_FACTS_WEIGHT" envDefault:"0.15"`
-	VectorWeight    float64       `env:"KB_HIERARCHY_VECTOR_WEIGHT" envDefault:"0.10"`
-	CacheSize       int           `env:"KB_HIERARCHY_CACHE_SIZE" envDefault:"256"`
-	CacheTTL        time.Duration `env:"KB_HIERARCHY_CACHE_TTL" envDefault:"60s"`
+	Enabled           bool          `env:"KB_HIERARCHY_ENABLED" envDefault:"true"`
+	MaxEntities       int           `env:"KB_HIERARCHY_MAX_ENTITIES" envDefault:"5"`
+	EntityThreshold   float64       `env:"KB_HIERARCHY_ENTITY_THRESHOLD" envDefault:"0.5"`
+	MinGap            float64       `env:"KB_HIERARCHY_MIN_GAP" envDefault:"0.1"`
+	TeamDiscount      float64       `env:"KB_HIERARCHY_TEAM_DISCOUNT" envDefault:"0.8"`
+	Alpha             float64       `env:"KB_HIERARCHY_ALPHA" envDefault:"0.5"`
+	LinkStrength      bool          `env:"KB_HIERARCHY_LINK_STRENGTH" envDefault:"true"`
+	StripNames        bool          `env:"KB_HIERARCHY_STRIP_NAMES" envDefault:"true"`
+	BatchSize         int           `env:"KB_HIERARCHY_BATCH_SIZE" envDefault:"50"`
+	StableRounds      int           `env:"KB_HIERARCHY_STABLE_ROUNDS" envDefault:"3"`
+	MaxBatches        int           `env:"KB_HIERARCHY_MAX_BATCHES" envDefault:"20"`
+	NameExactWeight   float64       `env:"KB_HIERARCHY_NAME_WEIGHT" envDefault:"0.50"`
+	NameFuzzyWeight   float64       `env:"KB_HIERARCHY_FUZZY_NAME_WEIGHT" envDefault:"0.15"`
+	RoleWeight        float64       `env:"KB_HIERARCHY_ROLE_WEIGHT" envDefault:"0.10"`
+	FactsWeight       float64       `env:"KB_HIERARCHY_FACTS_WEIGHT" envDefault:"0.15"`
+	VectorWeight      float64       `env:"KB_HIERARCHY_VECTOR_WEIGHT" envDefault:"0.10"`
+	LinkPage          float64       `env:"KB_HIERARCHY_LINK_PAGE" envDefault:"1"`
+	LinkDeclared      float64       `env:"KB_HIERARCHY_LINK_DECLARED" envDefault:"1"`
+	LinkAttendee      float64       `env:"KB_HIERARCHY_LINK_ATTENDEE" envDefault:"1"`
+	LinkTag           float64       `env:"KB_HIERARCHY_LINK_TAG" envDefault:"0.9"`
+	LinkMemberMeeting float64       `env:"KB_HIERARCHY_LINK_MEMBER_MEETING" envDefault:"0.9"`
+	LinkMention       float64       `env:"KB_HIERARCHY_LINK_MENTION" envDefault:"1"`
+	IntentWeight      float64       `env:"KB_HIERARCHY_INTENT_WEIGHT" envDefault:"0.15"`
+	CacheSize         int           `env:"KB_HIERARCHY_CACHE_SIZE" envDefault:"256"`
+	CacheTTL          time.Duration `env:"KB_HIERARCHY_CACHE_TTL" envDefault:"60s"`
 }
 
 // Load reads the process environment.

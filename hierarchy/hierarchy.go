@@ -92,6 +92,15 @@ type Config struct {
 	LinkStrength bool
 	// TextHalf is the number of body mentions that weigh 0.5 with LinkStrength.
 	TextHalf float64
+	// Links weigh the kinds of link between a chosen entity and a document
+	// (KB_HIERARCHY_LINK_*).
+	Links LinkWeights
+	// IntentWeight weighs the intent signal: a document of the kind the
+	// question's words point at (domain.Intents: discuss → meetings, decide →
+	// decisions, how → runbooks) gains IntentWeight (KB_HIERARCHY_INTENT_WEIGHT).
+	// Off (0 for every document, not in the explanation) when no candidate is of
+	// such a kind.
+	IntentWeight float64
 	// StripNames ranks pass 2 with the question minus the words that named a
 	// chosen entity (KB_HIERARCHY_STRIP_NAMES): kept, a team's name sends the
 	// team's own pages to the top and its members' decisions never reach the result.
@@ -110,6 +119,36 @@ type Config struct {
 	CacheTTL  time.Duration
 }
 
+// LinkWeights weigh, in [0,1], how a document reaches a chosen entity
+// (EntityLinks in db/queries/entity_search.sql); a document keeps its strongest
+// link, and its parent_entity_score is the entity's score × that weight.
+type LinkWeights struct {
+	// Page: the entity's own page (KB_HIERARCHY_LINK_PAGE).
+	Page float64
+	// Declared: frontmatter owners or entities: name it (KB_HIERARCHY_LINK_DECLARED).
+	Declared float64
+	// Attendee: a person attended (KB_HIERARCHY_LINK_ATTENDEE).
+	Attendee float64
+	// Tag: a tag is the entity's slug, name or an alias (KB_HIERARCHY_LINK_TAG).
+	Tag float64
+	// MemberMeeting: a team's members attended, × the share of the attendees who
+	// are members (KB_HIERARCHY_LINK_MEMBER_MEETING).
+	MemberMeeting float64
+	// Mention: the body names the entity n times, × n/(n+TextHalf) with
+	// LinkStrength (KB_HIERARCHY_LINK_MENTION).
+	Mention float64
+}
+
+// DefaultLinkWeights order a team's documents as the issue that introduced them
+// asks: its own page, documents declaring or tagging it, meetings of its members,
+// and only then its members' other documents (those come through the members,
+// chosen at TeamDiscount 0.8 × the team's score, so they weigh 0.8 against the
+// team's 0.9 for its members' meetings). A body mention weighs 1 × n/(n+1): one
+// passing mention 0.5, below a member's own document.
+func DefaultLinkWeights() LinkWeights {
+	return LinkWeights{Page: 1, Declared: 1, Attendee: 1, Tag: 0.9, MemberMeeting: 0.9, Mention: 1}
+}
+
 // DefaultConfig is the configuration canon ships; the KB_HIERARCHY_* defaults.
 // Each default was chosen by Precision@5 on the labelled entity questions
 // (TestPrecisionAt5); README.md has the measurements.
@@ -123,6 +162,8 @@ func DefaultConfig() Config {
 		LinkStrength: true,
 		StripNames:   true,
 		TextHalf:     1,
+		Links:        DefaultLinkWeights(),
+		IntentWeight: 0.15,
 		BatchSize:    50,
 		StableRounds: 3,
 		MaxBatches:   20,
@@ -148,6 +189,11 @@ func (c Config) Validate() error {
 	case w.NameExact < 0 || w.NameFuzzy < 0 || w.Role < 0 || w.Facts < 0 || w.Vector < 0 ||
 		!(w.NameExact+w.NameFuzzy+w.Role+w.Facts+w.Vector > 0):
 		return fmt.Errorf("KB_HIERARCHY_*_WEIGHT must be >= 0 with a positive sum")
+	case !unit(c.Links.Page) || !unit(c.Links.Declared) || !unit(c.Links.Attendee) || !unit(c.Links.Tag) ||
+		!unit(c.Links.MemberMeeting) || !unit(c.Links.Mention):
+		return fmt.Errorf("KB_HIERARCHY_LINK_* weights must be between 0 and 1")
+	case !unit(c.IntentWeight):
+		return fmt.Errorf("KB_HIERARCHY_INTENT_WEIGHT must be between 0 and 1 (got %g)", c.IntentWeight)
 	case !(c.TextHalf > 0):
 		return fmt.Errorf("the text-mention half count must be positive (got %g)", c.TextHalf)
 	case c.BatchSize < 1:
@@ -288,6 +334,9 @@ type candidate struct {
 	slug       string
 	parent     float64
 	entity     Entity
+	// link is the kind of the link that gave parent (EntityLinks: page, declared, ...).
+	link string
+	kind domain.DocumentKind
 }
 
 // candidates lists the documents linked to the chosen entities, best parent score
@@ -305,7 +354,10 @@ func (h *Searcher) candidates(ctx context.Context, chosen []Entity) ([]*candidat
 			// The max over the document's entities, never the sum: a document
 			// naming three of the chosen entities is not three times as relevant.
 			if c == nil || parent > c.parent {
-				best[l.DocumentID] = &candidate{documentID: l.DocumentID, slug: l.Slug, parent: parent, entity: e}
+				best[l.DocumentID] = &candidate{
+					documentID: l.DocumentID, slug: l.Slug, parent: parent, entity: e, link: l.Link,
+					kind: domain.DocumentKind{SourceType: l.SourceType, CanonicalType: l.CanonicalType, Attended: l.Attended},
+				}
 			}
 		}
 	}
@@ -347,6 +399,8 @@ func (h *Searcher) entityLinks(ctx context.Context, entities []Entity) (map[int6
 	}
 	rows, err := db.New(h.pool).EntityLinks(ctx, db.EntityLinksParams{
 		EntityIds: missing, UseStrength: h.cfg.LinkStrength, TextHalf: h.cfg.TextHalf,
+		PageWeight: h.cfg.Links.Page, DeclaredWeight: h.cfg.Links.Declared, AttendeeWeight: h.cfg.Links.Attendee,
+		TagWeight: h.cfg.Links.Tag, MemberMeetingWeight: h.cfg.Links.MemberMeeting, MentionWeight: h.cfg.Links.Mention,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("entity links: %w", err)
@@ -369,6 +423,7 @@ type scored struct {
 	scale    float64 // doc = row.Score × scale
 	parent   float64
 	entity   Entity
+	intent   float64 // 1 when the document is of a kind the question points at
 	final    float64
 	original float64
 }
@@ -390,6 +445,7 @@ func (h *Searcher) twoPass(ctx context.Context, pr *search.Prepared, p1 *Pass1Re
 			return nil, err
 		}
 	}
+	intents := activeIntents(domain.QuestionIntents(asked.Query()), cands)
 	byDoc := make(map[int64]*candidate, len(cands))
 	seen := make(map[string]bool, len(cands))
 	slugs := make([]string, 0, len(cands))
@@ -414,7 +470,7 @@ func (h *Searcher) twoPass(ctx context.Context, pr *search.Prepared, p1 *Pass1Re
 			return nil, err
 		}
 		batches++
-		page = rescore(rows, byDoc, alpha)
+		page = rescore(rows, byDoc, alpha, intents, h.cfg.IntentWeight)
 		if admitted == len(slugs) || batches >= h.cfg.MaxBatches {
 			break
 		}
@@ -472,6 +528,11 @@ func (h *Searcher) twoPass(ctx context.Context, pr *search.Prepared, p1 *Pass1Re
 				e.Contributions = append(e.Contributions, domain.Contribution{
 					Signal: "parent_entity", Weight: 1 - alpha, Value: s.parent, Contribution: (1 - alpha) * s.parent,
 				})
+				if len(intents) > 0 {
+					e.Contributions = append(e.Contributions, domain.Contribution{
+						Signal: "intent", Weight: h.cfg.IntentWeight, Value: s.intent, Contribution: h.cfg.IntentWeight * s.intent,
+					})
+				}
 			}
 		}
 	}
@@ -483,11 +544,27 @@ func (h *Searcher) twoPass(ctx context.Context, pr *search.Prepared, p1 *Pass1Re
 	return res, nil
 }
 
+// activeIntents keeps the question's intents that some candidate fits: an intent
+// no document answers ("how" in a corpus without runbooks) is off.
+func activeIntents(intents []domain.Intent, cands []*candidate) []domain.Intent {
+	var out []domain.Intent
+	for _, in := range intents {
+		if slices.ContainsFunc(cands, func(c *candidate) bool { return in.Fits(c.kind) }) {
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
 // rescore mixes each row's ranking score with its document's parent score and
-// re-orders the rows (final score, then ranking score, then chunk id), positions
-// from 1. Rows of documents that are not candidates (a slug shared by two of the
+// intent, and re-orders the rows (final score, then ranking score, then chunk
+// id), positions from 1:
+//
+//	final = alpha·doc + (1−alpha)·parent + intentWeight·intent
+//
+// Rows of documents that are not candidates (a slug shared by two of the
 // request's projects) are dropped.
-func rescore(rows []db.SearchRankRow, byDoc map[int64]*candidate, alpha float64) []scored {
+func rescore(rows []db.SearchRankRow, byDoc map[int64]*candidate, alpha float64, intents []domain.Intent, intentWeight float64) []scored {
 	best := math.Inf(-1)
 	for _, r := range rows {
 		best = max(best, r.Score)
@@ -503,7 +580,10 @@ func rescore(rows []db.SearchRankRow, byDoc map[int64]*candidate, alpha float64)
 			continue
 		}
 		s := scored{row: r, doc: r.Score * scale, scale: scale, parent: c.parent, entity: c.entity, original: r.Score}
-		s.final = alpha*s.doc + (1-alpha)*s.parent
+		if slices.ContainsFunc(intents, func(in domain.Intent) bool { return in.Fits(c.kind) }) {
+			s.intent = 1
+		}
+		s.final = alpha*s.doc + (1-alpha)*s.parent + intentWeight*s.intent
 		out = append(out, s)
 	}
 	slices.SortFunc(out, func(a, b scored) int {

@@ -213,11 +213,12 @@ func TestFilterRestrictsPass2(t *testing.T) {
 	}
 }
 
-// With alpha 1 the entity score only selects the candidates: the order is the
-// flat ranking restricted to them (of the question pass 2 ranks).
+// With alpha 1 and no intent signal the entity score only selects the
+// candidates: the order is the flat ranking restricted to them (of the question
+// pass 2 ranks). The intent signal is pass 2's own ("decide" lifts decisions).
 func TestAlphaOneEqualsFlatOrderingOnCandidates(t *testing.T) {
 	for _, strip := range []bool{true, false} {
-		h := newSearcher(t, func(c *Config) { c.StripNames = strip })
+		h := newSearcher(t, func(c *Config) { c.StripNames = strip; c.IntentWeight = 0 })
 		for _, q := range []string{"What has Dana been working on?", "what did the platform team decide about migration?"} {
 			ctx := context.Background()
 			r := req(q, func(r *domain.SearchRequest) { r.Options.HierarchyAlpha = proto.Float64(1) })

@@ -32,7 +32,10 @@ Reports nDCG@5 (graded by the listed relevant documents), MRR, refusal accuracy,
 graph recall (expected expanded documents found), rejected recall and the pass rate;
 for answer expectations, fact recall, citation precision and recall (markers mapped
 to documents through the response's citations) and the fragment and duplicate rates
-of the answers' sentences. --gate exits with status 1 when a metric misses the file's
+of the answers' sentences. A file with compare_hierarchy: true runs every question
+flat and two-pass and reports P@5, nDCG@10 and the two-pass/flat decision accuracy
+of each, by what the question is about (person, team, project; none for controls).
+--gate exits with status 1 when a metric misses the file's
 threshold. Scenarios marked pending run and are reported but count toward no metric.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

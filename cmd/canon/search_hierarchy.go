@@ -26,6 +26,11 @@ func hierarchyConfig(cfg config.Config) hierarchy.Config {
 	}
 	c.Alpha = e.Alpha
 	c.LinkStrength = e.LinkStrength
+	c.Links = hierarchy.LinkWeights{
+		Page: e.LinkPage, Declared: e.LinkDeclared, Attendee: e.LinkAttendee, Tag: e.LinkTag,
+		MemberMeeting: e.LinkMemberMeeting, Mention: e.LinkMention,
+	}
+	c.IntentWeight = e.IntentWeight
 	c.StripNames = e.StripNames
 	c.BatchSize, c.StableRounds, c.MaxBatches = e.BatchSize, e.StableRounds, e.MaxBatches
 	c.CacheSize, c.CacheTTL = e.CacheSize, e.CacheTTL

@@ -238,29 +238,85 @@ ORDER BY greatest(s.score, coalesce(l.expanded_score, 0)) DESC, e.id;
 
 -- name: EntityLinks :many
 -- Pass 2's entity-to-documents map: every document linked to one of the entities,
--- with the link's weight in [0,1]. An entity's own page and a declared link (owner,
--- `entities:`, attendee) weigh 1; a body mention weighs n / (n + text_half) for n
--- occurrences (text_half occurrences weigh 0.5), or 1 when use_strength is false.
--- A document linked several ways keeps its strongest link.
-WITH links AS (
-    SELECT e.id AS entity_id, e.document_id, 1::float8 AS weight
+-- with its strongest link's kind and weight. The kinds, strongest first by default
+-- (hierarchy.LinkWeights, KB_HIERARCHY_LINK_*):
+--   page            the entity's own page                               page_weight
+--   declared        frontmatter owners / entities: name it               declared_weight
+--   attendee        a person attended (frontmatter attendees)            attendee_weight
+--   tag             a tag is its slug, name or an alias                  tag_weight
+--   member_meeting  a team's members attended: weighted by the share of
+--                   the attendees who are members                        member_meeting_weight
+--   mention         the body names it n times: n / (n + text_half)       mention_weight
+--                   (or 1 without use_strength)
+-- A team's members' other documents are not here: pass 1 chose the members at
+-- team_discount × the team's score, and their own links bring them.
+-- Each document also carries what intent signals read to type it: its source and
+-- canonical types and whether anyone attended it.
+WITH chosen AS (
+    SELECT e.id, e.project_id, e.slug, e.entity_type, e.document_id,
+           -- The forms a tag may spell the entity in: slug, name, aliases,
+           -- lowercased, spaces as hyphens ("Project Atlas" -> project-atlas).
+           ARRAY(SELECT DISTINCT replace(lower(f), ' ', '-')
+                 FROM unnest(array_append(array_append(e.aliases, e.name), e.slug)) AS f
+                 WHERE f <> '') AS tag_forms
     FROM entities e
     WHERE e.id = ANY (sqlc.arg(entity_ids)::bigint[])
-    UNION ALL
-    SELECT e.id, m.document_id,
-           CASE WHEN NOT sqlc.arg(use_strength)::boolean OR m.source <> 'text' THEN 1
-                ELSE m.strength / (m.strength + sqlc.arg(text_half)::float8)
-           END::float8
-    FROM entities e
-    JOIN entity_mentions m ON m.project_id = e.project_id AND m.entity_slug = e.slug
-    WHERE e.id = ANY (sqlc.arg(entity_ids)::bigint[])
+),
+-- The entity's own page.
+own_page AS (
+    SELECT c.id AS entity_id, c.document_id, 'page'::text AS link, sqlc.arg(page_weight)::float8 AS weight
+    FROM chosen c
+),
+-- Declared links, attendance and body mentions, as the ingester recorded them.
+mentioned AS (
+    SELECT c.id AS entity_id, m.document_id,
+           CASE m.source WHEN 'frontmatter' THEN 'declared' WHEN 'attendee' THEN 'attendee' ELSE 'mention' END AS link,
+           CASE m.source
+               WHEN 'frontmatter' THEN sqlc.arg(declared_weight)::float8
+               WHEN 'attendee' THEN sqlc.arg(attendee_weight)::float8
+               WHEN 'text' THEN sqlc.arg(mention_weight)::float8
+                    * CASE WHEN sqlc.arg(use_strength)::boolean THEN m.strength / (m.strength + sqlc.arg(text_half)::float8)
+                           ELSE 1 END
+           END::float8 AS weight
+    FROM chosen c
+    JOIN entity_mentions m ON m.project_id = c.project_id AND m.entity_slug = c.slug
+),
+-- Documents carrying the entity as a tag (tags: [atlas] for Project Atlas, when
+-- Atlas is one of its aliases).
+tagged AS (
+    SELECT c.id AS entity_id, d.id AS document_id, 'tag'::text AS link, sqlc.arg(tag_weight)::float8 AS weight
+    FROM chosen c
+    JOIN documents d ON d.project_id = c.project_id AND d.id <> c.document_id
+    WHERE EXISTS (SELECT 1 FROM unnest(d.tags) AS t (tag) WHERE replace(lower(t.tag), ' ', '-') = ANY (c.tag_forms))
+),
+-- Meetings a team's members attended, in proportion to the share of the attendees
+-- who are members: the team's own meeting counts fully, a meeting one member of
+-- three joined counts a third.
+member_meetings AS (
+    SELECT c.id AS entity_id, a.document_id, 'member_meeting'::text AS link,
+           (sqlc.arg(member_meeting_weight)::float8 * count(tm.member_slug) / count(*))::float8 AS weight
+    FROM chosen c
+    JOIN entity_mentions a ON a.project_id = c.project_id AND a.source = 'attendee'
+    LEFT JOIN team_members tm ON tm.project_id = c.project_id AND tm.team_id = c.id AND tm.member_slug = a.entity_slug
+    WHERE c.entity_type = 'team'
+    GROUP BY c.id, a.document_id
+    HAVING count(tm.member_slug) > 0
+),
+-- A document linked several ways keeps its strongest link (ties: the kind's name).
+strongest AS (
+    SELECT DISTINCT ON (l.entity_id, l.document_id) l.*
+    FROM (SELECT * FROM own_page UNION ALL SELECT * FROM mentioned UNION ALL SELECT * FROM tagged
+          UNION ALL SELECT * FROM member_meetings) AS l
+    ORDER BY l.entity_id, l.document_id, l.weight DESC, l.link
 )
-SELECT l.entity_id, l.document_id, d.slug, max(l.weight)::float8 AS weight
-FROM links l
-JOIN entities e ON e.id = l.entity_id
-JOIN documents d ON d.project_id = e.project_id AND d.id = l.document_id
-GROUP BY l.entity_id, l.document_id, d.slug
-ORDER BY l.entity_id, weight DESC, d.slug;
+SELECT s.entity_id, s.document_id, d.slug, s.link, s.weight::float8 AS weight,
+       d.source_type, coalesce(d.canonical_type, '')::text AS canonical_type,
+       EXISTS (SELECT 1 FROM entity_mentions a
+               WHERE a.project_id = d.project_id AND a.document_id = d.id AND a.source = 'attendee')::boolean AS attended
+FROM strongest s
+JOIN entities e ON e.id = s.entity_id
+JOIN documents d ON d.project_id = e.project_id AND d.id = s.document_id
+ORDER BY s.entity_id, s.weight DESC, d.slug;
 
 -- name: SearchEvidence :many
 -- The refusal gate's absolute evidence for given chunks against a question: the
@@ -268,9 +324,9 @@ ORDER BY l.entity_id, weight DESC, d.slug;
 -- hits of a two-pass search. Pass 2 ranks by the question without the words that
 -- named the chosen entities (stripped); the gate needs the evidence of the
 -- question asked. Every such hit is a document linked to a chosen entity (owner,
--- attendee, explicit link, mention, its own page), so it accounts for the
--- question's terms that named the entity even where its text does not repeat
--- them; the other terms still have to be in the chunk.
+-- attendee, explicit link, tag, members' meeting, mention, its own page), so it
+-- accounts for the question's terms that named the entity even where its text
+-- does not repeat them; the other terms still have to be in the chunk.
 WITH query_lexemes AS (
     SELECT coalesce(array_agg(t.lexeme), '{}')::text[] AS lexemes, count(*)::float8 AS n
     FROM canon_query_terms(sqlc.arg(query)::text) AS t (lexeme, qtf)

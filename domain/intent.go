@@ -1,0 +1,79 @@
+package domain
+
+import (
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// Intent is a kind of document a question's wording points at: "what did the
+// platform team discuss?" asks for meetings, "why did we choose Kafka?" for
+// decisions, "how do I roll back?" for runbooks. It is a signal of the two-pass
+// ranking (hierarchy: the "intent" contribution), never a rewrite of the question.
+type Intent struct {
+	// Name is the document kind: meeting, decision or runbook.
+	Name string
+	// Words are the question words (lowercase, as written) that point at it.
+	Words []string
+	// fits tells whether a document is of the kind.
+	fits func(DocumentKind) bool
+}
+
+// DocumentKind is what an intent reads to type a document.
+type DocumentKind struct {
+	SourceType    string
+	CanonicalType string
+	// Attended: the document lists attendees (meeting notes do).
+	Attended bool
+}
+
+// intents are the question intents, each defined once here.
+var intents = []Intent{
+	{
+		Name: "meeting",
+		Words: []string{"discuss", "discussed", "discussing", "discussion", "discussions", "meeting", "meetings",
+			"met", "meet", "said", "say", "says", "agreed", "agree", "agreement", "talked", "talk", "attend", "attended"},
+		fits: func(k DocumentKind) bool { return k.Attended || k.SourceType == "meeting-notes" },
+	},
+	{
+		Name: "decision",
+		Words: []string{"decide", "decided", "decides", "decision", "decisions", "chose", "choose", "chosen",
+			"choice", "picked"},
+		fits: func(k DocumentKind) bool { return k.CanonicalType == "decision" },
+	},
+	{
+		Name:  "runbook",
+		Words: []string{"how", "steps", "step", "runbook", "runbooks", "procedure"},
+		fits:  func(k DocumentKind) bool { return k.CanonicalType == "runbook" },
+	},
+}
+
+// Intents returns the question intents (a copy: the list is defined once, above).
+func Intents() []Intent { return slices.Clone(intents) }
+
+// Fits reports whether a document is of the intent's kind.
+func (i Intent) Fits(k DocumentKind) bool { return i.fits(k) }
+
+// QuestionIntents returns the intents whose words the question uses, in the order
+// of Intents.
+func QuestionIntents(question string) []Intent {
+	words := strings.FieldsFunc(strings.ToLower(question), func(r rune) bool {
+		return !unicode.IsLetter(r) && r != '\''
+	})
+	var out []Intent
+	for _, in := range intents {
+		if slices.ContainsFunc(words, func(w string) bool { return slices.Contains(in.Words, w) }) {
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+// IntentNames lists the intents' names.
+func IntentNames(intents []Intent) []string {
+	out := make([]string, len(intents))
+	for i, in := range intents {
+		out[i] = in.Name
+	}
+	return out
+}

@@ -1,0 +1,50 @@
+package domain
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestQuestionIntents(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		question string
+		want     []string
+	}{
+		{"What did the platform team discuss?", []string{"meeting"}},
+		{"What was agreed at the kickoff meeting?", []string{"meeting"}},
+		{"Why did we choose Kafka?", []string{"decision"}},
+		{"How do I roll back a deploy?", []string{"runbook"}},
+		{"How did the team decide, and what was said?", []string{"meeting", "decision", "runbook"}},
+		{"What cache layer did we standardise on?", nil},
+		{"Discussion of showing", []string{"meeting"}}, // "showing" is not "how"
+	} {
+		if got := IntentNames(QuestionIntents(tc.question)); !slices.Equal(got, tc.want) && len(got)+len(tc.want) > 0 {
+			t.Errorf("QuestionIntents(%q) = %v, want %v", tc.question, got, tc.want)
+		}
+	}
+}
+
+func TestIntentFits(t *testing.T) {
+	t.Parallel()
+	byName := map[string]Intent{}
+	for _, in := range Intents() {
+		byName[in.Name] = in
+	}
+	for _, tc := range []struct {
+		intent string
+		kind   DocumentKind
+		want   bool
+	}{
+		{"meeting", DocumentKind{SourceType: "meeting-notes"}, true},
+		{"meeting", DocumentKind{SourceType: "wiki", Attended: true}, true},
+		{"meeting", DocumentKind{CanonicalType: "decision"}, false},
+		{"decision", DocumentKind{CanonicalType: "decision"}, true},
+		{"runbook", DocumentKind{CanonicalType: "runbook"}, true},
+		{"runbook", DocumentKind{SourceType: "runbook"}, false},
+	} {
+		if got := byName[tc.intent].Fits(tc.kind); got != tc.want {
+			t.Errorf("%s fits %+v = %v, want %v", tc.intent, tc.kind, got, tc.want)
+		}
+	}
+}
