@@ -96,17 +96,17 @@ type HierarchyEnv struct {
 	StableRounds      int           `env:"KB_HIERARCHY_STABLE_ROUNDS" envDefault:"3"`
 	MaxBatches        int           `env:"KB_HIERARCHY_MAX_BATCHES" envDefault:"20"`
 	NameExactWeight   float64       `env:"KB_HIERARCHY_NAME_WEIGHT" envDefault:"0.50"`
-	NameFuzzyWeight   float64       `env:"KB_HIERARCHY_FUZZY_NAME_WEIGHT" envDefault:"0.15"`
+	NameFuzzyWeight   float64       `env:"KB_HIERARCHY_FUZZY_NAME_WEIGHT" envDefault:"0.3"`
 	RoleWeight        float64       `env:"KB_HIERARCHY_ROLE_WEIGHT" envDefault:"0.10"`
-	FactsWeight       float64       `env:"KB_HIERARCHY_FACTS_WEIGHT" envDefault:"0.15"`
+	FactsWeight       float64       `env:"KB_HIERARCHY_FACTS_WEIGHT" envDefault:"0.3"`
 	VectorWeight      float64       `env:"KB_HIERARCHY_VECTOR_WEIGHT" envDefault:"0.10"`
 	LinkPage          float64       `env:"KB_HIERARCHY_LINK_PAGE" envDefault:"1"`
 	LinkDeclared      float64       `env:"KB_HIERARCHY_LINK_DECLARED" envDefault:"1"`
 	LinkAttendee      float64       `env:"KB_HIERARCHY_LINK_ATTENDEE" envDefault:"1"`
 	LinkTag           float64       `env:"KB_HIERARCHY_LINK_TAG" envDefault:"0.9"`
 	LinkMemberMeeting float64       `env:"KB_HIERARCHY_LINK_MEMBER_MEETING" envDefault:"0.9"`
-	LinkMention       float64       `env:"KB_HIERARCHY_LINK_MENTION" envDefault:"1"`
-	IntentWeight      float64       `env:"KB_HIERARCHY_INTENT_WEIGHT" envDefault:"0.15"`
+	LinkMention       float64       `env:"KB_HIERARCHY_LINK_MENTION" envDefault:"0.5"`
+	IntentWeight      float64       `env:"KB_HIERARCHY_INTENT_WEIGHT" envDefault:"0.3"`
 	CacheSize         int           `env:"KB_HIERARCHY_CACHE_SIZE" envDefault:"256"`
 	CacheTTL          time.Duration `env:"KB_HIERARCHY_CACHE_TTL" envDefault:"60s"`
 }

@@ -146,7 +146,7 @@ type LinkWeights struct {
 // team's 0.9 for its members' meetings). A body mention weighs 1 × n/(n+1): one
 // passing mention 0.5, below a member's own document.
 func DefaultLinkWeights() LinkWeights {
-	return LinkWeights{Page: 1, Declared: 1, Attendee: 1, Tag: 0.9, MemberMeeting: 0.9, Mention: 1}
+	return LinkWeights{Page: 1, Declared: 1, Attendee: 1, Tag: 0.9, MemberMeeting: 0.9, Mention: 0.5}
 }
 
 // DefaultConfig is the configuration canon ships; the KB_HIERARCHY_* defaults.
@@ -163,7 +163,7 @@ func DefaultConfig() Config {
 		StripNames:   true,
 		TextHalf:     1,
 		Links:        DefaultLinkWeights(),
-		IntentWeight: 0.15,
+		IntentWeight: 0.3,
 		BatchSize:    50,
 		StableRounds: 3,
 		MaxBatches:   20,
