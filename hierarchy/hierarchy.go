@@ -17,11 +17,12 @@
 //     team adds its members (one level) at TeamDiscount × its score.
 //  2. Pass 2: the candidates are the documents linked to the chosen entities
 //     (EntityLinks: the entity's own page, owners and `entities:`, attendees,
-//     tags, a team's members' meetings, body mentions; LinkWeights). Each gets parent_entity_score = the best
-//     score(entity) × link weight over its entities (the max, never the sum), and
-//     the normal ranking statement (search.Searcher, same trust gradient, same
-//     filters) ranks them with a doc_ids filter. The final score is
-//     alpha·doc_score + (1−alpha)·parent_entity_score, doc_score being the
+//     tags, a team's members' meetings, body mentions; LinkWeights). Each gets
+//     parent_entity_score = the best score(entity) × link weight over its
+//     entities (the max, never the sum), and the normal ranking statement
+//     (search.Searcher, same trust gradient, same filters) ranks them with a
+//     doc_ids filter. The final score is alpha·doc_score +
+//     (1−alpha)·parent_entity_score + IntentWeight·intent, doc_score being the
 //     ranking score divided by the best of the round so that alpha means the same
 //     under every fusion (RRF scores are near 1/60). With StripNames, pass 2
 //     ranks the question without the words that named a chosen entity: the
