@@ -21,7 +21,7 @@ import (
 // mountWeb adds the browser surface: the chat page and document view under
 // /app/ (embedded, built from web/), POST /api/chat (the AI SDK UI message
 // stream) and GET /api/doc/{project}/{slug}.
-func mountWeb(mux *http.ServeMux, d Deps) {
+func mountWeb(mux *routeMux, d Deps) {
 	mux.Handle("POST /api/chat", &uiChatHandler{chat: d.Chat, log: d.Logger})
 	docs := &docHandler{pool: d.Pool, graph: lifecycle.New(d.Pool), log: d.Logger}
 	mux.HandleFunc("GET /api/doc/{project}/{slug}", docs.serve)
