@@ -74,6 +74,7 @@ vet:
 .PHONY: test
 test: go db ingest-tools vet check-generated ## everything CI runs: database, vet, codegen drift, go test -race, browser tests
 	$(GO) test -race -count=1 ./...
+	@scripts/fuzz.sh $(FUZZTIME_TEST)
 	$(MAKE) --no-print-directory scenarios
 	$(MAKE) --no-print-directory web-check web-test
 
@@ -96,6 +97,14 @@ web-check: web-build ## fail when web/dist differs from what web/src builds
 .PHONY: web-test
 web-test: web-tools build db ## the web chat in headless Chromium against canon serve, plus the /api/chat protocol test
 	cd web && node --test --test-concurrency=1 test/*.test.mjs
+
+# Fuzzing counts inputs, not seconds, so a run is the same work on any machine.
+FUZZTIME_TEST ?= 300x
+FUZZTIME      ?= 50000x
+
+.PHONY: fuzz
+fuzz: go db ## every fuzz target for FUZZTIME inputs (crashers land in testdata/fuzz: check them in)
+	@scripts/fuzz.sh $(FUZZTIME)
 
 .PHONY: scenarios
 scenarios: build

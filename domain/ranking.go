@@ -174,6 +174,10 @@ func ProfileFor(embedderKind string) string {
 	return ProfileSemanticModel
 }
 
+// MaxRankingValue bounds every weight, penalty and threshold: far beyond any useful
+// setting, and small enough that sums and products in the ranking SQL stay finite.
+const MaxRankingValue = 1e6
+
 // Validate reports the first parameter outside its domain, in words a person can act on.
 func (r Ranking) Validate() error {
 	// In the order of their names, so the first error reported is stable. A
@@ -193,15 +197,15 @@ func (r Ranking) Validate() error {
 		{"tag_overlap_weight", r.TagOverlapWeight}, {"vector_weight", r.VectorWeight},
 	}
 	for _, f := range finite {
-		if math.IsNaN(f.value) || math.IsInf(f.value, 0) {
-			return fmt.Errorf("%s must be a finite number", f.name)
+		if math.IsNaN(f.value) || math.IsInf(f.value, 0) || math.Abs(f.value) > MaxRankingValue {
+			return fmt.Errorf("%s must be a finite number between -%g and %g (got %g)", f.name, MaxRankingValue, MaxRankingValue, f.value)
 		}
 		if f.value < 0 && f.name != "min_score" {
 			return fmt.Errorf("%s must not be negative (got %g)", f.name, f.value)
 		}
 	}
 	switch {
-	case !(r.RRFK > 0) || math.IsInf(r.RRFK, 0):
+	case !(r.RRFK > 0) || r.RRFK > MaxRankingValue:
 		return fmt.Errorf("rrf_k must be positive (got %g)", r.RRFK)
 	case r.CandidateMultiplier < 1 || r.CandidateMultiplier > 20:
 		return fmt.Errorf("candidate_multiplier must be between 1 and 20 (got %d)", r.CandidateMultiplier)
@@ -215,7 +219,7 @@ func (r Ranking) Validate() error {
 		return fmt.Errorf("bm25_b must be between 0 and 1 (got %g)", r.BM25B)
 	case r.BM25TermLimit < 0 || r.BM25TermLimit > MaxBM25TermLimit:
 		return fmt.Errorf("bm25_term_limit must be between 0 (exact) and %d (got %d)", MaxBM25TermLimit, r.BM25TermLimit)
-	case !(r.RecencyHalfLifeDays > 0) || math.IsInf(r.RecencyHalfLifeDays, 0):
+	case !(r.RecencyHalfLifeDays > 0) || r.RecencyHalfLifeDays > MaxRankingValue:
 		return fmt.Errorf("recency_half_life_days must be positive (got %g)", r.RecencyHalfLifeDays)
 	}
 	return nil
