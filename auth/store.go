@@ -81,7 +81,7 @@ func (r *NewKeyRequest) validate() (domain.Role, error) {
 }
 
 func sortedUnique(in []string) []string {
-	out := slices.Clone(in)
+	out := append([]string{}, in...)
 	slices.Sort(out)
 	return slices.Compact(out)
 }

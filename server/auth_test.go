@@ -106,7 +106,8 @@ func TestAuthEndToEnd(t *testing.T) {
 
 	// The lifecycle actor is the key; the audit log has the ingest, allowed and refused.
 	canon := canonv1connect.NewCanonServiceClient(srv.Client(), srv.URL, bearer(editor))
-	res, err := canon.Deprecate(context.Background(), connect.NewRequest(&canonv1.DeprecateRequest{ProjectKey: "platform", Slug: "new"}))
+	res, err := canon.Promote(context.Background(), connect.NewRequest(&canonv1.PromoteRequest{ProjectKey: "platform", Slug: "new",
+		CanonicalType: "decision", Status: "accepted"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestAuthEndToEnd(t *testing.T) {
 	want := []string{
 		"/canon.v1.IngestService/Ingest platform  permission_denied",
 		"/canon.v1.IngestService/Ingest platform  ok",
-		"/canon.v1.CanonService/Deprecate platform new ok",
+		"/canon.v1.CanonService/Promote platform new ok",
 	}
 	if strings.Join(outcomes, "\n") != strings.Join(want, "\n") {
 		t.Errorf("audit log:\n%s\nwant\n%s", strings.Join(outcomes, "\n"), strings.Join(want, "\n"))
