@@ -196,7 +196,7 @@ func TestOversizeBodyIsRefusedUnread(t *testing.T) {
 		t.Run(path, func(t *testing.T) {
 			body := &countingReader{}
 			const size = 64 << 20
-			req, err := http.NewRequest(http.MethodPost, srv.URL+path, io.LimitReader(body, size))
+			req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, srv.URL+path, io.LimitReader(body, size))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -324,7 +324,7 @@ func TestEveryRouteIsProtected(t *testing.T) {
 
 func rawRequest(t *testing.T, method, url, key string) int {
 	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader("{}"))
+	req, err := http.NewRequestWithContext(context.Background(), method, url, strings.NewReader("{}"))
 	if err != nil {
 		t.Fatal(err)
 	}
