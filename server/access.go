@@ -1,6 +1,10 @@
 package server
 
 import (
+	"errors"
+	"net/http"
+
+	"connectrpc.com/connect"
 	"connectrpc.com/grpchealth"
 	"connectrpc.com/grpcreflect"
 
@@ -84,4 +88,17 @@ func filterProjects(f *canonv1.Filters, legacy string) []string {
 		}
 	}
 	return out
+}
+
+// authorizeHTTP applies a procedure's role and the projects a plain HTTP route
+// names (the JSON and web routes share the RPC's policy); false means it answered.
+func authorizeHTTP(w http.ResponseWriter, r *http.Request, procedure string, projects ...string) bool {
+	err := auth.Authorize(r.Context(), policies[procedure].Role, projects...)
+	if err == nil {
+		return true
+	}
+	ce := connect.NewError(connect.CodePermissionDenied, err)
+	errors.As(err, &ce)
+	writeJSONError(w, ce.Code(), ce.Message())
+	return false
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -278,18 +280,21 @@ func TestEveryRouteIsProtected(t *testing.T) {
 	})
 
 	routes := server.Routes(server.Deps{Pool: pool})
+	for _, want := range []string{"POST /api/kb/chat", "POST /api/chat", "GET /api/doc/{project}/{slug}", "GET /app/", "GET /{$}"} {
+		if !slices.Contains(routes, want) {
+			t.Errorf("route %s is not walked (routes %v)", want, routes)
+		}
+	}
 	for _, route := range routes {
 		method, path, found := strings.Cut(route, " ")
-		if !found {
-			method, path = http.MethodPost, route
-		}
-		if !strings.HasSuffix(path, "/") {
-			// A plain HTTP route: no key, no answer (unless public).
-			res := rawRequest(t, method, srv.URL+path, "")
-			public := false
-			for _, p := range server.PublicPaths {
-				public = public || p == path
+		if found || !strings.HasSuffix(path, "/") {
+			// A plain HTTP route (/api/..., /app/, /healthz): no key, no answer (unless public).
+			if !found {
+				method = http.MethodGet
 			}
+			path = wildcard.ReplaceAllString(strings.TrimSuffix(path, "{$}"), "x")
+			res := rawRequest(t, method, srv.URL+path, "")
+			public := slices.Contains(server.PublicPaths(), path)
 			if public == (res == http.StatusUnauthorized) {
 				t.Errorf("%s: status %d without a key (public %v)", route, res, public)
 			}
@@ -321,6 +326,9 @@ func TestEveryRouteIsProtected(t *testing.T) {
 		}
 	}
 }
+
+// wildcard is a path pattern's {name} segment, walked with a sample value.
+var wildcard = regexp.MustCompile(`\{[^}]*\}`)
 
 func rawRequest(t *testing.T, method, url, key string) int {
 	t.Helper()

@@ -80,11 +80,7 @@ func (h *chatHandler) jsonChat(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, connect.CodeInvalidArgument, "request body is not a valid chat request: "+err.Error())
 		return
 	}
-	if err := auth.Authorize(r.Context(), policies[canonv1connect.ChatServiceChatProcedure].Role,
-		filterProjects(req.GetFilters(), req.GetProjectKey())...); err != nil {
-		var ce *connect.Error
-		errors.As(err, &ce)
-		writeJSONError(w, ce.Code(), ce.Message())
+	if !authorizeHTTP(w, r, canonv1connect.ChatServiceChatProcedure, filterProjects(req.GetFilters(), req.GetProjectKey())...) {
 		return
 	}
 	res, err := h.chat.Answer(r.Context(), ChatRequest(&req), r.Header.Get("Accept-Language"), chat.Events{})

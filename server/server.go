@@ -45,7 +45,7 @@ type Deps struct {
 const MaxRequestBytes = 8 << 20
 
 // PublicPaths answer without a key: probes and scrapers carry none.
-var PublicPaths = []string{"/healthz", "/metrics"}
+func PublicPaths() []string { return []string{"/healthz", "/metrics"} }
 
 // Handler builds the HTTP handler with every service mounted behind the guard.
 func Handler(d Deps) http.Handler {
@@ -83,7 +83,7 @@ func build(d Deps) (http.Handler, []string) {
 		cfg.MaxBodyBytes = MaxRequestBytes
 	}
 	cfg.BodyLimits = map[string]int64{"/" + canonv1connect.IngestServiceName + "/": maxIngestRequestBytes}
-	cfg.Public = PublicPaths
+	cfg.Public = PublicPaths()
 	store := auth.NewStore(d.Pool)
 	guard := auth.NewGuard(store, cfg, policies, requestScope, d.Logger)
 	opts := []connect.HandlerOption{

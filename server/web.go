@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/canonkb/canon/gen/canon/v1/canonv1connect"
 	db "github.com/canonkb/canon/gen/db"
 	"github.com/canonkb/canon/lifecycle"
 	"github.com/canonkb/canon/web"
@@ -100,6 +101,9 @@ type docViewChunk struct {
 func (h *docHandler) serve(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	project, slug := r.PathValue("project"), r.PathValue("slug")
+	if !authorizeHTTP(w, r, canonv1connect.CanonServiceShowGraphProcedure, project) {
+		return
+	}
 	q := db.New(h.pool)
 	d, err := q.DocumentView(ctx, db.DocumentViewParams{ProjectKey: project, Slug: slug})
 	if errors.Is(err, pgx.ErrNoRows) {
