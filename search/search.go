@@ -269,6 +269,9 @@ func (s *Searcher) plan(ctx context.Context, req *domain.SearchRequest) (*plan, 
 		qvec = pgvector.NewVector(make([]float32, s.embedder.Dim()))
 	}
 	r := ranking
+	// The caller's groups restrict documents inside every leg (canon_document_matches).
+	viewer := domain.PrincipalFrom(ctx)
+	restricted := filters.RestrictsDocuments() || !viewer.AllDocuments
 	p.params = db.SearchRankParams{
 		Query: p.query, QueryEmbedding: &qvec, ProjectIds: p.projectIDs,
 		SemanticEnabled: semantic, FtsEnabled: keyword,
@@ -276,12 +279,13 @@ func (s *Searcher) plan(ctx context.Context, req *domain.SearchRequest) (*plan, 
 		CanonicalTypes: nonNil(filters.CanonicalTypes), Statuses: nonNil(filters.Statuses),
 		EvidenceTiers: nonNil(filters.EvidenceTiers), DateFrom: filters.DateFrom, DateTo: filters.DateTo,
 		IncludeSuperseded: filters.IncludeSuperseded, DocIdsFilter: filters.DocIDsFilter, DocIds: nonNil(filters.DocIDs),
+		AccessAll: viewer.AllDocuments, AccessGroups: nonNil(viewer.Groups),
 		Fanout: int32(fanout), PageLimit: int32(limit), RunnerUpLimit: int32(limit),
 		Bm25HeadingBoost: r.BM25HeadingBoost, Bm25K1: r.BM25K1, Bm25B: r.BM25B,
 		// A filter may exclude most of a term's highest-impact postings, so
 		// filtered requests read the exact ranges and the page still fills.
-		Bm25Exact: termLimit == 0 || filters.RestrictsDocuments(), Bm25TermLimit: int32(termLimit),
-		Filtered: filters.RestrictsDocuments(),
+		Bm25Exact: termLimit == 0 || restricted, Bm25TermLimit: int32(termLimit),
+		Filtered: restricted,
 		Today:    dateOnly(s.Today()), RecencyHalfLifeDays: r.RecencyHalfLifeDays, Mentioned: nonNil(p.mentioned),
 		SupersededPenalty: r.SupersededPenalty, DeprecatedPenalty: r.DeprecatedPenalty,
 		ArchivedPenalty: r.ArchivedPenalty, AutoTierPenalty: r.AutoTierPenalty,
