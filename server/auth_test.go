@@ -347,3 +347,41 @@ func rawRequest(t *testing.T, method, url, key string) int {
 	res.Body.Close()
 	return res.StatusCode
 }
+
+// TestDocumentACLInSearch: a page with access: [secret] is found by the operator's
+// ingest, hidden from a reader without the group, and found by one holding it.
+func TestDocumentACLInSearch(t *testing.T) {
+	srv, pool := newServerWith(t, auth.Config{Required: true})
+	editor, _ := newKey(t, pool, "editor", []string{"platform"})
+	plain, _ := newKey(t, pool, "reader", []string{"platform"})
+	insider, _ := newKey(t, pool, "reader", []string{"platform"}, "secret")
+	ic := canonv1connect.NewIngestServiceClient(srv.Client(), srv.URL, bearer(editor))
+	if _, err := ic.Ingest(context.Background(), connect.NewRequest(&canonv1.IngestRequest{ProjectKey: "platform",
+		Files: []*canonv1.IngestFile{{Path: "zeppelin.md",
+			Content: []byte("---\naccess: [secret]\n---\n# Zeppelin plan\n\nThe zeppelin hangar opens in spring.\n")}}})); err != nil {
+		t.Fatal(err)
+	}
+	found := func(key string) bool {
+		c := canonv1connect.NewSearchServiceClient(srv.Client(), srv.URL, bearer(key))
+		res, err := c.Search(context.Background(), connect.NewRequest(&canonv1.SearchRequest{
+			Query: "zeppelin hangar", Filters: &canonv1.Filters{ProjectKeys: []string{"platform"}}}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := res.Msg.GetResult()
+		for _, block := range [][]*canonv1.Hit{r.GetPrimary(), r.GetRunnerUp(), r.GetExpanded(), r.GetRejected()} {
+			for _, h := range block {
+				if h.GetDocId() == "zeppelin" {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if found(plain) {
+		t.Error("a reader without the group sees the restricted page")
+	}
+	if !found(insider) {
+		t.Error("a reader holding the group does not see the restricted page")
+	}
+}
