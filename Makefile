@@ -84,6 +84,7 @@ vet:
 .PHONY: test
 test: go db ingest-tools vet check-generated ## everything CI runs: database, vet, codegen drift, go test -race, browser tests, Node clients
 	$(GO) test -race -count=1 ./...
+	@scripts/fuzz.sh $(FUZZTIME_TEST)
 	$(MAKE) --no-print-directory scenarios
 	$(MAKE) --no-print-directory web-check web-test
 	$(MAKE) --no-print-directory clients-test
@@ -113,6 +114,14 @@ web-test: web-tools build db ## the web chat in headless Chromium against canon 
 .PHONY: clients-test
 clients-test: build clients-deps ## Node clients (Connect over gRPC-web, MCP over HTTP) against canon serve
 	@scripts/clients-test.sh
+
+# Fuzzing counts inputs, not seconds, so a run is the same work on any machine.
+FUZZTIME_TEST ?= 300x
+FUZZTIME      ?= 50000x
+
+.PHONY: fuzz
+fuzz: go db ## every fuzz target for FUZZTIME inputs (crashers land in testdata/fuzz: check them in)
+	@scripts/fuzz.sh $(FUZZTIME)
 
 .PHONY: scenarios
 scenarios: build

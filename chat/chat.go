@@ -250,6 +250,8 @@ func validate(req *domain.ChatRequest) error {
 	switch {
 	case !utf8.ValidString(q):
 		return &domain.InvalidError{Message: "question is not valid UTF-8 text"}
+	case strings.ContainsRune(q, 0):
+		return &domain.InvalidError{Message: "question contains a NUL character (U+0000), which text cannot hold"}
 	case strings.TrimSpace(q) == "":
 		return &domain.InvalidError{Message: "question is empty"}
 	case utf8.RuneCountInString(q) > domain.MaxQueryLength:
@@ -262,7 +264,7 @@ func validate(req *domain.ChatRequest) error {
 		if t.Role != "user" && t.Role != "assistant" {
 			return &domain.InvalidError{Message: fmt.Sprintf("history[%d].role must be user or assistant (got %q)", i, t.Role)}
 		}
-		if !utf8.ValidString(t.Content) || utf8.RuneCountInString(t.Content) > maxTurnLength {
+		if !utf8.ValidString(t.Content) || strings.ContainsRune(t.Content, 0) || utf8.RuneCountInString(t.Content) > maxTurnLength {
 			return &domain.InvalidError{Message: fmt.Sprintf("history[%d].content must be UTF-8 text of at most %d characters", i, maxTurnLength)}
 		}
 	}

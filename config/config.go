@@ -6,6 +6,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"reflect"
 	"strings"
@@ -20,6 +21,15 @@ import (
 type Config struct {
 	DatabaseURL string `env:"DATABASE_URL"`
 	ListenAddr  string `env:"KB_LISTEN_ADDR" envDefault:"127.0.0.1:8787"`
+
+	// Access control (package auth): required needs an API key on every route but
+	// /healthz and /metrics; off is refused by canon serve on a non-loopback address.
+	Auth string `env:"KB_AUTH" envDefault:"off"`
+	// Each key's token bucket (requests a second, burst); 0 turns it off.
+	RateLimit float64 `env:"KB_RATE_LIMIT" envDefault:"20"`
+	RateBurst int     `env:"KB_RATE_BURST" envDefault:"40"`
+	// Concurrent streaming calls (ChatStream) per key; 0 turns the cap off.
+	MaxStreamsPerKey int `env:"KB_MAX_STREAMS_PER_KEY" envDefault:"4"`
 
 	Embedder     string `env:"KB_EMBEDDER" envDefault:"hash"`
 	EmbeddingDim int    `env:"KB_EMBEDDING_DIM" envDefault:"384"`
@@ -178,6 +188,14 @@ func envName(t reflect.Type, field string) string {
 
 func (c Config) validate() error {
 	switch {
+	case c.Auth != "required" && c.Auth != "off":
+		return fmt.Errorf("KB_AUTH must be required or off (got %q)", c.Auth)
+	case !(c.RateLimit >= 0) || math.IsInf(c.RateLimit, 0):
+		return fmt.Errorf("KB_RATE_LIMIT must be a finite number of requests a second, 0 for none (got %g)", c.RateLimit)
+	case c.RateBurst < 1:
+		return fmt.Errorf("KB_RATE_BURST must be at least 1 (got %d)", c.RateBurst)
+	case c.MaxStreamsPerKey < 0:
+		return fmt.Errorf("KB_MAX_STREAMS_PER_KEY must not be negative (got %d)", c.MaxStreamsPerKey)
 	case c.EmbeddingDim < 1 || c.EmbeddingDim > 16000:
 		return fmt.Errorf("KB_EMBEDDING_DIM must be between 1 and 16000 (got %d)", c.EmbeddingDim)
 	case c.Embedder != "hash" && c.Embedder != "openai":

@@ -58,6 +58,10 @@ func (f Filters) RestrictsDocuments() bool {
 		len(f.EvidenceTiers) > 0 || f.DateFrom != nil || f.DateTo != nil || f.DocIDsFilter || !f.IncludeSuperseded
 }
 
+// MaxFilterValues bounds each filter list (project keys, tags, doc ids, …): a
+// question names a handful, and each value costs the ranking statement.
+const MaxFilterValues = 100
+
 // RawFilters is Filters as a request spells them, before validation.
 type RawFilters struct {
 	ProjectKeys, Tags, SourceTypes, CanonicalTypes, Statuses, EvidenceTiers, DocIDs []string
@@ -70,6 +74,8 @@ func ValidateQuery(q string) error {
 	switch {
 	case !utf8.ValidString(q):
 		return invalid("query is not valid UTF-8 text")
+	case strings.ContainsRune(q, 0):
+		return invalid("query contains a NUL character (U+0000), which text cannot hold")
 	case strings.TrimSpace(q) == "":
 		return invalid("query is empty: ask a question or give search terms")
 	case utf8.RuneCountInString(q) > MaxQueryLength:
@@ -113,10 +119,13 @@ func ParseFilters(r RawFilters) (Filters, error) {
 	if r.ProjectKey != "" && !slices.Contains(keys, r.ProjectKey) {
 		keys = append(keys, r.ProjectKey)
 	}
-	for _, list := range [][]string{keys, r.Tags, r.SourceTypes, r.DocIDs} {
+	for _, list := range [][]string{keys, r.Tags, r.SourceTypes, r.CanonicalTypes, r.Statuses, r.EvidenceTiers, r.DocIDs} {
+		if len(list) > MaxFilterValues {
+			return f, invalid("a filter lists %d values; the limit is %d per filter", len(list), MaxFilterValues)
+		}
 		for _, v := range list {
-			if !utf8.ValidString(v) || strings.TrimSpace(v) == "" {
-				return f, invalid("filter values must be non-empty UTF-8 text")
+			if !utf8.ValidString(v) || strings.TrimSpace(v) == "" || strings.ContainsRune(v, 0) {
+				return f, invalid("filter values must be non-empty UTF-8 text without NUL characters")
 			}
 		}
 	}

@@ -559,3 +559,67 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
        AND (NOT doc_ids_filter OR d.slug = ANY (doc_ids))
 $$;
 
+-- db/migrations/00015_api_keys.sql
+CREATE TABLE api_keys (
+    id           uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    name         text NOT NULL CHECK (name <> ''),
+    -- The key's first characters, e.g. canon_AbCd1234: enough to tell keys apart.
+    prefix       text NOT NULL,
+    key_hash     bytea NOT NULL UNIQUE CHECK (octet_length(key_hash) = 32),
+    projects     text[] NOT NULL CHECK (cardinality(projects) > 0),
+    role         text NOT NULL CHECK (role IN ('reader', 'editor', 'admin')),
+    groups       text[] NOT NULL DEFAULT '{}',
+    created_at   timestamptz NOT NULL DEFAULT now(),
+    last_used_at timestamptz,
+    revoked_at   timestamptz
+);
+
+-- Who did what, when, with what outcome: ingest, lifecycle and key operations,
+-- allowed or refused. key_id is NULL for the operator (the CLI, or KB_AUTH=off).
+CREATE TABLE audit_log (
+    id       bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    key_id   uuid,
+    actor    text NOT NULL,
+    rpc      text NOT NULL,
+    project  text NOT NULL DEFAULT '',
+    document text NOT NULL DEFAULT '',
+    at       timestamptz NOT NULL DEFAULT now(),
+    -- ok, or the Connect code that refused or failed the call.
+    outcome  text NOT NULL
+);
+
+CREATE INDEX audit_log_key ON audit_log (key_id, at DESC);
+
+-- db/migrations/00016_document_access.sql
+ALTER TABLE documents ADD COLUMN access text[] NOT NULL DEFAULT '{}';
+
+-- db/migrations/00017_document_acl.sql
+DROP FUNCTION canon_document_matches;
+CREATE FUNCTION canon_document_matches(
+    d documents,
+    tags text[],
+    source_types text[],
+    canonical_types text[],
+    statuses text[],
+    evidence_tiers text[],
+    date_from date,
+    date_to date,
+    include_superseded boolean,
+    doc_ids_filter boolean,
+    doc_ids text[],
+    access_all boolean,
+    access_groups text[]
+) RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT (cardinality(tags) = 0 OR d.tags && tags)
+       AND (cardinality(source_types) = 0 OR d.source_type = ANY (source_types))
+       AND (cardinality(canonical_types) = 0 OR d.canonical_type = ANY (canonical_types))
+       AND (cardinality(statuses) = 0 OR d.status = ANY (statuses))
+       AND (cardinality(evidence_tiers) = 0 OR d.evidence_tier = ANY (evidence_tiers))
+       AND (date_from IS NULL OR d.effective_date >= date_from)
+       AND (date_to IS NULL OR d.effective_date <= date_to)
+       AND (include_superseded OR d.status IS DISTINCT FROM 'superseded')
+       AND (NOT doc_ids_filter OR d.slug = ANY (doc_ids))
+       AND (access_all OR cardinality(d.access) = 0 OR d.access && access_groups)
+$$;
+

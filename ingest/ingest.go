@@ -574,6 +574,7 @@ func (in *Ingester) storeDocument(ctx context.Context, q *db.Queries, projectID 
 		EntityType:        optional(d.EntityType),
 		Summary:           d.Summary,
 		Embedder:          EmbedderIdentity(in.embedder),
+		Access:            nonNil(d.Access),
 	})
 	if err != nil {
 		return 0, nil, describe("document", err)

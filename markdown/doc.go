@@ -27,6 +27,8 @@
 //   - type: a canonical node type (CanonicalType) or an entity type (EntityType).
 //   - status, tier (default "human"), evidence_tier.
 //   - retrieval_priority: an integer 0-100 (default 50).
+//   - access: the groups that may see the document (trimmed, deduplicated, each
+//     a valid group name); absent or empty, every reader of the project sees it.
 //   - tags: lower-cased, trimmed, deduplicated. owners, attendees, entities,
 //     members: NormalizeSlug'ed and deduplicated; they may hold names with
 //     spaces, which the entity layer resolves through names and aliases.
@@ -147,6 +149,7 @@ type Document struct {
 	Tier                                string // one of domain.Tiers(), default "human"
 	EvidenceTier                        string // one of domain.EvidenceTiers(), or ""
 	Tags, Owners                        []string
+	Access                              []string // groups that may see the document; empty: every reader of the project
 	EffectiveDate                       *time.Time
 	Summary                             string // frontmatter summary, else the first paragraph of the body
 	Links                               []Link

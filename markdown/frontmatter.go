@@ -19,7 +19,7 @@ import (
 var frontmatterKeys = []string{
 	"id", "title", "type", "status", "retrieval_priority", "tier", "evidence_tier", "tags", "owners",
 	"project", "date", "source_type", "summary", "supersedes", "related", "rejects", "attendees",
-	"entities", "aliases", "role", "members", "facts",
+	"entities", "aliases", "role", "members", "facts", "access",
 }
 
 var relatedKeys = []string{"to", "type", "weight"}
@@ -328,6 +328,15 @@ func (d decoder) field(key string, v *yaml.Node, doc *Document, fm *frontmatter)
 		var items []string
 		items, _, err = d.list(key, v)
 		doc.Tags = normalizeList(items, func(s string) string { return strings.ToLower(strings.TrimSpace(s)) })
+	case "access":
+		var items []string
+		items, _, err = d.list(key, v)
+		doc.Access = normalizeList(items, strings.TrimSpace)
+		for _, g := range doc.Access {
+			if !domain.ValidGroup(g) {
+				return errorf(d.path, d.line(v), "access: group %q must be 1-63 letters, digits, '_', '.', ':' or '-'", g)
+			}
+		}
 	case "owners", "attendees", "entities", "members":
 		var items []string
 		items, _, err = d.list(key, v)

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/canonkb/canon/domain"
 )
 
 // FuzzParse checks that Parse never panics, that every error is a
@@ -26,6 +28,7 @@ func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		"", "---", "---\n", "---\n---", "\ufeff---\r\n---\r\n", "# [[a]]", "[[a|b]] [[ ]] [[#x]]",
 		"---\na: &x [*x]\n---\n", "---\nrelated:\n  - {to: a, weight: 1e308}\n---\n",
+		"---\naccess: [eng, ops]\n---\n# A\n", "---\naccess: eng\n---\n", "---\naccess: [\"\", \"a b\"]\n---\n",
 		"```\n# x\n", "> # quote\n> - list\n>   ```\n>   code\n", "|a|\n|-|\n|[[b\\|c]]|\n",
 		strings.Repeat("x", 5000), strings.Repeat("a. ", 2000), "<!-- c -->\n<div>\n[[x]]\n</div>\n",
 	} {
@@ -52,6 +55,11 @@ func FuzzParse(f *testing.F) {
 		for _, l := range doc.Links {
 			if checkSlug(l.From) != "" || checkSlug(l.To) != "" || l.From == l.To || l.Weight < 0 || l.Weight > 100 {
 				t.Fatalf("bad link %+v", l)
+			}
+		}
+		for _, g := range doc.Access {
+			if !domain.ValidGroup(g) {
+				t.Fatalf("access group %q is not a group name", g)
 			}
 		}
 		checkChunks(t, doc, opts)

@@ -171,7 +171,7 @@ func TestNullValuesAreAbsent(t *testing.T) {
 	}
 }
 
-const allowedKeys = "allowed: id, title, type, status, retrieval_priority, tier, evidence_tier, tags, owners, project, date, source_type, summary, supersedes, related, rejects, attendees, entities, aliases, role, members, facts"
+const allowedKeys = "allowed: id, title, type, status, retrieval_priority, tier, evidence_tier, tags, owners, project, date, source_type, summary, supersedes, related, rejects, attendees, entities, aliases, role, members, facts, access"
 
 func TestErrors(t *testing.T) {
 	t.Parallel()

@@ -174,6 +174,7 @@ func (s *Searcher) graphParams(ctx context.Context, req *domain.SearchRequest, p
 		Tags:                  nonNil(f.Tags), SourceTypes: nonNil(f.SourceTypes), CanonicalTypes: nonNil(f.CanonicalTypes),
 		Statuses: nonNil(f.Statuses), EvidenceTiers: nonNil(f.EvidenceTiers), DateFrom: f.DateFrom, DateTo: f.DateTo,
 		IncludeSuperseded: f.IncludeSuperseded, DocIdsFilter: f.DocIDsFilter, DocIds: nonNil(f.DocIDs),
+		AccessAll: domain.PrincipalFrom(ctx).AllDocuments, AccessGroups: nonNil(domain.PrincipalFrom(ctx).Groups),
 	}
 	return params, expansion, rejected, true, nil
 }

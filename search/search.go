@@ -268,6 +268,9 @@ func (s *Searcher) plan(ctx context.Context, req *domain.SearchRequest) (*plan, 
 		// The statement still binds a vector; a zero vector of the right size is inert.
 		qvec = pgvector.NewVector(make([]float32, s.embedder.Dim()))
 	}
+	// The caller's groups restrict documents inside every leg (canon_document_matches).
+	viewer := domain.PrincipalFrom(ctx)
+	restricted := filters.RestrictsDocuments() || !viewer.AllDocuments
 	p.params = db.SearchRankParams{
 		Query: p.query, QueryEmbedding: &qvec, ProjectIds: p.projectIDs,
 		SemanticEnabled: semantic, FtsEnabled: keyword,
@@ -275,11 +278,12 @@ func (s *Searcher) plan(ctx context.Context, req *domain.SearchRequest) (*plan, 
 		CanonicalTypes: nonNil(filters.CanonicalTypes), Statuses: nonNil(filters.Statuses),
 		EvidenceTiers: nonNil(filters.EvidenceTiers), DateFrom: filters.DateFrom, DateTo: filters.DateTo,
 		IncludeSuperseded: filters.IncludeSuperseded, DocIdsFilter: filters.DocIDsFilter, DocIds: nonNil(filters.DocIDs),
+		AccessAll: viewer.AllDocuments, AccessGroups: nonNil(viewer.Groups),
 		Fanout: int32(fanout), PageLimit: int32(limit), RunnerUpLimit: int32(limit),
 		// A filter may exclude most of a term's highest-impact postings, so
 		// filtered requests read the exact ranges and the page still fills.
-		Bm25Exact: termLimit == 0 || filters.RestrictsDocuments(), Bm25TermLimit: int32(termLimit),
-		Filtered: filters.RestrictsDocuments(),
+		Bm25Exact: termLimit == 0 || restricted, Bm25TermLimit: int32(termLimit),
+		Filtered: restricted,
 		Today:    dateOnly(s.Today()), Mentioned: nonNil(p.mentioned), Fusion: fusion,
 	}
 	// The weights, penalties and thresholds: one per knob, by name.

@@ -4,22 +4,14 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net/http"
-	"strings"
-	"unicode/utf8"
 
 	"connectrpc.com/connect"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/canonkb/canon/domain"
 	canonv1 "github.com/canonkb/canon/gen/canon/v1"
 	"github.com/canonkb/canon/lifecycle"
 )
-
-// ActorHeader names who makes a lifecycle change; it is recorded in the audit.
-const ActorHeader = "Canon-Actor"
-
-// anonymousActor is recorded when a request names no actor.
-const anonymousActor = "anonymous"
 
 // canonHandler serves CanonService: lifecycle operations and graph show.
 type canonHandler struct {
@@ -38,10 +30,7 @@ func (h *canonHandler) Promote(ctx context.Context, req *connect.Request[canonv1
 		p := int(m.GetRetrievalPriority())
 		priority = &p
 	}
-	actor, err := actorOf(req.Header())
-	if err != nil {
-		return nil, err
-	}
+	actor := domain.PrincipalFrom(ctx).Actor()
 	ch, err := h.svc.Promote(ctx, actor, lifecycle.PromoteRequest{
 		Project: m.GetProjectKey(), Slug: m.GetSlug(), Type: m.GetCanonicalType(), Status: m.GetStatus(), Priority: priority,
 	})
@@ -52,10 +41,7 @@ func (h *canonHandler) Promote(ctx context.Context, req *connect.Request[canonv1
 }
 
 func (h *canonHandler) Supersede(ctx context.Context, req *connect.Request[canonv1.SupersedeRequest]) (*connect.Response[canonv1.SupersedeResponse], error) {
-	actor, err := actorOf(req.Header())
-	if err != nil {
-		return nil, err
-	}
+	actor := domain.PrincipalFrom(ctx).Actor()
 	m := req.Msg
 	ch, err := h.svc.Supersede(ctx, actor, m.GetProjectKey(), m.GetOldSlug(), m.GetNewSlug())
 	if err != nil {
@@ -65,10 +51,7 @@ func (h *canonHandler) Supersede(ctx context.Context, req *connect.Request[canon
 }
 
 func (h *canonHandler) Deprecate(ctx context.Context, req *connect.Request[canonv1.DeprecateRequest]) (*connect.Response[canonv1.DeprecateResponse], error) {
-	actor, err := actorOf(req.Header())
-	if err != nil {
-		return nil, err
-	}
+	actor := domain.PrincipalFrom(ctx).Actor()
 	ch, err := h.svc.Deprecate(ctx, actor, req.Msg.GetProjectKey(), req.Msg.GetSlug())
 	if err != nil {
 		return nil, h.lifecycleError(ctx, "deprecate", err)
@@ -77,10 +60,7 @@ func (h *canonHandler) Deprecate(ctx context.Context, req *connect.Request[canon
 }
 
 func (h *canonHandler) Archive(ctx context.Context, req *connect.Request[canonv1.ArchiveRequest]) (*connect.Response[canonv1.ArchiveResponse], error) {
-	actor, err := actorOf(req.Header())
-	if err != nil {
-		return nil, err
-	}
+	actor := domain.PrincipalFrom(ctx).Actor()
 	ch, err := h.svc.Archive(ctx, actor, req.Msg.GetProjectKey(), req.Msg.GetSlug())
 	if err != nil {
 		return nil, h.lifecycleError(ctx, "archive", err)
@@ -89,10 +69,7 @@ func (h *canonHandler) Archive(ctx context.Context, req *connect.Request[canonv1
 }
 
 func (h *canonHandler) Reject(ctx context.Context, req *connect.Request[canonv1.RejectRequest]) (*connect.Response[canonv1.RejectResponse], error) {
-	actor, err := actorOf(req.Header())
-	if err != nil {
-		return nil, err
-	}
+	actor := domain.PrincipalFrom(ctx).Actor()
 	m := req.Msg
 	ch, err := h.svc.Reject(ctx, actor, m.GetProjectKey(), m.GetSlug(), m.GetDecisionSlug())
 	if err != nil {
@@ -117,18 +94,6 @@ func (h *canonHandler) lifecycleError(ctx context.Context, op string, err error)
 		return connect.NewError(connect.CodeFailedPrecondition, errors.New(state.Message))
 	}
 	return toConnect(ctx, h.log, op, err)
-}
-
-// actorOf reads the Canon-Actor header: trimmed, at most 200 bytes of valid UTF-8.
-func actorOf(h http.Header) (string, error) {
-	a := strings.TrimSpace(h.Get(ActorHeader))
-	switch {
-	case a == "":
-		return anonymousActor, nil
-	case len(a) > 200 || !utf8.ValidString(a):
-		return "", connect.NewError(connect.CodeInvalidArgument, errors.New(ActorHeader+" must be at most 200 bytes of UTF-8"))
-	}
-	return a, nil
 }
 
 func stateProto(s lifecycle.State) *canonv1.CanonicalState {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -12,10 +11,12 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/canonkb/canon/auth"
 	"github.com/canonkb/canon/chat"
 	"github.com/canonkb/canon/chatlog"
 	"github.com/canonkb/canon/domain"
 	canonv1 "github.com/canonkb/canon/gen/canon/v1"
+	"github.com/canonkb/canon/gen/canon/v1/canonv1connect"
 )
 
 type chatHandler struct {
@@ -79,6 +80,9 @@ func (h *chatHandler) jsonChat(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, connect.CodeInvalidArgument, "request body is not a valid chat request: "+err.Error())
 		return
 	}
+	if !authorizeHTTP(w, r, canonv1connect.ChatServiceChatProcedure, filterProjects(req.GetFilters(), req.GetProjectKey())...) {
+		return
+	}
 	res, err := h.chat.Answer(r.Context(), ChatRequest(&req), r.Header.Get("Accept-Language"), chat.Events{})
 	if err != nil {
 		var ce *connect.Error
@@ -99,15 +103,5 @@ func (h *chatHandler) jsonChat(w http.ResponseWriter, r *http.Request) {
 }
 
 func writeJSONError(w http.ResponseWriter, code connect.Code, msg string) {
-	status := map[connect.Code]int{
-		connect.CodeInvalidArgument: http.StatusBadRequest, connect.CodeNotFound: http.StatusNotFound,
-		connect.CodeUnavailable: http.StatusServiceUnavailable, connect.CodeCanceled: 499,
-		connect.CodeDeadlineExceeded: http.StatusGatewayTimeout,
-	}[code]
-	if status == 0 {
-		status = http.StatusInternalServerError
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(map[string]string{"code": code.String(), "message": msg}) //nolint:errcheck
+	auth.WriteJSONError(w, code, msg)
 }

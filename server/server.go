@@ -15,6 +15,7 @@ import (
 	"connectrpc.com/grpcreflect"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/canonkb/canon/auth"
 	"github.com/canonkb/canon/chat"
 	"github.com/canonkb/canon/domain"
 	canonv1 "github.com/canonkb/canon/gen/canon/v1"
@@ -36,15 +37,63 @@ type Deps struct {
 	Logger        *slog.Logger
 	// MCP serves the Model Context Protocol (Streamable HTTP) at /mcp when set.
 	MCP http.Handler
+	// Auth configures keys and limits; the zero value is KB_AUTH=off with the
+	// default body limits and no rate limit.
+	Auth auth.Config
 }
 
-// Handler builds the HTTP handler with every service mounted.
+// MaxRequestBytes bounds every request but ingest: the largest legitimate one is
+// a chat with 50 history turns of 20,000 characters (at most 4 MB of UTF-8).
+const MaxRequestBytes = 8 << 20
+
+// PublicPaths answer without a key: probes and scrapers carry none, and the web
+// app's static files hold no data (the page asks for a key when its API calls need one).
+func PublicPaths() []string { return []string{"/healthz", "/metrics", "/app/"} }
+
+// Handler builds the HTTP handler with every service mounted behind the guard.
 func Handler(d Deps) http.Handler {
+	h, _ := build(d)
+	return h
+}
+
+// Routes lists every path Handler serves (Connect services by their prefix), so
+// a test can walk them all.
+func Routes(d Deps) []string {
+	_, routes := build(d)
+	return routes
+}
+
+// routeMux records what it mounts.
+type routeMux struct {
+	*http.ServeMux
+	routes []string
+}
+
+func (m *routeMux) Handle(pattern string, h http.Handler) {
+	m.routes = append(m.routes, pattern)
+	m.ServeMux.Handle(pattern, h)
+}
+
+func (m *routeMux) HandleFunc(pattern string, h http.HandlerFunc) { m.Handle(pattern, h) }
+
+func build(d Deps) (http.Handler, []string) {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
-	mux := http.NewServeMux()
-	opts := []connect.HandlerOption{connect.WithRecover(recoverPanic(d.Logger))}
+	mux := &routeMux{ServeMux: http.NewServeMux()}
+	cfg := d.Auth
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = MaxRequestBytes
+	}
+	cfg.BodyLimits = map[string]int64{"/" + canonv1connect.IngestServiceName + "/": maxIngestRequestBytes}
+	cfg.Public = PublicPaths()
+	store := auth.NewStore(d.Pool)
+	guard := auth.NewGuard(store, cfg, policies, requestScope, d.Logger)
+	opts := []connect.HandlerOption{
+		connect.WithRecover(recoverPanic(d.Logger)),
+		connect.WithInterceptors(guard.Interceptor()),
+		connect.WithReadMaxBytes(MaxRequestBytes),
+	}
 	var searcher Searcher = d.Searcher
 	if d.SearchService != nil {
 		searcher = d.SearchService
@@ -61,16 +110,17 @@ func Handler(d Deps) http.Handler {
 	if d.MCP != nil {
 		mux.Handle("/mcp", d.MCP)
 	}
+	mux.Handle(canonv1connect.NewKeyServiceHandler(&keyHandler{store: store, log: d.Logger}, opts...))
 
 	services := []string{
 		canonv1connect.SearchServiceName, canonv1connect.IngestServiceName, canonv1connect.ProjectServiceName,
-		canonv1connect.ChatServiceName, canonv1connect.CanonServiceName,
+		canonv1connect.ChatServiceName, canonv1connect.CanonServiceName, canonv1connect.KeyServiceName,
 	}
 	checker := grpchealth.NewStaticChecker(services...)
-	mux.Handle(grpchealth.NewHandler(checker))
+	mux.Handle(grpchealth.NewHandler(checker, opts...))
 	reflector := grpcreflect.NewStaticReflector(services...)
-	mux.Handle(grpcreflect.NewHandlerV1(reflector))
-	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
+	mux.Handle(grpcreflect.NewHandlerV1(reflector, opts...))
+	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector, opts...))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
@@ -80,7 +130,7 @@ func Handler(d Deps) http.Handler {
 		}
 		w.Write([]byte("ok\n")) //nolint:errcheck
 	})
-	return mux
+	return guard.Middleware(mux), mux.routes
 }
 
 // Protocols are the protocols canon serves on its one port: HTTP/1.1 for Connect
@@ -100,8 +150,10 @@ func NewHTTPServer(addr string, h http.Handler) *http.Server {
 		Handler:           h,
 		Protocols:         Protocols(),
 		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    1 << 20,
+		// No ReadTimeout or WriteTimeout: they would cut off long ingest uploads and
+		// chat streams; bodies are bounded in size instead, and idle connections close.
+		IdleTimeout:    2 * time.Minute,
+		MaxHeaderBytes: 1 << 20,
 	}
 }
 
@@ -178,7 +230,11 @@ func (h *projectHandler) ListProjects(ctx context.Context, _ *connect.Request[ca
 		return nil, toConnect(ctx, h.log, "list projects", err)
 	}
 	out := &canonv1.ListProjectsResponse{}
+	p := domain.PrincipalFrom(ctx)
 	for _, r := range rows {
+		if !p.MayUse(r.ProjectKey) {
+			continue
+		}
 		out.Projects = append(out.Projects, &canonv1.Project{
 			ProjectKey: r.ProjectKey, Documents: r.Documents, Chunks: r.Chunks,
 			CanonicalDocuments: r.CanonicalDocuments, Entities: r.Entities,

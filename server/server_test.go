@@ -14,8 +14,10 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/net/http2"
 
+	"github.com/canonkb/canon/auth"
 	"github.com/canonkb/canon/chat"
 	"github.com/canonkb/canon/chatlog"
 	"github.com/canonkb/canon/domain"
@@ -32,6 +34,13 @@ import (
 )
 
 func newServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	srv, _ := newServerWith(t, auth.Config{})
+	return srv
+}
+
+// newServerWith serves the handbook as project "platform" behind the given guard settings.
+func newServerWith(t *testing.T, cfg auth.Config) (*httptest.Server, *pgxpool.Pool) {
 	t.Helper()
 	pool := dbtest.FreshPool(t)
 	emb := embed.NewHash(384)
@@ -53,13 +62,13 @@ func newServer(t *testing.T) *httptest.Server {
 	t.Cleanup(func() { logger.Close(context.Background()) })
 	svc := chat.New(twoPass, llm.NewExtractive(), prompt, logger, chat.Config{
 		Gate: domain.Gate{MinSimilarity: 0.26, MinKeywordCoverage: 0.70}, SupportThreshold: 0.5})
-	h := server.Handler(server.Deps{Pool: pool, Searcher: searcher, SearchService: twoPass, Ingester: in, Chat: svc})
+	h := server.Handler(server.Deps{Pool: pool, Searcher: searcher, SearchService: twoPass, Ingester: in, Chat: svc, Auth: cfg})
 	srv := httptest.NewUnstartedServer(h)
 	srv.EnableHTTP2 = true
 	srv.Config.Protocols = server.Protocols()
 	srv.Start()
 	t.Cleanup(srv.Close)
-	return srv
+	return srv, pool
 }
 
 // h2cClient speaks HTTP/2 without TLS, as gRPC clients do against `canon serve`.

@@ -18,6 +18,7 @@ import (
 	"github.com/canonkb/canon/chat"
 	"github.com/canonkb/canon/domain"
 	canonv1 "github.com/canonkb/canon/gen/canon/v1"
+	"github.com/canonkb/canon/gen/canon/v1/canonv1connect"
 )
 
 // POST /api/chat speaks the Vercel AI SDK UI message stream (v1), so the web
@@ -69,6 +70,9 @@ func (h *uiChatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	creq, err := decodeUIChat(w, r)
 	if err != nil {
 		writeJSONError(w, connect.CodeInvalidArgument, err.Error())
+		return
+	}
+	if !authorizeHTTP(w, r, canonv1connect.ChatServiceChatStreamProcedure, filterProjects(creq.GetFilters(), creq.GetProjectKey())...) {
 		return
 	}
 	s := &uiStream{w: w}

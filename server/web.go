@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/canonkb/canon/gen/canon/v1/canonv1connect"
 	db "github.com/canonkb/canon/gen/db"
 	"github.com/canonkb/canon/lifecycle"
 	"github.com/canonkb/canon/web"
@@ -21,7 +22,7 @@ import (
 // mountWeb adds the browser surface: the chat page and document view under
 // /app/ (embedded, built from web/), POST /api/chat (the AI SDK UI message
 // stream) and GET /api/doc/{project}/{slug}.
-func mountWeb(mux *http.ServeMux, d Deps) {
+func mountWeb(mux *routeMux, d Deps) {
 	mux.Handle("POST /api/chat", &uiChatHandler{chat: d.Chat, log: d.Logger})
 	docs := &docHandler{pool: d.Pool, graph: lifecycle.New(d.Pool), log: d.Logger}
 	mux.HandleFunc("GET /api/doc/{project}/{slug}", docs.serve)
@@ -100,6 +101,9 @@ type docViewChunk struct {
 func (h *docHandler) serve(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	project, slug := r.PathValue("project"), r.PathValue("slug")
+	if !authorizeHTTP(w, r, canonv1connect.CanonServiceShowGraphProcedure, project) {
+		return
+	}
 	q := db.New(h.pool)
 	d, err := q.DocumentView(ctx, db.DocumentViewParams{ProjectKey: project, Slug: slug})
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -1,6 +1,10 @@
 package main
 
 import (
+	"context"
+	"errors"
+
+	"connectrpc.com/connect"
 	"log/slog"
 	"os"
 	"runtime/debug"
@@ -38,7 +42,8 @@ CANON_API_KEY. Logs go to stderr. The same server answers over Streamable HTTP a
 			}
 			defer a.Close()
 			log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-			return a.mcpServer(log).Run(cmd.Context(), &mcp.StdioTransport{}, os.Getenv(apiKeyEnv))
+			// Over stdio canon runs as the operator, like the CLI: it holds the database URL.
+			return a.mcpServer(log, false).Run(cmd.Context(), &mcp.StdioTransport{}, os.Getenv(apiKeyEnv))
 		},
 	}
 	cmd.Flags().StringVar(&databaseURL, "database-url", "", "PostgreSQL URL (default $DATABASE_URL)")
@@ -54,10 +59,21 @@ func buildVersion() string {
 }
 
 // mcpServer is the MCP server over the app's services, for stdio and for /mcp.
-func (a *app) mcpServer(log *slog.Logger) *mcpserver.Server {
+// With keys required, /mcp refuses every tool: its tools do not yet scope a call
+// to the key's projects and groups, so only the operator's path (stdio, or
+// KB_AUTH=off on loopback) may use them.
+func (a *app) mcpServer(log *slog.Logger, keysRequired bool) *mcpserver.Server {
+	authorizer := mcpserver.OpenAccess
+	if keysRequired {
+		authorizer = mcpserver.AuthorizerFunc(func(context.Context, string) (mcpserver.Principal, error) {
+			return mcpserver.Principal{}, connect.NewError(connect.CodePermissionDenied, errMCPNeedsOperator)
+		})
+	}
 	return mcpserver.New(mcpserver.Deps{
 		Pool: a.pool, Search: a.hierarchy, Chat: a.chat, Logger: log, Version: buildVersion(),
-		// Every caller may do everything until canon has API keys, as on the Connect API.
-		Authorizer: mcpserver.OpenAccess,
+		Authorizer: authorizer,
 	})
 }
+
+var errMCPNeedsOperator = errors.New("MCP over HTTP is not available with KB_AUTH=required yet " +
+	"(its tools are not scoped to a key's projects and groups); run `canon mcp` over stdio as the operator instead")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/canonkb/canon/auth"
 	"github.com/canonkb/canon/server"
 )
 
@@ -22,8 +23,10 @@ func newServeCmd() *cobra.Command {
 		Short: "Serve the Connect/gRPC/gRPC-web API (loopback only unless told otherwise)",
 		Long: `Serves SearchService, IngestService and ProjectService over Connect, gRPC and
 gRPC-web on one port, plus gRPC health, reflection, GET /healthz and the Model Context
-Protocol (Streamable HTTP) at /mcp (bearer key per request). It listens on
-127.0.0.1:8787 unless --addr or KB_LISTEN_ADDR says otherwise.`,
+Protocol (Streamable HTTP) at /mcp. It listens on 127.0.0.1:8787 unless --addr or
+KB_LISTEN_ADDR says otherwise. With KB_AUTH=required every route but /healthz and
+/metrics needs 'Authorization: Bearer <key>' (canon keys create); KB_AUTH=off (the
+default) is allowed on loopback only.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(databaseURL)
@@ -34,6 +37,9 @@ Protocol (Streamable HTTP) at /mcp (bearer key per request). It listens on
 				cfg.ListenAddr = addr
 			}
 			log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+			if err := checkExposure(cfg.ListenAddr, cfg.Auth); err != nil {
+				return err
+			}
 			a, err := openApp(cmd.Context(), cfg)
 			if err != nil {
 				return err
@@ -45,9 +51,15 @@ Protocol (Streamable HTTP) at /mcp (bearer key per request). It listens on
 			}
 			srv := server.NewHTTPServer(cfg.ListenAddr, server.Handler(server.Deps{
 				Pool: a.pool, Searcher: a.searcher, SearchService: a.hierarchy, Ingester: a.ingester, Chat: a.chat, Logger: log,
-				MCP: a.mcpServer(log).HTTPHandler(),
+				MCP: a.mcpServer(log, cfg.Auth == "required").HTTPHandler(),
+				Auth: auth.Config{Required: cfg.Auth == "required", RatePerSecond: cfg.RateLimit, Burst: cfg.RateBurst,
+					MaxStreamsPerKey: cfg.MaxStreamsPerKey},
 			}))
-			log.Info("canon listening", "addr", "http://"+ln.Addr().String(), "embedder", a.embedder.Name(),
+			if cfg.Auth == "off" {
+				log.Warn("KB_AUTH=off: every request acts as the operator, with no key (allowed on loopback only); " +
+					"set KB_AUTH=required and create keys with canon keys create before exposing canon")
+			}
+			log.Info("canon listening", "addr", "http://"+ln.Addr().String(), "auth", cfg.Auth, "embedder", a.embedder.Name(),
 				"profile", cfg.Profile())
 			fmt.Fprintf(cmd.OutOrStdout(), "canon listening on http://%s\n", ln.Addr())
 			errc := make(chan error, 1)
@@ -69,4 +81,14 @@ Protocol (Streamable HTTP) at /mcp (bearer key per request). It listens on
 	cmd.Flags().StringVar(&databaseURL, "database-url", "", "PostgreSQL URL (default $DATABASE_URL)")
 	cmd.Flags().StringVar(&addr, "addr", "", "listen address (default $KB_LISTEN_ADDR or 127.0.0.1:8787)")
 	return cmd
+}
+
+// checkExposure refuses to serve without authentication on anything but loopback.
+func checkExposure(addr, mode string) error {
+	if mode == "off" && !auth.Loopback(addr) {
+		return fmt.Errorf("refusing to listen on %s with KB_AUTH=off: anyone who reaches it could read and change "+
+			"every project. Set KB_AUTH=required and create keys with 'canon keys create --project P --role reader', "+
+			"or listen on loopback (--addr 127.0.0.1:8787)", addr)
+	}
+	return nil
 }

@@ -13,7 +13,7 @@ WHERE p.project_key = sqlc.arg(project_key);
 INSERT INTO documents (
     project_id, slug, title, source_path, source_type, tags, owners, content_hash, effective_date,
     canonical_type, status, retrieval_priority, tier, evidence_tier, entity_type, summary,
-    preamble_lexemes, tag_lexemes, embedder
+    preamble_lexemes, tag_lexemes, embedder, access
 ) VALUES (
     sqlc.arg(project_id), sqlc.arg(slug), sqlc.arg(title), sqlc.arg(source_path), sqlc.arg(source_type),
     sqlc.arg(tags)::text[], sqlc.arg(owners)::text[], sqlc.arg(content_hash), sqlc.narg(effective_date)::date,
@@ -21,7 +21,7 @@ INSERT INTO documents (
     sqlc.narg(evidence_tier), sqlc.narg(entity_type), sqlc.arg(summary),
     tsvector_to_array(to_tsvector('english', sqlc.arg(summary))),
     tsvector_to_array(to_tsvector('english', array_to_string(sqlc.arg(tags)::text[], ' '))),
-    sqlc.arg(embedder)
+    sqlc.arg(embedder), sqlc.arg(access)::text[]
 )
 ON CONFLICT (project_id, slug) DO UPDATE SET
     title = excluded.title,
@@ -41,6 +41,7 @@ ON CONFLICT (project_id, slug) DO UPDATE SET
     preamble_lexemes = excluded.preamble_lexemes,
     tag_lexemes = excluded.tag_lexemes,
     embedder = excluded.embedder,
+    access = excluded.access,
     updated_at = now()
 RETURNING id, (xmax = 0) AS inserted;
 

@@ -79,7 +79,8 @@ visible AS (
           statuses => sqlc.arg(statuses)::text[], evidence_tiers => sqlc.arg(evidence_tiers)::text[],
           date_from => sqlc.narg(date_from)::date, date_to => sqlc.narg(date_to)::date,
           include_superseded => sqlc.arg(include_superseded)::boolean,
-          doc_ids_filter => sqlc.arg(doc_ids_filter)::boolean, doc_ids => sqlc.arg(doc_ids)::text[])
+          doc_ids_filter => sqlc.arg(doc_ids_filter)::boolean, doc_ids => sqlc.arg(doc_ids)::text[],
+          access_all => sqlc.arg(access_all)::boolean, access_groups => sqlc.arg(access_groups)::text[])
       AND (sqlc.arg(include_archived)::boolean OR d.status IS DISTINCT FROM 'archived')
 ),
 -- The chunk that stands for a document: its summary chunk, else its first chunk

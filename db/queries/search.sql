@@ -92,7 +92,8 @@ vector_leg AS (
                statuses => sqlc.arg(statuses)::text[], evidence_tiers => sqlc.arg(evidence_tiers)::text[],
                date_from => sqlc.narg(date_from)::date, date_to => sqlc.narg(date_to)::date,
                include_superseded => sqlc.arg(include_superseded)::boolean,
-               doc_ids_filter => sqlc.arg(doc_ids_filter)::boolean, doc_ids => sqlc.arg(doc_ids)::text[])
+               doc_ids_filter => sqlc.arg(doc_ids_filter)::boolean, doc_ids => sqlc.arg(doc_ids)::text[],
+               access_all => sqlc.arg(access_all)::boolean, access_groups => sqlc.arg(access_groups)::text[])
          ORDER BY c.embedding <=> sqlc.arg(query_embedding)::vector
          LIMIT sqlc.arg(fanout)::integer)
         UNION ALL
@@ -112,7 +113,8 @@ vector_leg AS (
                statuses => sqlc.arg(statuses)::text[], evidence_tiers => sqlc.arg(evidence_tiers)::text[],
                date_from => sqlc.narg(date_from)::date, date_to => sqlc.narg(date_to)::date,
                include_superseded => sqlc.arg(include_superseded)::boolean,
-               doc_ids_filter => sqlc.arg(doc_ids_filter)::boolean, doc_ids => sqlc.arg(doc_ids)::text[])
+               doc_ids_filter => sqlc.arg(doc_ids_filter)::boolean, doc_ids => sqlc.arg(doc_ids)::text[],
+               access_all => sqlc.arg(access_all)::boolean, access_groups => sqlc.arg(access_groups)::text[])
          ORDER BY (c.embedding <=> sqlc.arg(query_embedding)::vector) + 0
          LIMIT sqlc.arg(fanout)::integer)
     ) AS v
@@ -146,7 +148,8 @@ filtered_chunks AS MATERIALIZED (
           statuses => sqlc.arg(statuses)::text[], evidence_tiers => sqlc.arg(evidence_tiers)::text[],
           date_from => sqlc.narg(date_from)::date, date_to => sqlc.narg(date_to)::date,
           include_superseded => sqlc.arg(include_superseded)::boolean,
-          doc_ids_filter => sqlc.arg(doc_ids_filter)::boolean, doc_ids => sqlc.arg(doc_ids)::text[])
+          doc_ids_filter => sqlc.arg(doc_ids_filter)::boolean, doc_ids => sqlc.arg(doc_ids)::text[],
+          access_all => sqlc.arg(access_all)::boolean, access_groups => sqlc.arg(access_groups)::text[])
 ),
 keyword_scored AS (
     SELECT p.chunk_id, sum(p.part) AS bm25,
@@ -206,7 +209,8 @@ mention_leg AS (
           statuses => sqlc.arg(statuses)::text[], evidence_tiers => sqlc.arg(evidence_tiers)::text[],
           date_from => sqlc.narg(date_from)::date, date_to => sqlc.narg(date_to)::date,
           include_superseded => sqlc.arg(include_superseded)::boolean,
-          doc_ids_filter => sqlc.arg(doc_ids_filter)::boolean, doc_ids => sqlc.arg(doc_ids)::text[])
+          doc_ids_filter => sqlc.arg(doc_ids_filter)::boolean, doc_ids => sqlc.arg(doc_ids)::text[],
+          access_all => sqlc.arg(access_all)::boolean, access_groups => sqlc.arg(access_groups)::text[])
     ORDER BY c.id
     LIMIT sqlc.arg(fanout)::integer
 ),

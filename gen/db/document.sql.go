@@ -110,7 +110,7 @@ const documentUpsert = `-- name: DocumentUpsert :one
 INSERT INTO documents (
     project_id, slug, title, source_path, source_type, tags, owners, content_hash, effective_date,
     canonical_type, status, retrieval_priority, tier, evidence_tier, entity_type, summary,
-    preamble_lexemes, tag_lexemes, embedder
+    preamble_lexemes, tag_lexemes, embedder, access
 ) VALUES (
     $1, $2, $3, $4, $5,
     $6::text[], $7::text[], $8, $9::date,
@@ -118,7 +118,7 @@ INSERT INTO documents (
     $14, $15, $16,
     tsvector_to_array(to_tsvector('english', $16)),
     tsvector_to_array(to_tsvector('english', array_to_string($6::text[], ' '))),
-    $17
+    $17, $18::text[]
 )
 ON CONFLICT (project_id, slug) DO UPDATE SET
     title = excluded.title,
@@ -138,6 +138,7 @@ ON CONFLICT (project_id, slug) DO UPDATE SET
     preamble_lexemes = excluded.preamble_lexemes,
     tag_lexemes = excluded.tag_lexemes,
     embedder = excluded.embedder,
+    access = excluded.access,
     updated_at = now()
 RETURNING id, (xmax = 0) AS inserted
 `
@@ -160,6 +161,7 @@ type DocumentUpsertParams struct {
 	EntityType        *string
 	Summary           string
 	Embedder          string
+	Access            []string
 }
 
 type DocumentUpsertRow struct {
@@ -188,6 +190,7 @@ func (q *Queries) DocumentUpsert(ctx context.Context, arg DocumentUpsertParams) 
 		arg.EntityType,
 		arg.Summary,
 		arg.Embedder,
+		arg.Access,
 	)
 	var i DocumentUpsertRow
 	err := row.Scan(&i.ID, &i.Inserted)

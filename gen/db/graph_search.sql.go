@@ -162,12 +162,13 @@ visible AS (
           statuses => $11::text[], evidence_tiers => $12::text[],
           date_from => $13::date, date_to => $14::date,
           include_superseded => $15::boolean,
-          doc_ids_filter => $16::boolean, doc_ids => $17::text[])
-      AND ($18::boolean OR d.status IS DISTINCT FROM 'archived')
+          doc_ids_filter => $16::boolean, doc_ids => $17::text[],
+          access_all => $18::boolean, access_groups => $19::text[])
+      AND ($20::boolean OR d.status IS DISTINCT FROM 'archived')
 ),
 representative AS (
     SELECT v.document_id, v.project_id, v.slug, v.rejected, c.id AS chunk_id,
-           coalesce(1 - nullif(c.embedding <=> $19::vector, 'NaN'::float8), 0)::float8
+           coalesce(1 - nullif(c.embedding <=> $21::vector, 'NaN'::float8), 0)::float8
                AS similarity
     FROM visible v
     CROSS JOIN LATERAL (
@@ -184,9 +185,9 @@ neighbour_representative AS (
 rejected_similar AS (
     SELECT r.document_id
     FROM representative r
-    WHERE r.rejected AND r.similarity >= $20::float8
+    WHERE r.rejected AND r.similarity >= $22::float8
     ORDER BY r.similarity DESC, r.document_id
-    LIMIT $21::integer
+    LIMIT $23::integer
 ),
 rejected_linked AS (
     SELECT l.document_id, l.seed_rank, l.seed_slug, l.edge_type, l.weight, l.direction
@@ -232,7 +233,7 @@ seed_capped AS (
                                         ORDER BY sn.weight DESC, sn.direction DESC, sn.edge_type, sn.slug) AS k
         FROM seed_neighbours sn
     ) AS x
-    WHERE x.k <= $22::integer
+    WHERE x.k <= $24::integer
 ),
 expanded AS (
     SELECT DISTINCT ON (x.document_id) x.document_id, x.seed_rank, x.seed_slug, x.edge_type, x.weight, x.direction
@@ -244,7 +245,7 @@ expanded_page AS (
     FROM expanded x
     JOIN neighbour_representative r USING (document_id)
     ORDER BY x.weight DESC, x.seed_rank, r.slug
-    LIMIT $23::integer
+    LIMIT $25::integer
 ),
 rejected_page AS (
     SELECT x.document_id, x.seed_rank, x.seed_slug, x.edge_type, x.weight, x.direction, r.chunk_id, r.similarity, row_number() OVER (ORDER BY r.similarity DESC, r.slug) AS position
@@ -290,6 +291,8 @@ type GraphSearchParams struct {
 	IncludeSuperseded     bool
 	DocIdsFilter          bool
 	DocIds                []string
+	AccessAll             bool
+	AccessGroups          []string
 	IncludeArchived       bool
 	QueryEmbedding        *pgvector.Vector
 	RejectedMinSimilarity float64
@@ -404,6 +407,8 @@ func (q *Queries) GraphSearch(ctx context.Context, arg GraphSearchParams) ([]Gra
 		arg.IncludeSuperseded,
 		arg.DocIdsFilter,
 		arg.DocIds,
+		arg.AccessAll,
+		arg.AccessGroups,
 		arg.IncludeArchived,
 		arg.QueryEmbedding,
 		arg.RejectedMinSimilarity,

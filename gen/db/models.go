@@ -11,6 +11,30 @@ import (
 	"github.com/pgvector/pgvector-go"
 )
 
+type ApiKey struct {
+	ID         pgtype.UUID
+	Name       string
+	Prefix     string
+	KeyHash    []byte
+	Projects   []string
+	Role       string
+	Groups     []string
+	CreatedAt  time.Time
+	LastUsedAt pgtype.Timestamptz
+	RevokedAt  pgtype.Timestamptz
+}
+
+type AuditLog struct {
+	ID       int64
+	KeyID    pgtype.UUID
+	Actor    string
+	Rpc      string
+	Project  string
+	Document string
+	At       time.Time
+	Outcome  string
+}
+
 type ChatLog struct {
 	ProjectID        *int64
 	ID               int64
@@ -86,6 +110,7 @@ type Document struct {
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
 	Embedder          string
+	Access            []string
 }
 
 type Entity struct {

@@ -85,7 +85,8 @@ vector_leg AS (
                statuses => $17::text[], evidence_tiers => $18::text[],
                date_from => $19::date, date_to => $20::date,
                include_superseded => $21::boolean,
-               doc_ids_filter => $14::boolean, doc_ids => $22::text[])
+               doc_ids_filter => $14::boolean, doc_ids => $22::text[],
+               access_all => $23::boolean, access_groups => $24::text[])
          ORDER BY c.embedding <=> $10::vector
          LIMIT $13::integer)
         UNION ALL
@@ -105,7 +106,8 @@ vector_leg AS (
                statuses => $17::text[], evidence_tiers => $18::text[],
                date_from => $19::date, date_to => $20::date,
                include_superseded => $21::boolean,
-               doc_ids_filter => $14::boolean, doc_ids => $22::text[])
+               doc_ids_filter => $14::boolean, doc_ids => $22::text[],
+               access_all => $23::boolean, access_groups => $24::text[])
          ORDER BY (c.embedding <=> $10::vector) + 0
          LIMIT $13::integer)
     ) AS v
@@ -121,7 +123,8 @@ filtered_chunks AS MATERIALIZED (
           statuses => $17::text[], evidence_tiers => $18::text[],
           date_from => $19::date, date_to => $20::date,
           include_superseded => $21::boolean,
-          doc_ids_filter => $14::boolean, doc_ids => $22::text[])
+          doc_ids_filter => $14::boolean, doc_ids => $22::text[],
+          access_all => $23::boolean, access_groups => $24::text[])
 ),
 keyword_scored AS (
     SELECT p.chunk_id, sum(p.part) AS bm25,
@@ -129,8 +132,8 @@ keyword_scored AS (
            count(*) FILTER (WHERE p.bit <> 0) AS found_terms
     FROM (
         SELECT p.chunk_id, t.bit,
-               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $23::float8, $24::float8,
-                          $25::float8, c.avgdl) AS part
+               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $25::float8, $26::float8,
+                          $27::float8, c.avgdl) AS part
         FROM unnest($6::bigint[]) AS pr (id)
         CROSS JOIN term_stats t
         CROSS JOIN corpus c
@@ -146,8 +149,8 @@ keyword_scored AS (
         WHERE $7::boolean AND NOT $14::boolean
         UNION ALL
         SELECT p.chunk_id, t.bit,
-               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $23::float8, $24::float8,
-                          $25::float8, c.avgdl)
+               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $25::float8, $26::float8,
+                          $27::float8, c.avgdl)
         FROM term_stats t
         CROSS JOIN corpus c
         JOIN postings p ON p.project_id = ANY ($6::bigint[]) AND p.lexeme = t.lexeme
@@ -170,14 +173,15 @@ mention_leg AS (
     SELECT c.id AS chunk_id
     FROM documents d
     JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
-    WHERE cardinality($26::text[]) > 0
-      AND d.project_id = ANY ($6::bigint[]) AND d.slug = ANY ($26::text[])
+    WHERE cardinality($28::text[]) > 0
+      AND d.project_id = ANY ($6::bigint[]) AND d.slug = ANY ($28::text[])
       AND canon_document_matches(d, tags => $5::text[],
           source_types => $15::text[], canonical_types => $16::text[],
           statuses => $17::text[], evidence_tiers => $18::text[],
           date_from => $19::date, date_to => $20::date,
           include_superseded => $21::boolean,
-          doc_ids_filter => $14::boolean, doc_ids => $22::text[])
+          doc_ids_filter => $14::boolean, doc_ids => $22::text[],
+          access_all => $23::boolean, access_groups => $24::text[])
     ORDER BY c.id
     LIMIT $13::integer
 ),
@@ -211,8 +215,8 @@ candidates AS (
     -- What keyword_scored found plus what the probes find.
     CROSS JOIN LATERAL (
         SELECT coalesce(ks.found_bm25, 0)
-               + coalesce(sum(canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $23::float8,
-                                         $24::float8, $25::float8,
+               + coalesce(sum(canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $25::float8,
+                                         $26::float8, $27::float8,
                                          co.avgdl)), 0) AS bm25,
                coalesce(ks.found_terms, 0) + count(*) AS terms
         FROM term_stats t
@@ -246,22 +250,22 @@ signals AS (
            CASE WHEN cardinality(d.tag_lexemes) = 0 THEN 0 ELSE o.tag_words / cardinality(d.tag_lexemes) END AS tag_overlap,
            CASE WHEN q.n = 0 THEN 0 ELSE o.preamble_words / q.n END AS preamble,
            CASE WHEN d.effective_date IS NULL THEN 0
-                ELSE power(0.5, greatest($27::date - d.effective_date, 0)::float8
-                                / $28::float8)
+                ELSE power(0.5, greatest($29::date - d.effective_date, 0)::float8
+                                / $30::float8)
            END AS recency,
            CASE WHEN d.status IN ('accepted', 'active') THEN 1 ELSE 0 END::float8 AS status_active,
-           CASE WHEN d.slug = ANY ($26::text[]) THEN 1 ELSE 0 END::float8 AS mention,
-           coalesce(1 - ($29::float8[])[
-               array_position($30::text[], d.evidence_tier)], 0)::float8 AS evidence_distrust,
+           CASE WHEN d.slug = ANY ($28::text[]) THEN 1 ELSE 0 END::float8 AS mention,
+           coalesce(1 - ($31::float8[])[
+               array_position($32::text[], d.evidence_tier)], 0)::float8 AS evidence_distrust,
            -- The trust gradient applies to canonical documents only, so a project
            -- without any gets exactly the plain hybrid ranking.
            CASE WHEN d.canonical_type IS NULL THEN 0
-                WHEN d.status = 'superseded' THEN $31::float8
-                WHEN d.status = 'deprecated' THEN $32::float8
-                WHEN d.status = 'archived' THEN $33::float8
+                WHEN d.status = 'superseded' THEN $33::float8
+                WHEN d.status = 'deprecated' THEN $34::float8
+                WHEN d.status = 'archived' THEN $35::float8
                 ELSE 0
            END AS status_penalty,
-           CASE WHEN d.canonical_type IS NOT NULL AND d.tier = 'auto' THEN $34::float8
+           CASE WHEN d.canonical_type IS NOT NULL AND d.tier = 'auto' THEN $36::float8
                 ELSE 0
            END AS tier_penalty,
            CASE WHEN d.canonical_type IS NULL THEN 0 ELSE d.retrieval_priority END::float8 AS priority
@@ -280,7 +284,7 @@ signals AS (
 ),
 normalized AS (
     SELECT s.chunk_id, s.project_id, s.document_id, s.vector_rank, s.keyword_rank, s.vector_similarity, s.bm25, s.heading, s.identifier, s.keyword_coverage, s.tag_overlap, s.preamble, s.recency, s.status_active, s.mention, s.evidence_distrust, s.status_penalty, s.tier_penalty, s.priority,
-           CASE WHEN NOT $35::boolean THEN s.vector_similarity
+           CASE WHEN NOT $37::boolean THEN s.vector_similarity
                 WHEN max(s.vector_similarity) OVER () > min(s.vector_similarity) OVER ()
                     THEN (s.vector_similarity - min(s.vector_similarity) OVER ())
                          / (max(s.vector_similarity) OVER () - min(s.vector_similarity) OVER ())
@@ -291,37 +295,37 @@ normalized AS (
 ),
 fused AS (
     SELECT n.chunk_id, n.project_id, n.document_id, n.vector_rank, n.keyword_rank, n.vector_similarity, n.bm25, n.heading, n.identifier, n.keyword_coverage, n.tag_overlap, n.preamble, n.recency, n.status_active, n.mention, n.evidence_distrust, n.status_penalty, n.tier_penalty, n.priority, n.vector_normalized, n.keyword_normalized,
-           CASE $36::text
+           CASE $38::text
                WHEN 'weighted' THEN
-                   $37::float8 * n.vector_normalized
-                   + $38::float8 * n.keyword_normalized
-                   + $39::float8 * n.heading
-                   + $40::float8 * n.tag_overlap
-                   + $41::float8 * n.preamble
-                   + $42::float8 * n.recency
-                   + $43::float8 * n.status_active
-                   + $44::float8 * n.mention
-                   + $45::float8 * n.identifier
-                   + $46::float8 * n.priority - n.status_penalty - n.tier_penalty
-                   - $47::float8 * n.evidence_distrust
+                   $39::float8 * n.vector_normalized
+                   + $40::float8 * n.keyword_normalized
+                   + $41::float8 * n.heading
+                   + $42::float8 * n.tag_overlap
+                   + $43::float8 * n.preamble
+                   + $44::float8 * n.recency
+                   + $45::float8 * n.status_active
+                   + $46::float8 * n.mention
+                   + $47::float8 * n.identifier
+                   + $48::float8 * n.priority - n.status_penalty - n.tier_penalty
+                   - $49::float8 * n.evidence_distrust
                WHEN 'rrf' THEN
-                   coalesce($48::float8 / ($49::float8 + n.vector_rank), 0)
-                   + coalesce($50::float8 / ($49::float8 + n.keyword_rank), 0)
-                   + $51::float8
-                     * ($48::float8 + $50::float8)
-                     / (($49::float8 + 1) * ($49::float8 + 2))
-                     * ($44::float8 * n.mention
-                        + $45::float8 * n.identifier
-                        + $46::float8 * n.priority - n.status_penalty - n.tier_penalty
-                        - $47::float8 * n.evidence_distrust)
+                   coalesce($50::float8 / ($51::float8 + n.vector_rank), 0)
+                   + coalesce($52::float8 / ($51::float8 + n.keyword_rank), 0)
+                   + $53::float8
+                     * ($50::float8 + $52::float8)
+                     / (($51::float8 + 1) * ($51::float8 + 2))
+                     * ($46::float8 * n.mention
+                        + $47::float8 * n.identifier
+                        + $48::float8 * n.priority - n.status_penalty - n.tier_penalty
+                        - $49::float8 * n.evidence_distrust)
                WHEN 'semantic_only' THEN n.vector_similarity
                ELSE n.bm25
            END AS score
     FROM normalized n
     -- The single-leg methods rank only what their own leg found.
-    WHERE $36::text NOT IN ('semantic_only', 'keyword_only')
-       OR ($36::text = 'semantic_only' AND n.vector_rank IS NOT NULL)
-       OR ($36::text = 'keyword_only' AND n.keyword_rank IS NOT NULL)
+    WHERE $38::text NOT IN ('semantic_only', 'keyword_only')
+       OR ($38::text = 'semantic_only' AND n.vector_rank IS NOT NULL)
+       OR ($38::text = 'keyword_only' AND n.keyword_rank IS NOT NULL)
 ),
 capped AS (
     SELECT f.chunk_id, f.project_id, f.document_id, f.vector_rank, f.keyword_rank, f.vector_similarity, f.bm25, f.heading, f.identifier, f.keyword_coverage, f.tag_overlap, f.preamble, f.recency, f.status_active, f.mention, f.evidence_distrust, f.status_penalty, f.tier_penalty, f.priority, f.vector_normalized, f.keyword_normalized, f.score, f.doc_rank
@@ -329,7 +333,7 @@ capped AS (
         SELECT f.chunk_id, f.project_id, f.document_id, f.vector_rank, f.keyword_rank, f.vector_similarity, f.bm25, f.heading, f.identifier, f.keyword_coverage, f.tag_overlap, f.preamble, f.recency, f.status_active, f.mention, f.evidence_distrust, f.status_penalty, f.tier_penalty, f.priority, f.vector_normalized, f.keyword_normalized, f.score, row_number() OVER (PARTITION BY f.document_id ORDER BY f.score DESC, f.chunk_id) AS doc_rank
         FROM fused f
     ) AS f
-    WHERE f.doc_rank <= $52::integer
+    WHERE f.doc_rank <= $54::integer
 ),
 page AS (
     SELECT c.chunk_id, c.project_id, c.document_id, c.vector_rank, c.keyword_rank, c.vector_similarity, c.bm25, c.heading, c.identifier, c.keyword_coverage, c.tag_overlap, c.preamble, c.recency, c.status_active, c.mention, c.evidence_distrust, c.status_penalty, c.tier_penalty, c.priority, c.vector_normalized, c.keyword_normalized, c.score, c.doc_rank,
@@ -385,6 +389,8 @@ type SearchRankParams struct {
 	DateTo              *time.Time
 	IncludeSuperseded   bool
 	DocIds              []string
+	AccessAll           bool
+	AccessGroups        []string
 	Bm25K1              float64
 	Bm25B               float64
 	Bm25HeadingBoost    float64
@@ -597,6 +603,8 @@ func (q *Queries) SearchRank(ctx context.Context, arg SearchRankParams) ([]Searc
 		arg.DateTo,
 		arg.IncludeSuperseded,
 		arg.DocIds,
+		arg.AccessAll,
+		arg.AccessGroups,
 		arg.Bm25K1,
 		arg.Bm25B,
 		arg.Bm25HeadingBoost,

@@ -499,7 +499,7 @@ export const ShowGraphResponseSchema: GenMessage<ShowGraphResponse> = /*@__PURE_
  *
  * Each lifecycle RPC changes status and edges in one transaction and writes one
  * audit row; re-running it changes nothing and writes nothing (changed = false).
- * The actor recorded in the audit is the request's Canon-Actor header.
+ * The actor recorded in the audit is the request's API key (name and id); with KB_AUTH=off, "anonymous".
  * Errors: an unknown project or document is NotFound; a bad type, status,
  * priority or slug is InvalidArgument; an operation that needs a canonical
  * document on a raw one (promote it first) is FailedPrecondition.

@@ -1,0 +1,354 @@
+package auth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/hashicorp/golang-lru/v2/expirable"
+	"golang.org/x/time/rate"
+
+	"github.com/canonkb/canon/domain"
+)
+
+// Policy is what calling one procedure takes.
+type Policy struct {
+	// Role is the weakest role allowed.
+	Role domain.Role
+	// Audit records every call, allowed or not, in audit_log.
+	Audit bool
+}
+
+// Scope is what one request touches, read from its message.
+type Scope struct {
+	Projects []string
+	Document string
+}
+
+// Config sets the guard's limits.
+type Config struct {
+	// Required makes every route but Public need a key; off, every request is the operator's.
+	Required bool
+	// RatePerSecond and Burst shape each key's token bucket; 0 disables it.
+	RatePerSecond float64
+	Burst         int
+	// MaxStreamsPerKey caps a key's concurrent streaming calls; 0 disables it.
+	MaxStreamsPerKey int
+	// MaxBodyBytes bounds request bodies; BodyLimits raises it for paths by prefix.
+	MaxBodyBytes int64
+	BodyLimits   map[string]int64
+	// Public paths need no key (health and metrics).
+	Public []string
+}
+
+// Guard is the server's one authentication middleware and one authorization interceptor.
+type Guard struct {
+	store    *Store
+	cfg      Config
+	policies map[string]Policy
+	scope    func(msg any) Scope
+	log      *slog.Logger
+	errors   *connect.ErrorWriter
+	limiters *expirable.LRU[string, *rate.Limiter]
+
+	mu      sync.Mutex
+	streams map[string]int
+}
+
+// limiterCacheSize and limiterIdle bound the per-key limiter table.
+const (
+	limiterCacheSize = 10000
+	limiterIdle      = 10 * time.Minute
+)
+
+// NewGuard returns a guard; policies maps every Connect procedure to its policy
+// (a procedure without one is refused), scope reads a request message.
+func NewGuard(store *Store, cfg Config, policies map[string]Policy, scope func(msg any) Scope, log *slog.Logger) *Guard {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Guard{store: store, cfg: cfg, policies: policies, scope: scope, log: log,
+		errors:   connect.NewErrorWriter(),
+		limiters: expirable.NewLRU[string, *rate.Limiter](limiterCacheSize, nil, limiterIdle),
+		streams:  map[string]int{}}
+}
+
+// Required reports whether requests need a key.
+func (g *Guard) Required() bool { return g.cfg.Required }
+
+// IsPublic reports whether path needs no key: it is one of public, or lies under
+// one of its entries that ends in "/" (a tree of static files, such as the web app).
+func IsPublic(public []string, path string) bool {
+	for _, p := range public {
+		if p == path || (len(p) > 1 && strings.HasSuffix(p, "/") && strings.HasPrefix(path, p)) {
+			return true
+		}
+	}
+	return false
+}
+
+// Middleware bounds the body, authenticates the bearer key and applies the key's
+// rate limit on every route but the public ones; the principal goes in the context.
+func (g *Guard) Middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if IsPublic(g.cfg.Public, r.URL.Path) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		limit := g.bodyLimit(r.URL.Path)
+		if r.ContentLength > limit {
+			// Refused from the header: the body is never read.
+			g.writeError(w, r, connect.NewError(connect.CodeResourceExhausted,
+				fmt.Errorf("request body is %d bytes; the limit here is %d", r.ContentLength, limit)))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		p, err := g.authenticate(r)
+		if err != nil {
+			g.writeError(w, r, err)
+			return
+		}
+		if err := g.allow(p); err != nil {
+			g.writeError(w, r, err)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(domain.WithPrincipal(r.Context(), p)))
+	})
+}
+
+func (g *Guard) bodyLimit(path string) int64 {
+	limit := g.cfg.MaxBodyBytes
+	for prefix, l := range g.cfg.BodyLimits {
+		if strings.HasPrefix(path, prefix) && l > limit {
+			limit = l
+		}
+	}
+	return limit
+}
+
+// hintNoKey says how to get in.
+const hintNoKey = "this server needs an API key: send Authorization: Bearer <key> (an operator creates one with canon keys create)"
+
+func (g *Guard) authenticate(r *http.Request) (domain.Principal, error) {
+	if !g.cfg.Required {
+		return domain.Operator(), nil
+	}
+	key, err := ParseBearer(r.Header.Get("Authorization"))
+	switch {
+	case err != nil:
+		return domain.Principal{}, connect.NewError(connect.CodeUnauthenticated, err)
+	case key == "":
+		return domain.Principal{}, connect.NewError(connect.CodeUnauthenticated, errors.New(hintNoKey))
+	}
+	p, err := g.store.Authenticate(r.Context(), key)
+	switch {
+	case errors.Is(err, ErrUnknownKey), errors.Is(err, ErrRevokedKey):
+		return domain.Principal{}, connect.NewError(connect.CodeUnauthenticated, err)
+	case err != nil:
+		g.log.ErrorContext(r.Context(), "authenticate", "err", err)
+		return domain.Principal{}, connect.NewError(connect.CodeUnavailable, errors.New("cannot check the API key now; try again shortly"))
+	}
+	return p, nil
+}
+
+// allow takes a token from the key's bucket; the operator is not limited.
+func (g *Guard) allow(p domain.Principal) error {
+	if p.KeyID == "" || g.cfg.RatePerSecond <= 0 {
+		return nil
+	}
+	lim, ok := g.limiters.Get(p.KeyID)
+	if !ok {
+		lim = rate.NewLimiter(rate.Limit(g.cfg.RatePerSecond), max(g.cfg.Burst, 1))
+		g.limiters.Add(p.KeyID, lim)
+	}
+	if lim.Allow() {
+		return nil
+	}
+	res := lim.Reserve()
+	wait := res.Delay()
+	res.Cancel()
+	err := connect.NewError(connect.CodeResourceExhausted, fmt.Errorf(
+		"rate limit: this key may make %g requests a second (bursts of %d); retry in %s",
+		g.cfg.RatePerSecond, max(g.cfg.Burst, 1), wait.Round(time.Millisecond)))
+	err.Meta().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+	return err
+}
+
+// writeError answers in the caller's protocol: Connect, gRPC and gRPC-web get
+// their own error shape; other routes get {"code", "message"} JSON.
+func (g *Guard) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var ce *connect.Error
+	if !errors.As(err, &ce) {
+		ce = connect.NewError(connect.CodeInternal, errors.New("internal error"))
+	}
+	if g.errors.IsSupported(r) {
+		g.errors.Write(w, r, ce) //nolint:errcheck // the caller has gone if the write fails
+		return
+	}
+	for k, v := range ce.Meta() {
+		w.Header()[k] = v
+	}
+	WriteJSONError(w, ce.Code(), ce.Message())
+}
+
+// WriteJSONError writes a Connect code and message as JSON with the matching HTTP status.
+func WriteJSONError(w http.ResponseWriter, code connect.Code, msg string) {
+	status := map[connect.Code]int{
+		connect.CodeInvalidArgument: http.StatusBadRequest, connect.CodeNotFound: http.StatusNotFound,
+		connect.CodeUnavailable: http.StatusServiceUnavailable, connect.CodeCanceled: 499,
+		connect.CodeDeadlineExceeded: http.StatusGatewayTimeout, connect.CodeUnauthenticated: http.StatusUnauthorized,
+		connect.CodePermissionDenied: http.StatusForbidden, connect.CodeResourceExhausted: http.StatusTooManyRequests,
+		connect.CodeFailedPrecondition: http.StatusPreconditionFailed,
+	}[code]
+	if status == 0 {
+		status = http.StatusInternalServerError
+	}
+	if code == connect.CodeUnauthenticated {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="canon"`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]string{"code": code.String(), "message": msg}) //nolint:errcheck,errchkjson // the caller has gone if the write fails
+}
+
+// Authorize checks that the request's principal has role and may use every
+// project. An unknown project and a forbidden one get the same answer.
+func Authorize(ctx context.Context, role domain.Role, projects ...string) error {
+	p, ok := domain.PrincipalIn(ctx)
+	if !ok {
+		// Only a route mounted outside the middleware gets here: refuse, never assume.
+		return connect.NewError(connect.CodeUnauthenticated, errors.New(hintNoKey))
+	}
+	if !p.Role.Includes(role) {
+		return connect.NewError(connect.CodePermissionDenied,
+			fmt.Errorf("this key's role (%s) may not do this: it needs %s", p.Role, role))
+	}
+	for _, project := range projects {
+		if !p.MayUse(project) {
+			return connect.NewError(connect.CodePermissionDenied, fmt.Errorf("this key may not use project %q", project))
+		}
+	}
+	return nil
+}
+
+// Interceptor authorizes each Connect call by its procedure's policy and the
+// projects its message names, caps a key's concurrent streams and audits.
+func (g *Guard) Interceptor() connect.Interceptor { return &interceptor{g: g} }
+
+type interceptor struct{ g *Guard }
+
+func (i *interceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+		if req.Spec().IsClient {
+			return next(ctx, req)
+		}
+		procedure := req.Spec().Procedure
+		policy, ok := i.g.policies[procedure]
+		if !ok {
+			return nil, connect.NewError(connect.CodePermissionDenied, errors.New("no access policy for "+procedure))
+		}
+		scope := i.g.scope(req.Any())
+		err := Authorize(ctx, policy.Role, scope.Projects...)
+		var res connect.AnyResponse
+		if err == nil {
+			res, err = next(ctx, req)
+		}
+		if policy.Audit {
+			i.g.audit(ctx, procedure, scope, err)
+		}
+		return res, err
+	}
+}
+
+func (i *interceptor) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+	return next
+}
+
+func (i *interceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
+	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
+		procedure := conn.Spec().Procedure
+		policy, ok := i.g.policies[procedure]
+		if !ok {
+			return connect.NewError(connect.CodePermissionDenied, errors.New("no access policy for "+procedure))
+		}
+		if err := Authorize(ctx, policy.Role); err != nil {
+			return err
+		}
+		release, err := i.g.acquireStream(domain.PrincipalFrom(ctx))
+		if err != nil {
+			return err
+		}
+		defer release()
+		return next(ctx, &authorizedConn{StreamingHandlerConn: conn, ctx: ctx, g: i.g, policy: policy})
+	}
+}
+
+// authorizedConn checks the projects of each message the client sends.
+type authorizedConn struct {
+	connect.StreamingHandlerConn
+	ctx    context.Context
+	g      *Guard
+	policy Policy
+}
+
+func (c *authorizedConn) Receive(msg any) error {
+	if err := c.StreamingHandlerConn.Receive(msg); err != nil {
+		return err
+	}
+	return Authorize(c.ctx, c.policy.Role, c.g.scope(msg).Projects...)
+}
+
+func (g *Guard) acquireStream(p domain.Principal) (func(), error) {
+	if p.KeyID == "" || g.cfg.MaxStreamsPerKey <= 0 {
+		return func() {}, nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.streams[p.KeyID] >= g.cfg.MaxStreamsPerKey {
+		return nil, connect.NewError(connect.CodeResourceExhausted, fmt.Errorf(
+			"this key already has %d streams open (the limit); close one and retry", g.cfg.MaxStreamsPerKey))
+	}
+	g.streams[p.KeyID]++
+	return func() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if g.streams[p.KeyID]--; g.streams[p.KeyID] <= 0 {
+			delete(g.streams, p.KeyID)
+		}
+	}, nil
+}
+
+func (g *Guard) audit(ctx context.Context, procedure string, scope Scope, err error) {
+	outcome := "ok"
+	if err != nil {
+		outcome = connect.CodeOf(err).String()
+	}
+	e := AuditEntry{Principal: domain.PrincipalFrom(ctx), RPC: procedure, Project: strings.Join(scope.Projects, ","),
+		Document: scope.Document, Outcome: outcome}
+	if aerr := g.store.Audit(ctx, e); aerr != nil {
+		g.log.ErrorContext(ctx, "audit log write failed", "rpc", procedure, "err", aerr)
+	}
+}
+
+// Loopback reports whether addr (host:port) listens only on the loopback interface.
+func Loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

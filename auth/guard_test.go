@@ -1,0 +1,81 @@
+package auth
+
+import (
+	"context"
+	"testing"
+
+	"connectrpc.com/connect"
+
+	"github.com/canonkb/canon/domain"
+)
+
+func TestStreamCapPerKey(t *testing.T) {
+	g := NewGuard(nil, Config{MaxStreamsPerKey: 2}, nil, nil, nil)
+	a := domain.Principal{KeyID: "a", Role: domain.RoleReader}
+	b := domain.Principal{KeyID: "b", Role: domain.RoleReader}
+	r1, err := g.acquireStream(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := g.acquireStream(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.acquireStream(a); connect.CodeOf(err) != connect.CodeResourceExhausted {
+		t.Fatalf("third stream: %v", err)
+	}
+	rb, err := g.acquireStream(b)
+	if err != nil {
+		t.Fatalf("another key: %v", err)
+	}
+	r1()
+	r3, err := g.acquireStream(a)
+	if err != nil {
+		t.Fatalf("after a release: %v", err)
+	}
+	for _, release := range []func(){r2, r3, rb} {
+		release()
+	}
+	if len(g.streams) != 0 {
+		t.Errorf("streams left: %v", g.streams)
+	}
+	if _, err := g.acquireStream(domain.Operator()); err != nil {
+		t.Errorf("the operator is not capped: %v", err)
+	}
+}
+
+func TestAuthorize(t *testing.T) {
+	reader := domain.Principal{KeyID: "k", Role: domain.RoleReader, Projects: []string{"a"}}
+	tests := []struct {
+		name     string
+		ctx      context.Context
+		role     domain.Role
+		projects []string
+		want     connect.Code
+	}{
+		{"no principal", context.Background(), domain.RoleReader, nil, connect.CodeUnauthenticated},
+		{"reader reads", domain.WithPrincipal(context.Background(), reader), domain.RoleReader, []string{"a"}, 0},
+		{"reader edits", domain.WithPrincipal(context.Background(), reader), domain.RoleEditor, []string{"a"}, connect.CodePermissionDenied},
+		{"other project", domain.WithPrincipal(context.Background(), reader), domain.RoleReader, []string{"a", "b"}, connect.CodePermissionDenied},
+		{"operator", domain.WithPrincipal(context.Background(), domain.Operator()), domain.RoleAdmin, []string{"z"}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Authorize(tt.ctx, tt.role, tt.projects...)
+			if got := connect.CodeOf(err); (err == nil && tt.want != 0) || (err != nil && got != tt.want) {
+				t.Fatalf("Authorize = %v, want %v", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestLoopback(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"127.0.0.1:8787": true, "[::1]:8787": true, "localhost:1": true, "127.9.9.9:1": true,
+		"0.0.0.0:8787": false, ":8787": false, "10.0.0.5:80": false, "[::]:80": false, "example.com:80": false, "junk": false,
+	} {
+		if got := Loopback(addr); got != want {
+			t.Errorf("Loopback(%q) = %v", addr, got)
+		}
+	}
+}

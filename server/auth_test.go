@@ -1,0 +1,387 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/known/emptypb"
+
+	"github.com/canonkb/canon/auth"
+	"github.com/canonkb/canon/domain"
+	canonv1 "github.com/canonkb/canon/gen/canon/v1"
+	"github.com/canonkb/canon/gen/canon/v1/canonv1connect"
+	"github.com/canonkb/canon/server"
+)
+
+// bearer sends an Authorization header with every call of a client.
+func bearer(key string) connect.ClientOption {
+	return connect.WithInterceptors(connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
+		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+			if key != "" {
+				req.Header().Set("Authorization", "Bearer "+key)
+			}
+			return next(ctx, req)
+		}
+	}))
+}
+
+func newKey(t *testing.T, pool *pgxpool.Pool, role string, projects []string, groups ...string) (string, auth.KeyInfo) {
+	t.Helper()
+	key, info, err := auth.NewStore(pool).Create(context.Background(), auth.NewKeyRequest{
+		Name: t.Name() + " " + role, Projects: projects, Role: role, Groups: groups})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key, info
+}
+
+func codeOf(err error) connect.Code {
+	if err == nil {
+		return 0
+	}
+	return connect.CodeOf(err)
+}
+
+func TestAuthEndToEnd(t *testing.T) {
+	srv, pool := newServerWith(t, auth.Config{Required: true})
+	reader, _ := newKey(t, pool, "reader", []string{"platform"})
+	editor, editorInfo := newKey(t, pool, "editor", []string{"platform"})
+	otherProject, _ := newKey(t, pool, "admin", []string{"billing"})
+	revoked, revokedInfo := newKey(t, pool, "reader", []string{"platform"})
+	if _, err := auth.NewStore(pool).Revoke(context.Background(), revokedInfo.ID); err != nil {
+		t.Fatal(err)
+	}
+	unknown, _, _, _ := auth.NewKey()
+	search := func(key, project string) error {
+		c := canonv1connect.NewSearchServiceClient(srv.Client(), srv.URL, bearer(key))
+		_, err := c.Search(context.Background(), connect.NewRequest(&canonv1.SearchRequest{
+			Query: "cache layer", Filters: &canonv1.Filters{ProjectKeys: []string{project}}}))
+		return err
+	}
+	ingest := func(key, project string) error {
+		c := canonv1connect.NewIngestServiceClient(srv.Client(), srv.URL, bearer(key))
+		_, err := c.Ingest(context.Background(), connect.NewRequest(&canonv1.IngestRequest{ProjectKey: project,
+			Files: []*canonv1.IngestFile{{Path: "new.md", Content: []byte("# New\n\nA new page about caches.\n")}}}))
+		return err
+	}
+	tests := []struct {
+		name string
+		call func() error
+		want connect.Code
+	}{
+		{"no key", func() error { return search("", "platform") }, connect.CodeUnauthenticated},
+		{"malformed key", func() error { return search("not-a-key", "platform") }, connect.CodeUnauthenticated},
+		{"unknown key", func() error { return search(unknown, "platform") }, connect.CodeUnauthenticated},
+		{"revoked key", func() error { return search(revoked, "platform") }, connect.CodeUnauthenticated},
+		{"reader searches its project", func() error { return search(reader, "platform") }, 0},
+		{"reader calls ingest", func() error { return ingest(reader, "platform") }, connect.CodePermissionDenied},
+		{"editor ingests", func() error { return ingest(editor, "platform") }, 0},
+		{"key for billing asks platform", func() error { return search(otherProject, "platform") }, connect.CodePermissionDenied},
+		{"key for platform asks an unknown project", func() error { return search(reader, "nowhere") }, connect.CodePermissionDenied},
+		{"key for platform asks billing", func() error { return search(reader, "billing") }, connect.CodePermissionDenied},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := codeOf(tt.call()); got != tt.want {
+				t.Fatalf("code %v, want %v", got, tt.want)
+			}
+		})
+	}
+
+	// An unknown project and a forbidden one read the same, but for the name.
+	unknownErr, forbiddenErr := search(reader, "nowhere"), search(reader, "billing")
+	if strings.ReplaceAll(unknownErr.Error(), "nowhere", "P") != strings.ReplaceAll(forbiddenErr.Error(), "billing", "P") {
+		t.Errorf("unknown %q and forbidden %q differ", unknownErr, forbiddenErr)
+	}
+
+	// The lifecycle actor is the key; the audit log has the ingest, allowed and refused.
+	canon := canonv1connect.NewCanonServiceClient(srv.Client(), srv.URL, bearer(editor))
+	res, err := canon.Promote(context.Background(), connect.NewRequest(&canonv1.PromoteRequest{ProjectKey: "platform", Slug: "new",
+		CanonicalType: "decision", Status: "accepted"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := res.Msg.GetChange().GetActor(); !strings.Contains(a, editorInfo.ID) {
+		t.Errorf("actor %q does not name the key %s", a, editorInfo.ID)
+	}
+	var outcomes []string
+	rows, err := pool.Query(context.Background(), `SELECT rpc || ' ' || project || ' ' || document || ' ' || outcome
+		FROM audit_log ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		outcomes = append(outcomes, s)
+	}
+	want := []string{
+		"/canon.v1.IngestService/Ingest platform  permission_denied",
+		"/canon.v1.IngestService/Ingest platform  ok",
+		"/canon.v1.CanonService/Promote platform new ok",
+	}
+	if strings.Join(outcomes, "\n") != strings.Join(want, "\n") {
+		t.Errorf("audit log:\n%s\nwant\n%s", strings.Join(outcomes, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestKeyServiceAdmin(t *testing.T) {
+	srv, pool := newServerWith(t, auth.Config{Required: true})
+	admin, _ := newKey(t, pool, "admin", []string{"platform"})
+	_, foreign := newKey(t, pool, "reader", []string{"billing"})
+	c := canonv1connect.NewKeyServiceClient(srv.Client(), srv.URL, bearer(admin))
+	ctx := context.Background()
+	created, err := c.CreateKey(ctx, connect.NewRequest(&canonv1.CreateKeyRequest{Name: "bot", ProjectKeys: []string{"platform"},
+		Role: "reader", Groups: []string{"eng"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !auth.WellFormed(created.Msg.GetKey()) || created.Msg.GetInfo().GetGroups()[0] != "eng" {
+		t.Fatalf("created %v", created.Msg)
+	}
+	if _, err := c.CreateKey(ctx, connect.NewRequest(&canonv1.CreateKeyRequest{ProjectKeys: []string{"billing"}, Role: "reader"})); codeOf(err) != connect.CodePermissionDenied {
+		t.Errorf("a key for another project: %v", err)
+	}
+	if _, err := c.CreateKey(ctx, connect.NewRequest(&canonv1.CreateKeyRequest{ProjectKeys: []string{"platform"}, Role: "root"})); codeOf(err) != connect.CodeInvalidArgument {
+		t.Errorf("an unknown role: %v", err)
+	}
+	list, err := c.ListKeys(ctx, connect.NewRequest(&canonv1.ListKeysRequest{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range list.Msg.GetKeys() {
+		if k.GetId() == foreign.ID {
+			t.Errorf("an admin of platform lists the billing key %v", k)
+		}
+	}
+	if _, err := c.RevokeKey(ctx, connect.NewRequest(&canonv1.RevokeKeyRequest{Id: foreign.ID})); codeOf(err) != connect.CodePermissionDenied {
+		t.Errorf("revoking another project's key: %v", err)
+	}
+	if _, err := c.RevokeKey(ctx, connect.NewRequest(&canonv1.RevokeKeyRequest{Id: "00000000-0000-0000-0000-000000000000"})); codeOf(err) != connect.CodePermissionDenied {
+		t.Errorf("revoking no key: %v", err)
+	}
+	if _, err := c.RevokeKey(ctx, connect.NewRequest(&canonv1.RevokeKeyRequest{Id: created.Msg.GetInfo().GetId()})); err != nil {
+		t.Fatal(err)
+	}
+	search := canonv1connect.NewSearchServiceClient(srv.Client(), srv.URL, bearer(created.Msg.GetKey()))
+	_, err = search.Search(ctx, connect.NewRequest(&canonv1.SearchRequest{Query: "x", Filters: &canonv1.Filters{ProjectKeys: []string{"platform"}}}))
+	if codeOf(err) != connect.CodeUnauthenticated {
+		t.Errorf("a revoked key searches: %v", err)
+	}
+}
+
+// countingReader is an endless body that counts what the transport reads.
+type countingReader struct{ n atomic.Int64 }
+
+func (r *countingReader) Read(p []byte) (int, error) {
+	r.n.Add(int64(len(p)))
+	return len(p), nil
+}
+
+func TestOversizeBodyIsRefusedUnread(t *testing.T) {
+	srv, _ := newServerWith(t, auth.Config{})
+	for _, path := range []string{canonv1connect.SearchServiceSearchProcedure, "/api/kb/chat"} {
+		t.Run(path, func(t *testing.T) {
+			body := &countingReader{}
+			const size = 64 << 20
+			req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, srv.URL+path, io.LimitReader(body, size))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.ContentLength = size
+			req.Header.Set("Content-Type", "application/json")
+			start := time.Now()
+			res, err := srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			msg, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if res.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(msg), "limit") {
+				t.Fatalf("status %d: %s", res.StatusCode, msg)
+			}
+			// The client stops sending once answered; what it sent fits in socket buffers.
+			if sent := body.n.Load(); sent > size/4 {
+				t.Errorf("the client sent %d of %d bytes before the refusal (%s)", sent, size, time.Since(start))
+			}
+		})
+	}
+}
+
+func TestRateLimitPerKey(t *testing.T) {
+	srv, pool := newServerWith(t, auth.Config{Required: true, RatePerSecond: 0.5, Burst: 2})
+	key, _ := newKey(t, pool, "reader", []string{"platform"})
+	other, _ := newKey(t, pool, "reader", []string{"platform"})
+	list := func(key string) error {
+		c := canonv1connect.NewProjectServiceClient(srv.Client(), srv.URL, bearer(key))
+		_, err := c.ListProjects(context.Background(), connect.NewRequest(&canonv1.ListProjectsRequest{}))
+		return err
+	}
+	for i := range 2 {
+		if err := list(key); err != nil {
+			t.Fatalf("call %d within the burst: %v", i, err)
+		}
+	}
+	err := list(key)
+	var ce *connect.Error
+	if !errors.As(err, &ce) || ce.Code() != connect.CodeResourceExhausted || !strings.Contains(ce.Message(), "retry in") ||
+		ce.Meta().Get("Retry-After") == "" {
+		t.Fatalf("over the limit: %v (meta %v)", err, ce.Meta())
+	}
+	if err := list(other); err != nil {
+		t.Errorf("another key is limited too: %v", err)
+	}
+}
+
+func TestListProjectsShowsOnlyTheKeysProjects(t *testing.T) {
+	srv, pool := newServerWith(t, auth.Config{Required: true})
+	key, _ := newKey(t, pool, "reader", []string{"billing"})
+	c := canonv1connect.NewProjectServiceClient(srv.Client(), srv.URL, bearer(key))
+	res, err := c.ListProjects(context.Background(), connect.NewRequest(&canonv1.ListProjectsRequest{}))
+	if err != nil || len(res.Msg.GetProjects()) != 0 {
+		t.Fatalf("projects %v, %v", res.Msg.GetProjects(), err)
+	}
+}
+
+// TestEveryRouteIsProtected walks every route and procedure the server mounts: each
+// canon.v1 RPC has a policy, and without a key every route but the public ones
+// answers Unauthenticated and every non-reader procedure refuses a reader.
+func TestEveryRouteIsProtected(t *testing.T) {
+	srv, pool := newServerWith(t, auth.Config{Required: true})
+	reader, _ := newKey(t, pool, "reader", []string{"platform"})
+	policies := server.Policies()
+
+	// Every RPC canon defines has a policy.
+	protoregistry.GlobalFiles.RangeFilesByPackage("canon.v1", func(fd protoreflect.FileDescriptor) bool {
+		for i := range fd.Services().Len() {
+			sd := fd.Services().Get(i)
+			for j := range sd.Methods().Len() {
+				procedure := "/" + string(sd.FullName()) + "/" + string(sd.Methods().Get(j).Name())
+				if _, ok := policies[procedure]; !ok {
+					t.Errorf("%s has no access policy", procedure)
+				}
+			}
+		}
+		return true
+	})
+
+	routes := server.Routes(server.Deps{Pool: pool})
+	for _, want := range []string{"POST /api/kb/chat", "POST /api/chat", "GET /api/doc/{project}/{slug}", "GET /app/", "GET /{$}"} {
+		if !slices.Contains(routes, want) {
+			t.Errorf("route %s is not walked (routes %v)", want, routes)
+		}
+	}
+	for _, route := range routes {
+		method, path, found := strings.Cut(route, " ")
+		if found || !strings.HasSuffix(path, "/") {
+			// A plain HTTP route (/api/..., /app/, /healthz): no key, no answer (unless public).
+			if !found {
+				method = http.MethodGet
+			}
+			path = wildcard.ReplaceAllString(strings.TrimSuffix(path, "{$}"), "x")
+			res := rawRequest(t, method, srv.URL+path, "")
+			public := auth.IsPublic(server.PublicPaths(), path)
+			if public == (res == http.StatusUnauthorized) {
+				t.Errorf("%s: status %d without a key (public %v)", route, res, public)
+			}
+			continue
+		}
+		var procedures []string
+		for p := range policies {
+			if strings.HasPrefix(p, path) {
+				procedures = append(procedures, p)
+			}
+		}
+		if len(procedures) == 0 {
+			t.Errorf("route %s serves no procedure with a policy", route)
+		}
+		for _, p := range procedures {
+			for _, key := range []string{"", reader} {
+				c := connect.NewClient[emptypb.Empty, emptypb.Empty](h2cClient(), srv.URL+p, connect.WithGRPC(), bearer(key))
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				_, err := c.CallUnary(ctx, connect.NewRequest(&emptypb.Empty{}))
+				cancel()
+				got := codeOf(err)
+				switch {
+				case key == "" && got != connect.CodeUnauthenticated:
+					t.Errorf("%s without a key: %v", p, err)
+				case key != "" && policies[p].Role != domain.RoleReader && got != connect.CodePermissionDenied:
+					t.Errorf("%s with a reader key: %v, want permission_denied", p, err)
+				}
+			}
+		}
+	}
+}
+
+// wildcard is a path pattern's {name} segment, walked with a sample value.
+var wildcard = regexp.MustCompile(`\{[^}]*\}`)
+
+func rawRequest(t *testing.T, method, url, key string) int {
+	t.Helper()
+	req, err := http.NewRequestWithContext(context.Background(), method, url, strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return res.StatusCode
+}
+
+// TestDocumentACLInSearch: a page with access: [secret] is found by the operator's
+// ingest, hidden from a reader without the group, and found by one holding it.
+func TestDocumentACLInSearch(t *testing.T) {
+	srv, pool := newServerWith(t, auth.Config{Required: true})
+	editor, _ := newKey(t, pool, "editor", []string{"platform"})
+	plain, _ := newKey(t, pool, "reader", []string{"platform"})
+	insider, _ := newKey(t, pool, "reader", []string{"platform"}, "secret")
+	ic := canonv1connect.NewIngestServiceClient(srv.Client(), srv.URL, bearer(editor))
+	if _, err := ic.Ingest(context.Background(), connect.NewRequest(&canonv1.IngestRequest{ProjectKey: "platform",
+		Files: []*canonv1.IngestFile{{Path: "zeppelin.md",
+			Content: []byte("---\naccess: [secret]\n---\n# Zeppelin plan\n\nThe zeppelin hangar opens in spring.\n")}}})); err != nil {
+		t.Fatal(err)
+	}
+	found := func(key string) bool {
+		c := canonv1connect.NewSearchServiceClient(srv.Client(), srv.URL, bearer(key))
+		res, err := c.Search(context.Background(), connect.NewRequest(&canonv1.SearchRequest{
+			Query: "zeppelin hangar", Filters: &canonv1.Filters{ProjectKeys: []string{"platform"}}}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := res.Msg.GetResult()
+		for _, block := range [][]*canonv1.Hit{r.GetPrimary(), r.GetRunnerUp(), r.GetExpanded(), r.GetRejected()} {
+			for _, h := range block {
+				if h.GetDocId() == "zeppelin" {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if found(plain) {
+		t.Error("a reader without the group sees the restricted page")
+	}
+	if !found(insider) {
+		t.Error("a reader holding the group does not see the restricted page")
+	}
+}

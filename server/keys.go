@@ -1,0 +1,88 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"connectrpc.com/connect"
+
+	"github.com/canonkb/canon/auth"
+	"github.com/canonkb/canon/domain"
+	canonv1 "github.com/canonkb/canon/gen/canon/v1"
+)
+
+// keyHandler serves KeyService. The guard has checked the admin role and, for
+// CreateKey, the projects; an admin manages only keys within its own projects.
+type keyHandler struct {
+	store *auth.Store
+	log   *slog.Logger
+}
+
+func (h *keyHandler) CreateKey(ctx context.Context, req *connect.Request[canonv1.CreateKeyRequest]) (*connect.Response[canonv1.CreateKeyResponse], error) {
+	m := req.Msg
+	key, info, err := h.store.Create(ctx, auth.NewKeyRequest{Name: m.GetName(), Projects: m.GetProjectKeys(),
+		Role: m.GetRole(), Groups: m.GetGroups()})
+	if err != nil {
+		return nil, toConnect(ctx, h.log, "create key", err)
+	}
+	return connect.NewResponse(&canonv1.CreateKeyResponse{Key: key, Info: KeyProto(info)}), nil
+}
+
+func (h *keyHandler) ListKeys(ctx context.Context, _ *connect.Request[canonv1.ListKeysRequest]) (*connect.Response[canonv1.ListKeysResponse], error) {
+	keys, err := h.store.List(ctx)
+	if err != nil {
+		return nil, toConnect(ctx, h.log, "list keys", err)
+	}
+	p := domain.PrincipalFrom(ctx)
+	out := &canonv1.ListKeysResponse{}
+	for _, k := range keys {
+		if managesKey(p, k) {
+			out.Keys = append(out.Keys, KeyProto(k))
+		}
+	}
+	return connect.NewResponse(out), nil
+}
+
+func (h *keyHandler) RevokeKey(ctx context.Context, req *connect.Request[canonv1.RevokeKeyRequest]) (*connect.Response[canonv1.RevokeKeyResponse], error) {
+	p := domain.PrincipalFrom(ctx)
+	k, err := h.store.Get(ctx, req.Msg.GetId())
+	var notFound *domain.NotFoundError
+	if (err == nil && !managesKey(p, k)) || (errors.As(err, &notFound) && !p.AllProjects) {
+		// A key outside the admin's projects and no key at all look the same.
+		return nil, connect.NewError(connect.CodePermissionDenied, fmt.Errorf("this key may not manage key %q", req.Msg.GetId()))
+	}
+	if err != nil {
+		return nil, toConnect(ctx, h.log, "revoke key", err)
+	}
+	k, err = h.store.Revoke(ctx, k.ID)
+	if err != nil {
+		return nil, toConnect(ctx, h.log, "revoke key", err)
+	}
+	return connect.NewResponse(&canonv1.RevokeKeyResponse{Info: KeyProto(k)}), nil
+}
+
+// managesKey: an admin manages a key when every project of the key is its own.
+func managesKey(p domain.Principal, k auth.KeyInfo) bool {
+	for _, project := range k.Projects {
+		if !p.MayUse(project) {
+			return false
+		}
+	}
+	return true
+}
+
+// KeyProto converts a key's description to its wire form (the CLI prints the same).
+func KeyProto(k auth.KeyInfo) *canonv1.APIKey {
+	out := &canonv1.APIKey{Id: k.ID, Name: k.Name, Prefix: k.Prefix, ProjectKeys: k.Projects, Role: string(k.Role),
+		Groups: k.Groups, CreatedAt: k.CreatedAt.UTC().Format(time.RFC3339)}
+	if k.LastUsedAt != nil {
+		out.LastUsedAt = k.LastUsedAt.UTC().Format(time.RFC3339)
+	}
+	if k.RevokedAt != nil {
+		out.RevokedAt = k.RevokedAt.UTC().Format(time.RFC3339)
+	}
+	return out
+}
