@@ -20,6 +20,10 @@ import (
 type Config struct {
 	DatabaseURL string `env:"DATABASE_URL"`
 	ListenAddr  string `env:"KB_LISTEN_ADDR" envDefault:"127.0.0.1:8787"`
+	// Logs: "text" or "json" (KB_LOG_FORMAT), one line per request.
+	LogFormat string `env:"KB_LOG_FORMAT" envDefault:"text"`
+	// How long `canon serve` lets requests in flight finish after SIGTERM/SIGINT.
+	ShutdownTimeout time.Duration `env:"KB_SHUTDOWN_TIMEOUT" envDefault:"10s"`
 
 	Embedder     string `env:"KB_EMBEDDER" envDefault:"hash"`
 	EmbeddingDim int    `env:"KB_EMBEDDING_DIM" envDefault:"384"`

@@ -20,7 +20,8 @@ import (
 
 // Connect opens a pool. Every connection registers pgvector's types, which needs
 // the extension: a database that lacks it gets a message saying what to do.
-func Connect(ctx context.Context, url string) (*pgxpool.Pool, error) {
+// configure may adjust the pool's configuration (a query tracer) before it opens.
+func Connect(ctx context.Context, url string, configure ...func(*pgxpool.Config)) (*pgxpool.Pool, error) {
 	if url == "" {
 		return nil, errors.New("no database: set DATABASE_URL (run `make db` for a local cluster)")
 	}
@@ -35,6 +36,9 @@ func Connect(ctx context.Context, url string) (*pgxpool.Pool, error) {
 		}
 		sendVectorPointersInBinary(conn.TypeMap())
 		return nil
+	}
+	for _, c := range configure {
+		c(cfg)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

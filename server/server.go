@@ -13,7 +13,9 @@ import (
 	"connectrpc.com/connect"
 	"connectrpc.com/grpchealth"
 	"connectrpc.com/grpcreflect"
+	"connectrpc.com/otelconnect"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/canonkb/canon/chat"
 	"github.com/canonkb/canon/domain"
@@ -22,6 +24,7 @@ import (
 	db "github.com/canonkb/canon/gen/db"
 	"github.com/canonkb/canon/ingest"
 	"github.com/canonkb/canon/search"
+	"github.com/canonkb/canon/telemetry"
 )
 
 // Deps are what the handlers need.
@@ -36,25 +39,46 @@ type Deps struct {
 	Logger        *slog.Logger
 	// MCP serves the Model Context Protocol (Streamable HTTP) at /mcp when set.
 	MCP http.Handler
+	// Metrics is served on GET /metrics and counts requests, refusals and
+	// ingests; nil serves no metrics.
+	Metrics *telemetry.Metrics
+	// TracerProvider traces each RPC (otelconnect); nil traces nothing.
+	TracerProvider trace.TracerProvider
 }
 
 // Handler builds the HTTP handler with every service mounted.
-func Handler(d Deps) http.Handler {
+func Handler(d Deps) http.Handler { return handler(d, nil) }
+
+// handler mounts every service; each request (each HTTP/2 stream) passes
+// through the request log, the metrics and, when tracking is set, the count of
+// requests in flight that a graceful shutdown waits for.
+func handler(d Deps, tracking *inflight) http.Handler {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
 	mux := http.NewServeMux()
-	opts := []connect.HandlerOption{connect.WithRecover(recoverPanic(d.Logger))}
+	var interceptors []connect.Interceptor
+	if d.TracerProvider != nil {
+		tracing, err := otelconnect.NewInterceptor(otelconnect.WithTracerProvider(d.TracerProvider),
+			otelconnect.WithoutMetrics(), otelconnect.WithTrustRemote())
+		if err != nil {
+			// Only a bad option fails, and the options are fixed here.
+			panic(err)
+		}
+		interceptors = append(interceptors, tracing)
+	}
+	interceptors = append(interceptors, telemetry.ConnectInterceptor())
+	opts := []connect.HandlerOption{connect.WithRecover(recoverPanic(d.Logger)), connect.WithInterceptors(interceptors...)}
 	var searcher Searcher = d.Searcher
 	if d.SearchService != nil {
 		searcher = d.SearchService
 	}
-	mux.Handle(canonv1connect.NewSearchServiceHandler(&searchHandler{searcher: searcher, log: d.Logger}, opts...))
-	mux.Handle(canonv1connect.NewIngestServiceHandler(&ingestHandler{ingester: d.Ingester, log: d.Logger},
+	mux.Handle(canonv1connect.NewSearchServiceHandler(&searchHandler{searcher: searcher, log: d.Logger, metrics: d.Metrics}, opts...))
+	mux.Handle(canonv1connect.NewIngestServiceHandler(&ingestHandler{ingester: d.Ingester, log: d.Logger, metrics: d.Metrics},
 		append(opts, connect.WithReadMaxBytes(maxIngestRequestBytes))...))
 	mux.Handle(canonv1connect.NewProjectServiceHandler(&projectHandler{pool: d.Pool, log: d.Logger}, opts...))
 	mux.Handle(canonv1connect.NewCanonServiceHandler(newCanonHandler(d.Pool, d.Logger), opts...))
-	chatH := &chatHandler{chat: d.Chat, pool: d.Pool, log: d.Logger}
+	chatH := &chatHandler{chat: d.Chat, pool: d.Pool, log: d.Logger, metrics: d.Metrics}
 	mux.Handle(canonv1connect.NewChatServiceHandler(chatH, opts...))
 	mux.HandleFunc("POST /api/kb/chat", chatH.jsonChat)
 	mountWeb(mux, d)
@@ -80,7 +104,14 @@ func Handler(d Deps) http.Handler {
 		}
 		w.Write([]byte("ok\n")) //nolint:errcheck
 	})
-	return mux
+	if d.Metrics != nil {
+		mux.Handle("GET /metrics", d.Metrics.Handler())
+	}
+	var h http.Handler = telemetry.Middleware(mux, d.Logger, d.Metrics)
+	if tracking != nil {
+		h = tracking.wrap(h)
+	}
+	return h
 }
 
 // Protocols are the protocols canon serves on its one port: HTTP/1.1 for Connect
@@ -113,6 +144,7 @@ type Searcher interface {
 type searchHandler struct {
 	searcher Searcher
 	log      *slog.Logger
+	metrics  *telemetry.Metrics
 }
 
 func (h *searchHandler) Search(ctx context.Context, req *connect.Request[canonv1.SearchRequest]) (*connect.Response[canonv1.SearchResponse], error) {
@@ -120,12 +152,16 @@ func (h *searchHandler) Search(ctx context.Context, req *connect.Request[canonv1
 	if err != nil {
 		return nil, toConnect(ctx, h.log, "search", err)
 	}
+	if h.metrics != nil {
+		h.metrics.ObserveStage(ctx, domain.StageRetrieval, time.Duration(res.Meta.RetrievalMs*float64(time.Millisecond)))
+	}
 	return connect.NewResponse(&canonv1.SearchResponse{Result: SearchResultProto(res)}), nil
 }
 
 type ingestHandler struct {
 	ingester *ingest.Ingester
 	log      *slog.Logger
+	metrics  *telemetry.Metrics
 }
 
 // maxIngestFiles and maxIngestRequestBytes bound one request; bigger corpora go
@@ -155,6 +191,9 @@ func (h *ingestHandler) Ingest(ctx context.Context, req *connect.Request[canonv1
 	res, err := h.ingester.Ingest(ctx, files, ingest.Options{Project: m.GetProjectKey(), Prune: m.GetPrune()})
 	if err != nil {
 		return nil, toConnect(ctx, h.log, "ingest", err)
+	}
+	if h.metrics != nil {
+		h.metrics.IngestResult(res.Created, res.Updated, res.Unchanged, res.Pruned, res.Chunks)
 	}
 	out := &canonv1.IngestResponse{
 		Files: int32(res.Files), Created: int32(res.Created), Updated: int32(res.Updated),

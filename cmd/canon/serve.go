@@ -6,14 +6,22 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/canonkb/canon/config"
 	"github.com/canonkb/canon/server"
+	"github.com/canonkb/canon/telemetry"
 )
+
+// version is canon's version, set at link time (-ldflags "-X main.version=...").
+var version = "dev"
+
+// shutdownGrace is how long handlers get to return once the shutdown deadline
+// has cancelled them.
+const shutdownGrace = 5 * time.Second
 
 func newServeCmd() *cobra.Command {
 	var databaseURL, addr string
@@ -21,9 +29,12 @@ func newServeCmd() *cobra.Command {
 		Use:   "serve",
 		Short: "Serve the Connect/gRPC/gRPC-web API (loopback only unless told otherwise)",
 		Long: `Serves SearchService, IngestService and ProjectService over Connect, gRPC and
-gRPC-web on one port, plus gRPC health, reflection, GET /healthz and the Model Context
-Protocol (Streamable HTTP) at /mcp (bearer key per request). It listens on
-127.0.0.1:8787 unless --addr or KB_LISTEN_ADDR says otherwise.`,
+gRPC-web on one port, plus gRPC health, reflection, GET /healthz, GET /metrics
+(Prometheus) and the Model Context Protocol (Streamable HTTP) at /mcp (bearer key
+per request). It listens on 127.0.0.1:8787 unless --addr or KB_LISTEN_ADDR says
+otherwise. Traces go to an OTLP/HTTP collector when OTEL_EXPORTER_OTLP_ENDPOINT is
+set. On SIGTERM or SIGINT it stops accepting, lets requests in flight finish for
+KB_SHUTDOWN_TIMEOUT (10s), cancels what is left, flushes the chat log and exits.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(databaseURL)
@@ -33,40 +44,76 @@ Protocol (Streamable HTTP) at /mcp (bearer key per request). It listens on
 			if addr != "" {
 				cfg.ListenAddr = addr
 			}
-			log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-			a, err := openApp(cmd.Context(), cfg)
+			log, err := telemetry.NewLogger(cfg.LogFormat, os.Stderr, slog.LevelInfo,
+				cfg.LLMAPIKey, cfg.EmbeddingAPIKey)
 			if err != nil {
 				return err
 			}
-			defer a.Close()
-			ln, err := net.Listen("tcp", cfg.ListenAddr)
-			if err != nil {
-				return err
-			}
-			srv := server.NewHTTPServer(cfg.ListenAddr, server.Handler(server.Deps{
-				Pool: a.pool, Searcher: a.searcher, SearchService: a.hierarchy, Ingester: a.ingester, Chat: a.chat, Logger: log,
-				MCP: a.mcpServer(log).HTTPHandler(),
-			}))
-			log.Info("canon listening", "addr", "http://"+ln.Addr().String(), "embedder", a.embedder.Name(),
-				"profile", cfg.Profile())
-			fmt.Fprintf(cmd.OutOrStdout(), "canon listening on http://%s\n", ln.Addr())
-			errc := make(chan error, 1)
-			go func() { errc <- srv.Serve(ln) }()
-			select {
-			case err := <-errc:
-				return err
-			case <-cmd.Context().Done():
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if err := srv.Shutdown(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				return err
-			}
-			log.Info("canon stopped")
-			return nil
+			slog.SetDefault(log)
+			return serve(cmd.Context(), cfg.ListenAddr, cfg, log, func(a net.Addr) {
+				fmt.Fprintf(cmd.OutOrStdout(), "canon listening on http://%s\n", a)
+			})
 		},
 	}
 	cmd.Flags().StringVar(&databaseURL, "database-url", "", "PostgreSQL URL (default $DATABASE_URL)")
 	cmd.Flags().StringVar(&addr, "addr", "", "listen address (default $KB_LISTEN_ADDR or 127.0.0.1:8787)")
 	return cmd
+}
+
+// serve runs canon on addr until ctx ends, then shuts down in order: the server
+// (in-flight requests get cfg.ShutdownTimeout), the chat log, traces, the pool.
+func serve(ctx context.Context, addr string, cfg config.Config, log *slog.Logger, listening func(net.Addr)) error {
+	tp, stopTracing, err := telemetry.StartTracing(ctx, version)
+	if err != nil {
+		return err
+	}
+	obs := observability{metrics: telemetry.NewMetrics(version), log: log}
+	if tp != nil {
+		obs.tracer = tp
+	}
+	a, err := openObservedApp(ctx, cfg, obs)
+	if err != nil {
+		stopTracing(context.Background()) //nolint:errcheck // nothing was traced yet
+		return err
+	}
+	defer func() {
+		a.Close()
+		flush, cancel := context.WithTimeout(context.Background(), chatLogFlushTimeout)
+		defer cancel()
+		if err := stopTracing(flush); err != nil {
+			log.Warn("flushing traces failed", "err", err)
+		}
+		log.Info("canon stopped", "chat_log_written", a.chatLog.Stats().Written,
+			"chat_log_dropped", a.chatLog.Stats().Dropped)
+	}()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := server.NewServer(addr, server.Deps{
+		Pool: a.pool, Searcher: a.searcher, SearchService: a.hierarchy, Ingester: a.ingester, Chat: a.chat,
+		Logger: log, Metrics: obs.metrics, TracerProvider: obs.tracer, MCP: a.mcpServer(log).HTTPHandler(),
+	})
+	log.Info("canon listening", "addr", "http://"+ln.Addr().String(), "embedder", a.embedder.Name(),
+		"profile", cfg.Profile(), "tracing", tp != nil)
+	if listening != nil {
+		listening(ln.Addr())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("canon shutting down", "in_flight", srv.InFlight(), "timeout", cfg.ShutdownTimeout)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx, shutdownGrace); err != nil {
+		log.Warn("graceful shutdown incomplete", "err", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
 }
