@@ -75,7 +75,7 @@ func NewTracerProvider(processor sdktrace.TracerProviderOption, version string) 
 // PgxTracer traces each SQL statement (otelpgx, without query parameters: they
 // hold users' questions) and tags it with the request id.
 func PgxTracer(tp trace.TracerProvider) pgx.QueryTracer {
-	return &sqlTracer{Tracer: otelpgx.NewTracer(otelpgx.WithTracerProvider(tp), otelpgx.WithTrimSQLInSpanName())}
+	return &sqlTracer{Tracer: otelpgx.NewTracer(otelpgx.WithTracerProvider(tp))}
 }
 
 // sqlTracer adds the request id to otelpgx's query and batch spans.

@@ -33,7 +33,7 @@ func callThrough(t *testing.T, id string, work func(ctx context.Context)) {
 func attr(s sdktrace.ReadOnlySpan, key string) string {
 	for _, a := range s.Attributes() {
 		if string(a.Key) == key {
-			return a.Value.Emit()
+			return a.Value.String()
 		}
 	}
 	return ""
