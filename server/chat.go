@@ -114,7 +114,7 @@ func (h *chatHandler) jsonChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Write(b) //nolint:errcheck
+	w.Write(b) //nolint:errcheck // a client that left cannot be told
 }
 
 func writeJSONError(w http.ResponseWriter, code connect.Code, msg string) {
@@ -128,5 +128,5 @@ func writeJSONError(w http.ResponseWriter, code connect.Code, msg string) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(map[string]string{"code": code.String(), "message": msg}) //nolint:errcheck
+	json.NewEncoder(w).Encode(map[string]string{"code": code.String(), "message": msg}) //nolint:errcheck // a client that left cannot be told
 }

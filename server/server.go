@@ -102,12 +102,12 @@ func handler(d Deps, tracking *inflight) http.Handler {
 			http.Error(w, "database unreachable", http.StatusServiceUnavailable)
 			return
 		}
-		w.Write([]byte("ok\n")) //nolint:errcheck
+		w.Write([]byte("ok\n")) //nolint:errcheck // a client that left cannot be told
 	})
 	if d.Metrics != nil {
 		mux.Handle("GET /metrics", d.Metrics.Handler())
 	}
-	var h http.Handler = telemetry.Middleware(mux, d.Logger, d.Metrics)
+	h := telemetry.Middleware(mux, d.Logger, d.Metrics)
 	if tracking != nil {
 		h = tracking.wrap(h)
 	}

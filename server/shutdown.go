@@ -57,7 +57,7 @@ func (s *Server) Shutdown(ctx context.Context, grace time.Duration) error {
 		return nil
 	}
 	s.cancel()
-	s.http.Close() //nolint:errcheck // the listeners are closed already; this closes the connections
+	_ = s.http.Close() // the listeners are closed already; this closes the connections
 	waitCtx, cancelWait := context.WithTimeout(context.Background(), grace)
 	defer cancelWait()
 	if !s.inflight.wait(waitCtx) {

@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"net"
 	"net/http"
@@ -12,7 +11,6 @@ import (
 
 	"connectrpc.com/connect"
 	"go.uber.org/goleak"
-	"golang.org/x/net/http2"
 
 	"github.com/canonkb/canon/chat"
 	"github.com/canonkb/canon/chatlog"
@@ -101,7 +99,7 @@ func newStack(t *testing.T, provider llm.Provider, deps func(*server.Deps)) *sta
 // serveOn starts a server.Server on a loopback port.
 func serveOn(t *testing.T, d server.Deps) (*server.Server, string, chan error) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,13 +107,6 @@ func serveOn(t *testing.T, d server.Deps) (*server.Server, string, chan error) {
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	return srv, "http://" + ln.Addr().String(), done
-}
-
-func h2cTransport() *http2.Transport {
-	return &http2.Transport{AllowHTTP: true,
-		DialTLSContext: func(ctx context.Context, network, addr string, _ *tls.Config) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, network, addr)
-		}}
 }
 
 // streamChats opens n chat streams at once; each result is nil when the stream
@@ -169,9 +160,9 @@ func waitInFlight(t *testing.T, srv *server.Server, n int64) {
 func TestShutdownLetsStreamsFinish(t *testing.T) {
 	s := newStack(t, &slowProvider{tick: 20 * time.Millisecond, ticks: 15}, nil)
 	srv, url, done := serveOn(t, s.deps)
-	tr := h2cTransport()
-	defer tr.CloseIdleConnections()
-	results := streamChats(url, &http.Client{Transport: tr}, 16)
+	client := h2cClient()
+	defer client.CloseIdleConnections()
+	results := streamChats(url, client, 16)
 	waitInFlight(t, srv, 16)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -186,7 +177,9 @@ func TestShutdownLetsStreamsFinish(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("serve: %v", err)
 	}
-	if _, err := http.Get(url + "/healthz"); err == nil {
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, url+"/healthz", nil)
+	if res, err := http.DefaultClient.Do(req); err == nil {
+		res.Body.Close()
 		t.Error("the server still accepts connections after shutdown")
 	}
 }
@@ -199,8 +192,8 @@ func TestShutdownDeadlineCancelsStreams(t *testing.T) {
 	s := newStack(t, &slowProvider{tick: 10 * time.Millisecond}, nil)
 	before := goleak.IgnoreCurrent()
 	srv, url, done := serveOn(t, s.deps)
-	tr := h2cTransport()
-	results := streamChats(url, &http.Client{Transport: tr}, 16)
+	client := h2cClient()
+	results := streamChats(url, client, 16)
 	waitInFlight(t, srv, 16)
 	// Handlers logging to the chat log while it closes: the original panic.
 	stopLogging := make(chan struct{})
@@ -248,6 +241,6 @@ func TestShutdownDeadlineCancelsStreams(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("serve: %v", err)
 	}
-	tr.CloseIdleConnections()
+	client.CloseIdleConnections()
 	goleak.VerifyNone(t, before)
 }

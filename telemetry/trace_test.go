@@ -25,7 +25,7 @@ func callThrough(t *testing.T, id string, work func(ctx context.Context)) {
 	t.Helper()
 	h := telemetry.Middleware(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { work(r.Context()) }),
 		slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
-	req := httptest.NewRequest(http.MethodGet, "/x", nil)
+	req := httptest.NewRequestWithContext(context.Background(), http.MethodGet, "/x", nil)
 	req.Header.Set(telemetry.RequestIDHeader, id)
 	h.ServeHTTP(httptest.NewRecorder(), req)
 }
@@ -97,7 +97,7 @@ func TestOTLPHTTPExport(t *testing.T) {
 		mu.Unlock()
 		w.Header().Set("Content-Type", "application/x-protobuf")
 		b, _ := proto.Marshal(&collectortrace.ExportTraceServiceResponse{})
-		w.Write(b) //nolint:errcheck
+		w.Write(b) //nolint:errcheck // the exporter reports a short write itself
 	}))
 	defer receiver.Close()
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.URL)
