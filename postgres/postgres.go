@@ -143,3 +143,23 @@ func EmbeddingDim(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 	}
 	return dim, nil
 }
+
+// MigrationVersions reports the schema's applied goose version and the newest
+// migration embedded in this binary.
+func MigrationVersions(ctx context.Context, pool *pgxpool.Pool) (applied, embedded int64, err error) {
+	db := stdlib.OpenDBFromPool(pool)
+	defer db.Close()
+	provider, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS, goose.WithLogger(goose.NopLogger()))
+	if err != nil {
+		return 0, 0, fmt.Errorf("migrations: %w", err)
+	}
+	sources := provider.ListSources()
+	if len(sources) > 0 {
+		embedded = sources[len(sources)-1].Version
+	}
+	applied, err = provider.GetDBVersion(ctx)
+	if err != nil {
+		return 0, embedded, fmt.Errorf("read the schema version: %w", err)
+	}
+	return applied, embedded, nil
+}
