@@ -112,7 +112,7 @@ func openObservedApp(ctx context.Context, cfg config.Config, obs observability) 
 			return nil, err
 		}
 	}
-	var embedder embed.Embedder = embed.NewCachedQueries(base, cfg.QueryCacheSize, cfg.QueryCacheTTL)
+	embedder := embed.NewCachedQueries(base, cfg.QueryCacheSize, cfg.QueryCacheTTL)
 	if obs.metrics != nil || obs.tracer != nil {
 		embedder = telemetry.InstrumentEmbedder(embedder, obs.tracer, obs.stages())
 	}
