@@ -53,7 +53,11 @@ type Logger struct {
 	failed  atomic.Int64
 	gaps    atomic.Int64
 	done    chan struct{}
-	once    sync.Once
+	// mu guards closed: Log sends under the read lock and Close closes the queue
+	// under the write lock, so a handler still running when shutdown gives up on
+	// it loses its entry (counted) instead of panicking on a closed channel.
+	mu     sync.RWMutex
+	closed bool
 }
 
 // New starts a logger with a queue of size entries.
@@ -69,10 +73,18 @@ func New(pool *pgxpool.Pool, size int, log *slog.Logger) *Logger {
 	return l
 }
 
-// Log queues an entry and never blocks: with the queue full the entry is dropped.
+// Log queues an entry and never blocks: with the queue full, or the logger
+// closed, the entry is dropped.
 func (l *Logger) Log(e Entry) {
 	if e.At.IsZero() {
 		e.At = time.Now()
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.closed {
+		n := l.dropped.Add(1)
+		l.log.Warn("chat log closed; entry dropped", "dropped_total", n)
+		return
 	}
 	select {
 	case l.queue <- e:
@@ -87,9 +99,15 @@ func (l *Logger) Stats() Stats {
 	return Stats{Written: l.written.Load(), Dropped: l.dropped.Load(), Failed: l.failed.Load(), Gaps: l.gaps.Load()}
 }
 
-// Close stops accepting entries and waits (until ctx ends) for the queue to drain.
+// Close stops accepting entries and waits (until ctx ends) for the queue to
+// drain. It is safe to call more than once and while Log is being called.
 func (l *Logger) Close(ctx context.Context) {
-	l.once.Do(func() { close(l.queue) })
+	l.mu.Lock()
+	if !l.closed {
+		l.closed = true
+		close(l.queue)
+	}
+	l.mu.Unlock()
 	select {
 	case <-l.done:
 	case <-ctx.Done():

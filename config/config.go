@@ -21,6 +21,10 @@ import (
 type Config struct {
 	DatabaseURL string `env:"DATABASE_URL"`
 	ListenAddr  string `env:"KB_LISTEN_ADDR" envDefault:"127.0.0.1:8787"`
+	// Logs: "text" or "json" (KB_LOG_FORMAT), one line per request.
+	LogFormat string `env:"KB_LOG_FORMAT" envDefault:"text"`
+	// How long `canon serve` lets requests in flight finish after SIGTERM/SIGINT.
+	ShutdownTimeout time.Duration `env:"KB_SHUTDOWN_TIMEOUT" envDefault:"10s"`
 
 	// Access control (package auth): required needs an API key on every route but
 	// /healthz and /metrics; off is refused by canon serve on a non-loopback address.

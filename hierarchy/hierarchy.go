@@ -83,7 +83,9 @@ const (
 type Config struct {
 	// Enabled is the default of a request's options.hierarchy (KB_HIERARCHY_ENABLED).
 	Enabled bool
-	Pass1   Pass1Params
+	// Stages receives pass 1's latency (a cached pass 1 reports nothing).
+	Stages domain.StageObserver
+	Pass1  Pass1Params
 	// Alpha weighs the document's own ranking against its entity's score; a
 	// request's options.hierarchy_alpha overrides it (KB_HIERARCHY_ALPHA).
 	Alpha float64
@@ -307,7 +309,9 @@ func (h *Searcher) Pass1(ctx context.Context, pr *search.Prepared) (*Pass1Result
 	if r, ok := h.pass1.Get(key); ok {
 		return r, nil
 	}
+	start := time.Now()
 	r, err := Pass1(ctx, h.pool, pr.Query(), pr.QueryEmbedding(), pr.ProjectIDs(), h.cfg.Pass1)
+	h.cfg.Stages.Observe(ctx, domain.StagePass1, start)
 	if err != nil {
 		return nil, err
 	}

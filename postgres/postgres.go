@@ -20,7 +20,8 @@ import (
 
 // Connect opens a pool. Every connection registers pgvector's types, which needs
 // the extension: a database that lacks it gets a message saying what to do.
-func Connect(ctx context.Context, url string) (*pgxpool.Pool, error) {
+// configure may adjust the pool's configuration (a query tracer) before it opens.
+func Connect(ctx context.Context, url string, configure ...func(*pgxpool.Config)) (*pgxpool.Pool, error) {
 	if url == "" {
 		return nil, errors.New("no database: set DATABASE_URL (run `make db` for a local cluster)")
 	}
@@ -35,6 +36,9 @@ func Connect(ctx context.Context, url string) (*pgxpool.Pool, error) {
 		}
 		sendVectorPointersInBinary(conn.TypeMap())
 		return nil
+	}
+	for _, c := range configure {
+		c(cfg)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -138,4 +142,24 @@ func EmbeddingDim(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 		return 0, fmt.Errorf("read embedding dimension (has `canon migrate up` run?): %w", err)
 	}
 	return dim, nil
+}
+
+// MigrationVersions reports the schema's applied goose version and the newest
+// migration embedded in this binary.
+func MigrationVersions(ctx context.Context, pool *pgxpool.Pool) (applied, embedded int64, err error) {
+	db := stdlib.OpenDBFromPool(pool)
+	defer db.Close()
+	provider, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS, goose.WithLogger(goose.NopLogger()))
+	if err != nil {
+		return 0, 0, fmt.Errorf("migrations: %w", err)
+	}
+	sources := provider.ListSources()
+	if len(sources) > 0 {
+		embedded = sources[len(sources)-1].Version
+	}
+	applied, err = provider.GetDBVersion(ctx)
+	if err != nil {
+		return 0, embedded, fmt.Errorf("read the schema version: %w", err)
+	}
+	return applied, embedded, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/pgvector/pgvector-go"
 
@@ -90,7 +91,9 @@ func (s *Searcher) graph(ctx context.Context, req *domain.SearchRequest, p *plan
 	if err != nil || !ok {
 		return err
 	}
+	start := time.Now()
 	out, err := db.New(s.pool).GraphSearch(ctx, params)
+	s.cfg.Stages.Observe(ctx, domain.StageGraph, start)
 	if err != nil {
 		return fmt.Errorf("graph step: %w", err)
 	}

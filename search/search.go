@@ -30,6 +30,8 @@ type Config struct {
 	DefaultFusion string
 	// Graph configures expansion and rejected-approach injection (graph.go).
 	Graph GraphConfig
+	// Stages receives the ranking statement's and the graph step's latency.
+	Stages domain.StageObserver
 }
 
 // Searcher answers search requests. It is safe for concurrent use.
@@ -380,6 +382,7 @@ func planCacheMode(p *plan) string {
 
 // run executes the settings and the ranking statement in one round trip.
 func (s *Searcher) run(ctx context.Context, p *plan) ([]db.SearchRankRow, error) {
+	defer s.cfg.Stages.Observe(ctx, domain.StageRanking, time.Now())
 	rows, err := db.New(&batched{pool: s.pool, prelude: sessionSettings, preludeArgs: []any{fmt.Sprint(p.efSearch), planCacheMode(p)}}).
 		SearchRank(ctx, p.params)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"connectrpc.com/connect"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -17,12 +18,26 @@ import (
 	"github.com/canonkb/canon/domain"
 	canonv1 "github.com/canonkb/canon/gen/canon/v1"
 	"github.com/canonkb/canon/gen/canon/v1/canonv1connect"
+	"github.com/canonkb/canon/telemetry"
 )
 
 type chatHandler struct {
-	chat *chat.Service
-	pool *pgxpool.Pool
-	log  *slog.Logger
+	chat    *chat.Service
+	pool    *pgxpool.Pool
+	log     *slog.Logger
+	metrics *telemetry.Metrics
+}
+
+// observe counts a turn's refusal and its retrieval latency, read from the
+// answer's meta.
+func (h *chatHandler) observe(ctx context.Context, res *domain.ChatResponse) {
+	if h.metrics == nil {
+		return
+	}
+	if res.RefusalReason != "" {
+		h.metrics.Refusal(res.RefusalReason)
+	}
+	h.metrics.ObserveStage(ctx, domain.StageRetrieval, time.Duration(res.Meta.RetrievalMs*float64(time.Millisecond)))
 }
 
 func (h *chatHandler) Chat(ctx context.Context, req *connect.Request[canonv1.ChatRequest]) (*connect.Response[canonv1.ChatResponse], error) {
@@ -30,6 +45,7 @@ func (h *chatHandler) Chat(ctx context.Context, req *connect.Request[canonv1.Cha
 	if err != nil {
 		return nil, chatError(ctx, h.log, err)
 	}
+	h.observe(ctx, res)
 	return connect.NewResponse(ChatResponseProto(res)), nil
 }
 
@@ -45,6 +61,7 @@ func (h *chatHandler) ChatStream(ctx context.Context, req *connect.Request[canon
 	if err != nil {
 		return chatError(ctx, h.log, err)
 	}
+	h.observe(ctx, res)
 	return stream.Send(&canonv1.ChatStreamResponse{Event: &canonv1.ChatStreamResponse_Final{Final: ChatResponseProto(res)}})
 }
 
@@ -83,6 +100,7 @@ func (h *chatHandler) jsonChat(w http.ResponseWriter, r *http.Request) {
 	if !authorizeHTTP(w, r, canonv1connect.ChatServiceChatProcedure, filterProjects(req.GetFilters(), req.GetProjectKey())...) {
 		return
 	}
+	telemetry.SetProject(r.Context(), req.GetProjectKey())
 	res, err := h.chat.Answer(r.Context(), ChatRequest(&req), r.Header.Get("Accept-Language"), chat.Events{})
 	if err != nil {
 		var ce *connect.Error
@@ -93,13 +111,14 @@ func (h *chatHandler) jsonChat(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, connect.CodeInternal, "chat failed")
 		return
 	}
+	h.observe(r.Context(), res)
 	b, err := protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}.Marshal(ChatResponseProto(res))
 	if err != nil {
 		writeJSONError(w, connect.CodeInternal, "chat failed")
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Write(b) //nolint:errcheck
+	w.Write(b) //nolint:errcheck // a client that left cannot be told
 }
 
 func writeJSONError(w http.ResponseWriter, code connect.Code, msg string) {

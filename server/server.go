@@ -13,7 +13,9 @@ import (
 	"connectrpc.com/connect"
 	"connectrpc.com/grpchealth"
 	"connectrpc.com/grpcreflect"
+	"connectrpc.com/otelconnect"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/canonkb/canon/auth"
 	"github.com/canonkb/canon/chat"
@@ -23,6 +25,7 @@ import (
 	db "github.com/canonkb/canon/gen/db"
 	"github.com/canonkb/canon/ingest"
 	"github.com/canonkb/canon/search"
+	"github.com/canonkb/canon/telemetry"
 )
 
 // Deps are what the handlers need.
@@ -40,6 +43,11 @@ type Deps struct {
 	// Auth configures keys and limits; the zero value is KB_AUTH=off with the
 	// default body limits and no rate limit.
 	Auth auth.Config
+	// Metrics is served on GET /metrics and counts requests, refusals and
+	// ingests; nil serves no metrics.
+	Metrics *telemetry.Metrics
+	// TracerProvider traces each RPC (otelconnect); nil traces nothing.
+	TracerProvider trace.TracerProvider
 }
 
 // MaxRequestBytes bounds every request but ingest: the largest legitimate one is
@@ -52,14 +60,14 @@ func PublicPaths() []string { return []string{"/healthz", "/metrics", "/app/"} }
 
 // Handler builds the HTTP handler with every service mounted behind the guard.
 func Handler(d Deps) http.Handler {
-	h, _ := build(d)
+	h, _ := build(d, nil)
 	return h
 }
 
 // Routes lists every path Handler serves (Connect services by their prefix), so
 // a test can walk them all.
 func Routes(d Deps) []string {
-	_, routes := build(d)
+	_, routes := build(d, nil)
 	return routes
 }
 
@@ -76,7 +84,10 @@ func (m *routeMux) Handle(pattern string, h http.Handler) {
 
 func (m *routeMux) HandleFunc(pattern string, h http.HandlerFunc) { m.Handle(pattern, h) }
 
-func build(d Deps) (http.Handler, []string) {
+// build mounts every service behind the guard; each request (each HTTP/2
+// stream) passes through the request log, the metrics and, when tracking is
+// set, the count of requests in flight that a graceful shutdown waits for.
+func build(d Deps, tracking *inflight) (http.Handler, []string) {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
@@ -89,21 +100,33 @@ func build(d Deps) (http.Handler, []string) {
 	cfg.Public = PublicPaths()
 	store := auth.NewStore(d.Pool)
 	guard := auth.NewGuard(store, cfg, policies, requestScope, d.Logger)
+	var interceptors []connect.Interceptor
+	if d.TracerProvider != nil {
+		tracing, err := otelconnect.NewInterceptor(otelconnect.WithTracerProvider(d.TracerProvider),
+			otelconnect.WithoutMetrics(), otelconnect.WithTrustRemote())
+		if err != nil {
+			// Only a bad option fails, and the options are fixed here.
+			panic(err)
+		}
+		interceptors = append(interceptors, tracing)
+	}
+	// Telemetry first, so a call the guard refuses is still counted and logged.
+	interceptors = append(interceptors, telemetry.ConnectInterceptor(), guard.Interceptor())
 	opts := []connect.HandlerOption{
 		connect.WithRecover(recoverPanic(d.Logger)),
-		connect.WithInterceptors(guard.Interceptor()),
+		connect.WithInterceptors(interceptors...),
 		connect.WithReadMaxBytes(MaxRequestBytes),
 	}
 	var searcher Searcher = d.Searcher
 	if d.SearchService != nil {
 		searcher = d.SearchService
 	}
-	mux.Handle(canonv1connect.NewSearchServiceHandler(&searchHandler{searcher: searcher, log: d.Logger}, opts...))
-	mux.Handle(canonv1connect.NewIngestServiceHandler(&ingestHandler{ingester: d.Ingester, log: d.Logger},
+	mux.Handle(canonv1connect.NewSearchServiceHandler(&searchHandler{searcher: searcher, log: d.Logger, metrics: d.Metrics}, opts...))
+	mux.Handle(canonv1connect.NewIngestServiceHandler(&ingestHandler{ingester: d.Ingester, log: d.Logger, metrics: d.Metrics},
 		append(opts, connect.WithReadMaxBytes(maxIngestRequestBytes))...))
 	mux.Handle(canonv1connect.NewProjectServiceHandler(&projectHandler{pool: d.Pool, log: d.Logger}, opts...))
 	mux.Handle(canonv1connect.NewCanonServiceHandler(newCanonHandler(d.Pool, d.Logger), opts...))
-	chatH := &chatHandler{chat: d.Chat, pool: d.Pool, log: d.Logger}
+	chatH := &chatHandler{chat: d.Chat, pool: d.Pool, log: d.Logger, metrics: d.Metrics}
 	mux.Handle(canonv1connect.NewChatServiceHandler(chatH, opts...))
 	mux.HandleFunc("POST /api/kb/chat", chatH.jsonChat)
 	mountWeb(mux, d)
@@ -128,9 +151,16 @@ func build(d Deps) (http.Handler, []string) {
 			http.Error(w, "database unreachable", http.StatusServiceUnavailable)
 			return
 		}
-		w.Write([]byte("ok\n")) //nolint:errcheck
+		w.Write([]byte("ok\n")) //nolint:errcheck // a client that left cannot be told
 	})
-	return guard.Middleware(mux), mux.routes
+	if d.Metrics != nil {
+		mux.Handle("GET /metrics", d.Metrics.Handler())
+	}
+	h := telemetry.Middleware(guard.Middleware(mux), d.Logger, d.Metrics)
+	if tracking != nil {
+		h = tracking.wrap(h)
+	}
+	return h, mux.routes
 }
 
 // Protocols are the protocols canon serves on its one port: HTTP/1.1 for Connect
@@ -165,6 +195,7 @@ type Searcher interface {
 type searchHandler struct {
 	searcher Searcher
 	log      *slog.Logger
+	metrics  *telemetry.Metrics
 }
 
 func (h *searchHandler) Search(ctx context.Context, req *connect.Request[canonv1.SearchRequest]) (*connect.Response[canonv1.SearchResponse], error) {
@@ -172,12 +203,16 @@ func (h *searchHandler) Search(ctx context.Context, req *connect.Request[canonv1
 	if err != nil {
 		return nil, toConnect(ctx, h.log, "search", err)
 	}
+	if h.metrics != nil {
+		h.metrics.ObserveStage(ctx, domain.StageRetrieval, time.Duration(res.Meta.RetrievalMs*float64(time.Millisecond)))
+	}
 	return connect.NewResponse(&canonv1.SearchResponse{Result: SearchResultProto(res)}), nil
 }
 
 type ingestHandler struct {
 	ingester *ingest.Ingester
 	log      *slog.Logger
+	metrics  *telemetry.Metrics
 }
 
 // maxIngestFiles and maxIngestRequestBytes bound one request; bigger corpora go
@@ -207,6 +242,9 @@ func (h *ingestHandler) Ingest(ctx context.Context, req *connect.Request[canonv1
 	res, err := h.ingester.Ingest(ctx, files, ingest.Options{Project: m.GetProjectKey(), Prune: m.GetPrune()})
 	if err != nil {
 		return nil, toConnect(ctx, h.log, "ingest", err)
+	}
+	if h.metrics != nil {
+		h.metrics.IngestResult(res.Created, res.Updated, res.Unchanged, res.Pruned, res.Chunks)
 	}
 	out := &canonv1.IngestResponse{
 		Files: int32(res.Files), Created: int32(res.Created), Updated: int32(res.Updated),

@@ -2,11 +2,9 @@ package server_test
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,7 +13,6 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"golang.org/x/net/http2"
 
 	"github.com/canonkb/canon/auth"
 	"github.com/canonkb/canon/chat"
@@ -73,12 +70,9 @@ func newServerWith(t *testing.T, cfg auth.Config) (*httptest.Server, *pgxpool.Po
 
 // h2cClient speaks HTTP/2 without TLS, as gRPC clients do against `canon serve`.
 func h2cClient() *http.Client {
-	return &http.Client{Transport: &http2.Transport{
-		AllowHTTP: true,
-		DialTLSContext: func(ctx context.Context, network, addr string, _ *tls.Config) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, network, addr)
-		},
-	}}
+	p := &http.Protocols{}
+	p.SetUnencryptedHTTP2(true)
+	return &http.Client{Transport: &http.Transport{Protocols: p}}
 }
 
 func TestSearchOverConnectGRPCAndGRPCWeb(t *testing.T) {
@@ -236,7 +230,12 @@ func TestEntityQuestionOverChatAndSearch(t *testing.T) {
 	}
 
 	post := func(body string) (int, map[string]any) {
-		r, err := srv.Client().Post(srv.URL+"/api/kb/chat", "application/json", strings.NewReader(body))
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, srv.URL+"/api/kb/chat", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		r, err := srv.Client().Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -274,7 +273,7 @@ func TestEntityQuestionOverChatAndSearch(t *testing.T) {
 func TestJSONChatEndpoint(t *testing.T) {
 	srv := newServer(t)
 	post := func(body string, header ...string) (int, map[string]any) {
-		req, _ := http.NewRequest("POST", srv.URL+"/api/kb/chat", strings.NewReader(body))
+		req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, srv.URL+"/api/kb/chat", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		for i := 0; i+1 < len(header); i += 2 {
 			req.Header.Set(header[i], header[i+1])
@@ -386,8 +385,13 @@ func TestContentGapsRPC(t *testing.T) {
 
 func TestHealth(t *testing.T) {
 	srv := newServer(t)
-	res, err := srv.Client().Get(srv.URL + "/healthz")
-	if err != nil || res.StatusCode != 200 {
-		t.Fatalf("%v %v", err, res)
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, srv.URL+"/healthz", nil)
+	res, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("healthz: %s", res.Status)
 	}
 }

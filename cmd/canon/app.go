@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/canonkb/canon/chat"
 	"github.com/canonkb/canon/chatlog"
@@ -21,6 +22,7 @@ import (
 	"github.com/canonkb/canon/markdown"
 	"github.com/canonkb/canon/postgres"
 	"github.com/canonkb/canon/search"
+	"github.com/canonkb/canon/telemetry"
 )
 
 // app is canon wired from its configuration.
@@ -35,6 +37,7 @@ type app struct {
 	ingester  *ingest.Ingester
 	chat      *chat.Service
 	chatLog   *chatlog.Logger
+	obs       observability
 }
 
 func loadConfig(databaseURL string) (config.Config, error) {
@@ -48,10 +51,35 @@ func loadConfig(databaseURL string) (config.Config, error) {
 	return cfg, nil
 }
 
+// observability is what `canon serve` adds to the app: metrics, traces, its logger.
+// The zero value adds nothing (the other commands).
+type observability struct {
+	metrics *telemetry.Metrics
+	tracer  trace.TracerProvider
+	log     *slog.Logger
+}
+
+// stages is the stage observer the core packages report to (nil without metrics).
+func (o observability) stages() domain.StageObserver {
+	if o.metrics == nil {
+		return nil
+	}
+	return o.metrics.ObserveStage
+}
+
 // openApp connects and checks that the embedder matches the schema's dimension,
 // so a mismatch is one clear message at startup.
 func openApp(ctx context.Context, cfg config.Config) (*app, error) {
-	pool, err := postgres.Connect(ctx, cfg.DatabaseURL)
+	return openObservedApp(ctx, cfg, observability{})
+}
+
+// openObservedApp is openApp reporting to obs.
+func openObservedApp(ctx context.Context, cfg config.Config, obs observability) (*app, error) {
+	var configure []func(*pgxpool.Config)
+	if obs.tracer != nil {
+		configure = append(configure, func(c *pgxpool.Config) { c.ConnConfig.Tracer = telemetry.PgxTracer(obs.tracer) })
+	}
+	pool, err := postgres.Connect(ctx, cfg.DatabaseURL, configure...)
 	if err != nil {
 		return nil, err
 	}
@@ -85,12 +113,15 @@ func openApp(ctx context.Context, cfg config.Config) (*app, error) {
 		}
 	}
 	embedder := embed.NewCachedQueries(base, cfg.QueryCacheSize, cfg.QueryCacheTTL)
+	if obs.metrics != nil || obs.tracer != nil {
+		embedder = telemetry.InstrumentEmbedder(embedder, obs.tracer, obs.stages())
+	}
 	ranking, err := cfg.RankingDefaults()
 	if err != nil {
 		pool.Close()
 		return nil, err
 	}
-	a := &app{cfg: cfg, pool: pool, embedder: embedder}
+	a := &app{cfg: cfg, pool: pool, embedder: embedder, obs: obs}
 	a.searcher = search.New(pool, embedder, search.Config{
 		Ranking: ranking, Profile: cfg.Profile(), DefaultLimit: cfg.DefaultLimit, DefaultFusion: cfg.Fusion,
 		Graph: search.GraphConfig{
@@ -99,8 +130,10 @@ func openApp(ctx context.Context, cfg config.Config) (*app, error) {
 			RejectedInjection: cfg.RejectedInjectionEnabled, RejectedMaxDocs: cfg.RejectedInjectionMaxDocs,
 			RejectedMinSimilarity: cfg.RejectedMinSimilarity,
 		},
+		Stages: obs.stages(),
 	})
 	hcfg := hierarchyConfig(cfg)
+	hcfg.Stages = obs.stages()
 	if err := hcfg.Validate(); err != nil {
 		pool.Close()
 		return nil, err
@@ -138,6 +171,9 @@ func (a *app) openChat() error {
 	if err != nil {
 		return err
 	}
+	if a.obs.metrics != nil || a.obs.tracer != nil {
+		provider = telemetry.InstrumentProvider(provider, a.obs.tracer, a.obs.stages())
+	}
 	tmpl := domain.DefaultPromptTemplate()
 	if cfg.PromptTemplate != "" {
 		b, err := os.ReadFile(cfg.PromptTemplate)
@@ -150,7 +186,14 @@ func (a *app) openChat() error {
 	if err != nil {
 		return err
 	}
-	a.chatLog = chatlog.New(a.pool, cfg.ChatLogQueue, slog.Default())
+	log := a.obs.log
+	if log == nil {
+		log = slog.Default()
+	}
+	a.chatLog = chatlog.New(a.pool, cfg.ChatLogQueue, log)
+	if a.obs.metrics != nil {
+		a.obs.metrics.Register(telemetry.PoolCollector(a.pool), telemetry.ChatLogCollector(a.chatLog.Stats))
+	}
 	a.chat = chat.New(a.hierarchy, provider, prompt, a.chatLog, chat.Config{
 		Gate:             cfg.Gate(),
 		SupportThreshold: cfg.CitationSupportThreshold,
@@ -160,12 +203,17 @@ func (a *app) openChat() error {
 	return nil
 }
 
-// Close drains the chat log (briefly) and closes the pool.
+// Close drains the chat log (briefly) and closes the pool. The chat log may
+// still be called by a request that outlived the server's shutdown: its entry is
+// dropped and counted, never a panic.
 func (a *app) Close() {
 	if a.chatLog != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), chatLogFlushTimeout)
 		a.chatLog.Close(ctx)
 		cancel()
 	}
 	a.pool.Close()
 }
+
+// chatLogFlushTimeout bounds how long closing waits for queued chat-log rows.
+const chatLogFlushTimeout = 3 * time.Second

@@ -52,6 +52,6 @@ the README); flags override it.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCmd(), newMigrateCmd(), newIngestCmd(), newReembedCmd(), newSearchCmd(), newAskCmd(), newGapsCmd(), newProjectsCmd(), newBenchCmd(), newCanonCmd(), newGraphCmd(), newMCPCmd(), newKeysCmd())
+	root.AddCommand(newServeCmd(), newMigrateCmd(), newIngestCmd(), newReembedCmd(), newSearchCmd(), newAskCmd(), newGapsCmd(), newProjectsCmd(), newBenchCmd(), newCanonCmd(), newGraphCmd(), newMCPCmd(), newKeysCmd(), newDoctorCmd())
 	return root
 }

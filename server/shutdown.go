@@ -1,0 +1,93 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+)
+
+// Server is canon's HTTP server with a graceful shutdown that, past its
+// deadline, cancels the requests and streams still running and waits for them.
+type Server struct {
+	http     *http.Server
+	inflight *inflight
+	// cancel ends every request's context when the shutdown deadline passes.
+	cancel context.CancelFunc
+}
+
+// NewServer serves d's handler on addr with the timeouts of NewHTTPServer.
+func NewServer(addr string, d Deps) *Server {
+	tracking := &inflight{}
+	base, cancel := context.WithCancel(context.Background())
+	h, _ := build(d, tracking)
+	srv := NewHTTPServer(addr, h)
+	srv.BaseContext = func(net.Listener) context.Context { return base }
+	return &Server{http: srv, inflight: tracking, cancel: cancel}
+}
+
+// Serve accepts connections on ln until Shutdown; it returns nil after a shutdown.
+func (s *Server) Serve(ln net.Listener) error {
+	if err := s.http.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// InFlight is the number of requests (and streams) being served.
+func (s *Server) InFlight() int64 { return s.inflight.n.Load() }
+
+// pollInterval is how often a shutdown looks at the requests still in flight.
+const pollInterval = 10 * time.Millisecond
+
+// Shutdown stops accepting connections and lets requests and streams in flight
+// finish until ctx ends; then it cancels their contexts, closes the connections
+// and waits up to grace for the handlers to return. It returns an error when a
+// request had to be cancelled, or when a handler outlived grace.
+func (s *Server) Shutdown(ctx context.Context, grace time.Duration) error {
+	// Shutdown closes the listeners at once, then waits for HTTP/1 requests.
+	shut := make(chan error, 1)
+	go func() { shut <- s.http.Shutdown(ctx) }()
+	drained := s.inflight.wait(ctx)
+	err := <-shut
+	if drained && err == nil {
+		s.cancel()
+		return nil
+	}
+	s.cancel()
+	_ = s.http.Close() // the listeners are closed already; this closes the connections
+	waitCtx, cancelWait := context.WithTimeout(context.Background(), grace)
+	defer cancelWait()
+	if !s.inflight.wait(waitCtx) {
+		return fmt.Errorf("shutdown: %d requests still running %s after they were cancelled", s.InFlight(), grace)
+	}
+	return errors.New("shutdown deadline passed: requests in flight were cancelled")
+}
+
+// inflight counts the requests being served.
+type inflight struct{ n atomic.Int64 }
+
+func (f *inflight) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.n.Add(1)
+		defer f.n.Add(-1)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// wait reports whether no request is in flight before ctx ends.
+func (f *inflight) wait(ctx context.Context) bool {
+	t := time.NewTicker(pollInterval)
+	defer t.Stop()
+	for f.n.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return f.n.Load() == 0
+		case <-t.C:
+		}
+	}
+	return true
+}

@@ -1,0 +1,246 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"go.uber.org/goleak"
+
+	"github.com/canonkb/canon/chat"
+	"github.com/canonkb/canon/chatlog"
+	"github.com/canonkb/canon/domain"
+	"github.com/canonkb/canon/embed"
+	canonv1 "github.com/canonkb/canon/gen/canon/v1"
+	"github.com/canonkb/canon/gen/canon/v1/canonv1connect"
+	"github.com/canonkb/canon/hierarchy"
+	"github.com/canonkb/canon/ingest"
+	"github.com/canonkb/canon/internal/dbtest"
+	"github.com/canonkb/canon/llm"
+	"github.com/canonkb/canon/markdown"
+	"github.com/canonkb/canon/search"
+	"github.com/canonkb/canon/server"
+	"github.com/canonkb/canon/telemetry"
+)
+
+// slowProvider streams deltas every tick, for ticks ticks (0: until cancelled).
+type slowProvider struct {
+	tick  time.Duration
+	ticks int
+}
+
+func (p *slowProvider) Name() string  { return "slow" }
+func (p *slowProvider) Model() string { return "slow-1" }
+func (p *slowProvider) Stream(ctx context.Context, _ llm.Request, onDelta func(string) error) (llm.Response, error) {
+	t := time.NewTicker(p.tick)
+	defer t.Stop()
+	var text string
+	for i := 0; p.ticks == 0 || i < p.ticks; i++ {
+		select {
+		case <-ctx.Done():
+			return llm.Response{}, ctx.Err()
+		case <-t.C:
+		}
+		d := "Rollbacks redeploy the previous release [1]. "
+		text += d
+		if onDelta != nil {
+			if err := onDelta(d); err != nil {
+				return llm.Response{}, err
+			}
+		}
+	}
+	return llm.Response{Text: text}, nil
+}
+
+// stack is canon's handlers over a fresh database with the handbook ingested.
+type stack struct {
+	deps    server.Deps
+	chatLog *chatlog.Logger
+	metrics *telemetry.Metrics
+}
+
+func newStack(t *testing.T, provider llm.Provider, deps func(*server.Deps)) *stack {
+	t.Helper()
+	pool := dbtest.FreshPool(t)
+	m := telemetry.NewMetrics("test")
+	emb := telemetry.InstrumentEmbedder(embed.NewHash(384), nil, m.ObserveStage)
+	in := ingest.New(pool, emb, markdown.Options{})
+	files, err := ingest.ReadDirs([]string{"../examples/handbook"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := in.Ingest(context.Background(), files, ingest.Options{Project: "platform"}); err != nil {
+		t.Fatal(err)
+	}
+	searcher := search.New(pool, emb, search.Config{Ranking: domain.DefaultRanking(domain.ProfileHashKeywordLed),
+		Profile: domain.ProfileHashKeywordLed, Graph: search.DefaultGraphConfig(), Stages: m.ObserveStage})
+	hcfg := hierarchy.DefaultConfig()
+	hcfg.Stages = m.ObserveStage
+	twoPass := hierarchy.New(pool, searcher, hcfg)
+	prompt, _ := domain.ParsePrompt(domain.DefaultPromptTemplate())
+	logger := chatlog.New(pool, 100, nil)
+	t.Cleanup(func() { logger.Close(context.Background()) })
+	m.Register(telemetry.PoolCollector(pool), telemetry.ChatLogCollector(logger.Stats))
+	svc := chat.New(twoPass, telemetry.InstrumentProvider(provider, nil, m.ObserveStage), prompt, logger, chat.Config{
+		Gate: domain.Gate{MinSimilarity: 0.26, MinKeywordCoverage: 0.70}, SupportThreshold: 0.5})
+	s := &stack{chatLog: logger, metrics: m, deps: server.Deps{Pool: pool, Searcher: searcher, SearchService: twoPass,
+		Ingester: in, Chat: svc, Metrics: m}}
+	if deps != nil {
+		deps(&s.deps)
+	}
+	return s
+}
+
+// serveOn starts a server.Server on a loopback port.
+func serveOn(t *testing.T, d server.Deps) (*server.Server, string, chan error) {
+	t.Helper()
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := server.NewServer(ln.Addr().String(), d)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	return srv, "http://" + ln.Addr().String(), done
+}
+
+// streamChats opens n chat streams at once; each result is nil when the stream
+// ended with its final answer.
+func streamChats(url string, client *http.Client, n int) <-chan error {
+	c := canonv1connect.NewChatServiceClient(client, url, connect.WithGRPC())
+	out := make(chan error, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			stream, err := c.ChatStream(context.Background(), connect.NewRequest(&canonv1.ChatRequest{
+				Question: "how do deployment rollbacks work?", Filters: &canonv1.Filters{ProjectKeys: []string{"platform"}}}))
+			if err != nil {
+				out <- err
+				return
+			}
+			final := false
+			for stream.Receive() {
+				if stream.Msg().GetFinal() != nil {
+					final = true
+				}
+			}
+			switch {
+			case stream.Err() != nil:
+				out <- stream.Err()
+			case !final:
+				out <- errors.New("stream ended without a final answer")
+			default:
+				out <- nil
+			}
+		})
+	}
+	go func() { wg.Wait(); close(out) }()
+	return out
+}
+
+func waitInFlight(t *testing.T, srv *server.Server, n int64) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for srv.InFlight() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d of %d streams in flight after 30s", srv.InFlight(), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestShutdownLetsStreamsFinish: 16 gRPC streams over h2c in flight when the
+// shutdown starts all end with their final answer; the server then refuses
+// connections.
+func TestShutdownLetsStreamsFinish(t *testing.T) {
+	s := newStack(t, &slowProvider{tick: 20 * time.Millisecond, ticks: 15}, nil)
+	srv, url, done := serveOn(t, s.deps)
+	client := h2cClient()
+	defer client.CloseIdleConnections()
+	results := streamChats(url, client, 16)
+	waitInFlight(t, srv, 16)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx, 5*time.Second); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	for err := range results {
+		if err != nil {
+			t.Errorf("stream: %v", err)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Errorf("serve: %v", err)
+	}
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, url+"/healthz", nil)
+	if res, err := http.DefaultClient.Do(req); err == nil {
+		res.Body.Close()
+		t.Error("the server still accepts connections after shutdown")
+	}
+}
+
+// TestShutdownDeadlineCancelsStreams: streams that would never end are
+// cancelled at the deadline, every handler returns, and closing the chat log
+// right after (as canon serve does) neither panics nor blocks, even with
+// handlers logging concurrently; no goroutine of the server is left behind.
+func TestShutdownDeadlineCancelsStreams(t *testing.T) {
+	s := newStack(t, &slowProvider{tick: 10 * time.Millisecond}, nil)
+	before := goleak.IgnoreCurrent()
+	srv, url, done := serveOn(t, s.deps)
+	client := h2cClient()
+	results := streamChats(url, client, 16)
+	waitInFlight(t, srv, 16)
+	// Handlers logging to the chat log while it closes: the original panic.
+	stopLogging := make(chan struct{})
+	var logging sync.WaitGroup
+	for range 4 {
+		logging.Go(func() {
+			for {
+				select {
+				case <-stopLogging:
+					return
+				default:
+					s.chatLog.Log(chatlog.Entry{Question: "in flight", Provider: "slow", Model: "slow-1"})
+				}
+			}
+		})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := srv.Shutdown(ctx, 10*time.Second)
+	if err == nil {
+		t.Fatal("shutdown reported success though streams had to be cancelled")
+	}
+	if srv.InFlight() != 0 {
+		t.Fatalf("%d requests still in flight after shutdown", srv.InFlight())
+	}
+	if elapsed := time.Since(start); elapsed > 5*time.Second {
+		t.Errorf("shutdown took %s", elapsed)
+	}
+	closeCtx, cancelClose := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancelClose()
+	s.chatLog.Close(closeCtx)
+	close(stopLogging)
+	logging.Wait()
+	n := 0
+	for err := range results {
+		n++
+		if err == nil {
+			t.Error("a stream that never ends got a final answer")
+		}
+	}
+	if n != 16 {
+		t.Errorf("%d streams ended, want 16", n)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("serve: %v", err)
+	}
+	client.CloseIdleConnections()
+	goleak.VerifyNone(t, before)
+}

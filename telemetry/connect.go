@@ -1,0 +1,82 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+
+	"connectrpc.com/connect"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// RequestIDAttribute is the span attribute that carries canon's request id.
+const RequestIDAttribute = attribute.Key("canon.request_id")
+
+// ConnectInterceptor records each RPC's procedure, project and code for the
+// request's log line and metrics, and tags the RPC's span with the request id.
+// Put it after the tracing interceptor so that the span exists.
+func ConnectInterceptor() connect.Interceptor { return rpcRecorder{} }
+
+type rpcRecorder struct{}
+
+// projectKeyed is every request message that names a project.
+type projectKeyed interface{ GetProjectKey() string }
+
+func begin(ctx context.Context, procedure string, msg any) {
+	setRoute(ctx, procedure)
+	if m, ok := msg.(projectKeyed); ok {
+		SetProject(ctx, m.GetProjectKey())
+	}
+	if id := RequestID(ctx); id != "" {
+		trace.SpanFromContext(ctx).SetAttributes(RequestIDAttribute.String(id))
+	}
+}
+
+func finish(ctx context.Context, err error) {
+	var code connect.Code
+	if err != nil {
+		code = connect.CodeOf(err)
+		if errors.Is(err, context.Canceled) && code == connect.CodeUnknown {
+			code = connect.CodeCanceled
+		}
+	}
+	SetCode(ctx, code)
+}
+
+func (rpcRecorder) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+		begin(ctx, req.Spec().Procedure, req.Any())
+		res, err := next(ctx, req)
+		finish(ctx, err)
+		return res, err
+	}
+}
+
+func (rpcRecorder) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+	return next
+}
+
+func (rpcRecorder) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
+	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
+		begin(ctx, conn.Spec().Procedure, nil)
+		err := next(ctx, &receiveRecorder{StreamingHandlerConn: conn, ctx: ctx})
+		finish(ctx, err)
+		return err
+	}
+}
+
+// receiveRecorder reads the project of a stream's request as the handler receives it.
+type receiveRecorder struct {
+	connect.StreamingHandlerConn
+	ctx context.Context //nolint:containedctx // the stream's own context, to record what it receives
+}
+
+func (r *receiveRecorder) Receive(msg any) error {
+	err := r.StreamingHandlerConn.Receive(msg)
+	if err == nil {
+		if m, ok := msg.(projectKeyed); ok {
+			SetProject(r.ctx, m.GetProjectKey())
+		}
+	}
+	return err
+}
