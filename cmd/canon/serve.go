@@ -39,7 +39,8 @@ Protocol (Streamable HTTP) at /mcp (bearer key per request). It listens on
 				return err
 			}
 			defer a.Close()
-			ln, err := net.Listen("tcp", cfg.ListenAddr)
+			var lc net.ListenConfig
+			ln, err := lc.Listen(cmd.Context(), "tcp", cfg.ListenAddr)
 			if err != nil {
 				return err
 			}
