@@ -95,7 +95,7 @@ func (h *chatHandler) jsonChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Write(b) //nolint:errcheck
+	w.Write(b) //nolint:errcheck // a failed write means the client left; nothing to tell it
 }
 
 func writeJSONError(w http.ResponseWriter, code connect.Code, msg string) {
@@ -109,5 +109,5 @@ func writeJSONError(w http.ResponseWriter, code connect.Code, msg string) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(map[string]string{"code": code.String(), "message": msg}) //nolint:errcheck
+	json.NewEncoder(w).Encode(map[string]string{"code": code.String(), "message": msg}) //nolint:errcheck // a failed write means the client left; nothing to tell it
 }

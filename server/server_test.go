@@ -2,11 +2,9 @@ package server_test
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,7 +12,6 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
-	"golang.org/x/net/http2"
 
 	"github.com/canonkb/canon/chat"
 	"github.com/canonkb/canon/chatlog"
@@ -64,12 +61,9 @@ func newServer(t *testing.T) *httptest.Server {
 
 // h2cClient speaks HTTP/2 without TLS, as gRPC clients do against `canon serve`.
 func h2cClient() *http.Client {
-	return &http.Client{Transport: &http2.Transport{
-		AllowHTTP: true,
-		DialTLSContext: func(ctx context.Context, network, addr string, _ *tls.Config) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, network, addr)
-		},
-	}}
+	var protocols http.Protocols
+	protocols.SetUnencryptedHTTP2(true)
+	return &http.Client{Transport: &http.Transport{Protocols: &protocols}}
 }
 
 func TestSearchOverConnectGRPCAndGRPCWeb(t *testing.T) {
@@ -227,7 +221,12 @@ func TestEntityQuestionOverChatAndSearch(t *testing.T) {
 	}
 
 	post := func(body string) (int, map[string]any) {
-		r, err := srv.Client().Post(srv.URL+"/api/kb/chat", "application/json", strings.NewReader(body))
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL+"/api/kb/chat", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		r, err := srv.Client().Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -265,7 +264,10 @@ func TestEntityQuestionOverChatAndSearch(t *testing.T) {
 func TestJSONChatEndpoint(t *testing.T) {
 	srv := newServer(t)
 	post := func(body string, header ...string) (int, map[string]any) {
-		req, _ := http.NewRequest("POST", srv.URL+"/api/kb/chat", strings.NewReader(body))
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL+"/api/kb/chat", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
 		req.Header.Set("Content-Type", "application/json")
 		for i := 0; i+1 < len(header); i += 2 {
 			req.Header.Set(header[i], header[i+1])
@@ -377,8 +379,16 @@ func TestContentGapsRPC(t *testing.T) {
 
 func TestHealth(t *testing.T) {
 	srv := newServer(t)
-	res, err := srv.Client().Get(srv.URL + "/healthz")
-	if err != nil || res.StatusCode != 200 {
-		t.Fatalf("%v %v", err, res)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+"/healthz", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != 200 {
+		t.Fatalf("status %d", res.StatusCode)
 	}
 }
