@@ -1,6 +1,6 @@
 # canon: two commands do everything on a fresh Debian/Ubuntu machine.
 #   make demo   local Postgres+pgvector, migrations, the example handbook, a server, real questions
-#   make test   the same database, go vet, codegen drift check, go test -race
+#   make test   the same database, go vet, golangci-lint, codegen drift check, go test -race
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
@@ -82,7 +82,7 @@ vet:
 		test -z "$$(gofmt -l $$files)" || { echo "gofmt needed:"; gofmt -l $$files; exit 1; }
 
 .PHONY: test
-test: go db ingest-tools vet check-generated ## everything CI runs: database, vet, codegen drift, go test -race, browser tests, Node clients
+test: go db ingest-tools vet lint check-generated ## everything CI runs: database, vet, lint, codegen drift, go test -race, browser tests, Node clients
 	$(GO) test -race -count=1 ./...
 	@scripts/fuzz.sh $(FUZZTIME_TEST)
 	$(MAKE) --no-print-directory scenarios

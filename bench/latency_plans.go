@@ -167,7 +167,7 @@ func explainScript(ctx context.Context, pool *pgxpool.Pool, script string, idx, 
 	if err != nil {
 		return planTimes{}, err
 	}
-	defer tx.Rollback(ctx) //nolint:errcheck
+	defer tx.Rollback(ctx) //nolint:errcheck // nothing to keep: the rollback only ends the transaction
 	for _, s := range sets {
 		if _, err := tx.Exec(ctx, s); err != nil {
 			return planTimes{}, err
@@ -212,31 +212,37 @@ func explainPrepared(ctx context.Context, pool *pgxpool.Pool, script string, idx
 		if err != nil {
 			return planTimes{}, err
 		}
-		tx, err := c.Begin(ctx)
-		if err != nil {
-			return planTimes{}, err
-		}
-		defer tx.Rollback(ctx) //nolint:errcheck
-		// Plan the way the searcher's requests mostly were (it may set
-		// plan_cache_mode per request), not the way this session would by default.
-		if generic > custom {
-			sets = append(sets, "SET LOCAL plan_cache_mode = force_generic_plan")
-		} else {
-			sets = append(sets, "SET LOCAL plan_cache_mode = force_custom_plan")
-		}
-		for _, s := range sets {
-			if _, err := tx.Exec(ctx, s); err != nil {
-				return planTimes{}, err
-			}
-		}
-		var plan []byte
-		q := explainPrefix + "EXECUTE " + pgx.Identifier{name}.Sanitize() + "(" + strings.Join(values, ", ") + ")"
-		if err := tx.QueryRow(ctx, q, pgx.QueryExecModeSimpleProtocol).Scan(&plan); err != nil {
-			return planTimes{}, err
-		}
-		return readPlan(plan, idx, seq)
+		return explainExecute(ctx, c, name, values, sets, generic > custom, idx, seq)
 	}
 	return planTimes{}, errors.New("no pool connection has the ranking statement prepared")
+}
+
+// explainExecute explains EXECUTE of the prepared statement name on conn, planned
+// the generic or the custom way, inside a transaction it rolls back.
+func explainExecute(ctx context.Context, conn *pgxpool.Conn, name string, values, sets []string, generic bool, idx, seq map[string]bool) (planTimes, error) {
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return planTimes{}, err
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // nothing to keep: the rollback only ends the transaction
+	// Plan the way the searcher's requests mostly were (it may set
+	// plan_cache_mode per request), not the way this session would by default.
+	if generic {
+		sets = append(sets, "SET LOCAL plan_cache_mode = force_generic_plan")
+	} else {
+		sets = append(sets, "SET LOCAL plan_cache_mode = force_custom_plan")
+	}
+	for _, s := range sets {
+		if _, err := tx.Exec(ctx, s); err != nil {
+			return planTimes{}, err
+		}
+	}
+	var plan []byte
+	q := explainPrefix + "EXECUTE " + pgx.Identifier{name}.Sanitize() + "(" + strings.Join(values, ", ") + ")"
+	if err := tx.QueryRow(ctx, q, pgx.QueryExecModeSimpleProtocol).Scan(&plan); err != nil {
+		return planTimes{}, err
+	}
+	return readPlan(plan, idx, seq)
 }
 
 var placeholderPattern = regexp.MustCompile(`\$(\d+)`)
@@ -307,7 +313,7 @@ func explainQuery(ctx context.Context, pool *pgxpool.Pool, ef int, sql string, a
 	if err != nil {
 		return planTimes{}, err
 	}
-	defer tx.Rollback(ctx) //nolint:errcheck
+	defer tx.Rollback(ctx) //nolint:errcheck // nothing to keep: the rollback only ends the transaction
 	if ef > 0 {
 		if _, err := tx.Exec(ctx, hnswSettings, strconv.Itoa(ef)); err != nil {
 			return planTimes{}, err
@@ -335,8 +341,11 @@ func readPlan(b []byte, idx, seq map[string]bool) (planTimes, error) {
 			} `json:"Timing"`
 		} `json:"JIT"`
 	}
-	if err := json.Unmarshal(b, &doc); err != nil || len(doc) == 0 {
-		return planTimes{}, fmt.Errorf("read plan: %v", err)
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return planTimes{}, fmt.Errorf("read plan: %w", err)
+	}
+	if len(doc) == 0 {
+		return planTimes{}, errors.New("read plan: empty plan")
 	}
 	var walk func(n map[string]any)
 	walk = func(n map[string]any) {

@@ -252,8 +252,8 @@ type LatencyPair struct {
 func runPaired(ctx context.Context, a, b method, queries []string, o LatencyOptions) LatencyPair {
 	for k := range 3 { // warm-up, unmeasured
 		q := queries[len(queries)-1-k]
-		a.run(ctx, q) //nolint:errcheck // measured below
-		b.run(ctx, q) //nolint:errcheck
+		a.run(ctx, q) //nolint:errcheck // warm-up: errors are counted in the measured runs below
+		b.run(ctx, q) //nolint:errcheck // warm-up: errors are counted in the measured runs below
 	}
 	var da, db, ratios []time.Duration
 	var rowsA, rowsB, errsA, errsB int

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"io"
 	"math"
 	"os"
@@ -186,7 +187,7 @@ func TestQualityOnTinyCollection(t *testing.T) {
 	svg, _ := os.ReadFile(filepath.Join(out, "tiny.svg"))
 	dec := xml.NewDecoder(bytes.NewReader(svg))
 	for {
-		if _, err := dec.Token(); err == io.EOF {
+		if _, err := dec.Token(); errors.Is(err, io.EOF) {
 			break
 		} else if err != nil {
 			t.Fatalf("SVG is not well-formed: %v", err)

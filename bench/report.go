@@ -74,8 +74,8 @@ func DescribeMachine(ctx context.Context, pool *pgxpool.Pool, commit string) *Ma
 		}
 	}
 	if pool != nil {
-		pool.QueryRow(ctx, "SHOW server_version").Scan(&m.Postgres)                                          //nolint:errcheck
-		pool.QueryRow(ctx, "SELECT extversion FROM pg_extension WHERE extname = 'vector'").Scan(&m.PGVector) //nolint:errcheck
+		pool.QueryRow(ctx, "SHOW server_version").Scan(&m.Postgres)                                          //nolint:errcheck // a version that cannot be read stays blank
+		pool.QueryRow(ctx, "SELECT extversion FROM pg_extension WHERE extname = 'vector'").Scan(&m.PGVector) //nolint:errcheck // a version that cannot be read stays blank
 	}
 	return m
 }

@@ -336,7 +336,7 @@ func runOne(ctx context.Context, s Searcher, project string, v Variant, fusion, 
 	// a system that returns nothing would; any other refusal (a bad override) ends
 	// the run.
 	if domain.ValidateQuery(text) != nil {
-		return outcome{rejected: true}, nil
+		return outcome{rejected: true}, nil //nolint:nilerr // the rejection is the outcome, not a failure
 	}
 	start := time.Now()
 	res, err := s.Search(ctx, req)

@@ -157,7 +157,7 @@ type Expectations struct {
 	Answer *AnswerExpectation `yaml:"answer" json:"answer,omitempty"`
 }
 
-// HitConstraint: every primary hit has one of the listed values of each field
+// HitConstraint requires every primary hit to have one of the listed values of each field
 // set ("" stands for none: a raw document has no canonical type or status).
 type HitConstraint struct {
 	Statuses       []string `yaml:"statuses" json:"statuses,omitempty"`

@@ -122,7 +122,7 @@ func checkAnswer(e *AnswerExpectation, res *domain.ChatResponse) (*AnswerOutcome
 	// numbers they carry.
 	docOf := map[int]string{}
 	for _, c := range res.Citations {
-		docOf[int(c.N)] = c.DocID
+		docOf[c.N] = c.DocID
 	}
 	for _, n := range markerNumbers(o.Text) {
 		doc, ok := docOf[n]

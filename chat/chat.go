@@ -341,8 +341,8 @@ func (f *sentinelFilter) write(delta string) error {
 	}
 	f.pending.WriteString(delta)
 	t := strings.TrimLeft(f.pending.String(), " \n\t`*\"'")
-	if len(t) < len(domain.SelfRefusalSentinel) && strings.HasPrefix(domain.SelfRefusalSentinel, t) {
-		return nil
+	if len(t) < len(domain.SelfRefusalSentinel) && domain.SelfRefusalSentinel[:len(t)] == t {
+		return nil // the text so far may yet become the sentinel: keep holding
 	}
 	if strings.HasPrefix(t, domain.SelfRefusalSentinel) {
 		return nil // a refusal: keep holding, the caller replaces it

@@ -78,7 +78,10 @@ func (f *fakeOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Messages []struct{ Role, Content string } `json:"messages"`
 	}
-	json.NewDecoder(r.Body).Decode(&body) //nolint:errcheck
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || len(body.Messages) == 0 {
+		http.Error(w, "want a chat completions request with messages", http.StatusBadRequest)
+		return
+	}
 	answer := f.answer(body.Messages[0].Content)
 	w.Header().Set("Content-Type", "text/event-stream")
 	fl := w.(http.Flusher)
@@ -427,8 +430,11 @@ func TestLoggingNeverBreaksChat(t *testing.T) {
 		}
 	}
 	t.Cleanup(func() {
-		p.Exec(ctx, "DROP OWNED BY "+role) //nolint:errcheck
-		p.Exec(ctx, "DROP ROLE "+role)     //nolint:errcheck
+		for _, stmt := range []string{"DROP OWNED BY " + role, "DROP ROLE " + role} {
+			if _, err := p.Exec(ctx, stmt); err != nil {
+				t.Errorf("cleanup: %s: %v", stmt, err)
+			}
+		}
 	})
 	limitedURL := strings.Replace(dbURL, "postgres@", role+"@", 1)
 	limited, err := postgres.Connect(ctx, limitedURL)

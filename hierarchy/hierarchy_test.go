@@ -238,7 +238,7 @@ func TestAlphaOneEqualsFlatOrderingOnCandidates(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if int(res.Meta.Pass2Candidates) != len(cands) {
+			if res.Meta.Pass2Candidates != len(cands) {
 				t.Errorf("pass2_candidates %d, want %d", res.Meta.Pass2Candidates, len(cands))
 			}
 			flatQ := q
@@ -338,8 +338,8 @@ func TestPass2Batches(t *testing.T) {
 	// Batches of 2 stop once the top 5 stayed the same for 3 rounds.
 	small := newSearcher(t, func(c *Config) { c.BatchSize = 2 })
 	res := mustSearch(t, small, req(q))
-	cands := int(res.Meta.Pass2Candidates)
-	b := int(res.Meta.Pass2Batches)
+	cands := res.Meta.Pass2Candidates
+	b := res.Meta.Pass2Batches
 	if b < 4 || b >= (cands+1)/2 {
 		t.Errorf("batches of 2 over %d candidates: %d rounds, want an early stop after at least 4", cands, b)
 	}
@@ -410,8 +410,7 @@ func TestConfigValidate(t *testing.T) {
 func TestCachesInvalidatedByIngest(t *testing.T) {
 	ctx := context.Background()
 	p := freshHandbook(t)
-	var h *Searcher
-	h = New(p, flatSearcher(p), DefaultConfig())
+	h := New(p, flatSearcher(p), DefaultConfig())
 	q := "What has Dana been working on?"
 	first := mustSearch(t, h, req(q))
 	if h.pass1.Len() != 1 || h.links.Len() == 0 {

@@ -46,7 +46,12 @@ func TestLexemeBloom(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tx.Rollback(ctx)
+	defer func() {
+		// The rollback undoes the edit for the tests that share this database.
+		if err := tx.Rollback(ctx); err != nil {
+			t.Errorf("rollback: %v", err)
+		}
+	}()
 	var has bool
 	if err := tx.QueryRow(ctx, `
 		WITH edited AS (

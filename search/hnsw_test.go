@@ -73,7 +73,7 @@ func countIndexScan(t *testing.T, p *pgxpool.Pool, q pgvector.Vector, ef, limit 
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tx.Rollback(ctx) //nolint:errcheck
+	defer tx.Rollback(ctx) //nolint:errcheck // nothing to keep: the rollback only ends the transaction
 	for _, s := range []string{"SET LOCAL enable_seqscan = off", "SET LOCAL enable_bitmapscan = off", "SET LOCAL enable_indexscan = on",
 		"SET LOCAL hnsw.iterative_scan = off", "SET LOCAL hnsw.ef_search = " + strconv.Itoa(ef)} {
 		if _, err := tx.Exec(ctx, s); err != nil {

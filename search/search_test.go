@@ -2,6 +2,7 @@ package search_test
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"maps"
@@ -354,7 +355,7 @@ func TestFilters(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			res := mustSearch(t, s, req(q, func(r *domain.SearchRequest) { c.filter(&r.Filters) }))
-			hits := append(res.Primary, res.RunnerUp...)
+			hits := slices.Concat(res.Primary, res.RunnerUp)
 			if len(hits) == 0 {
 				t.Fatal("filter left no results; the test corpus should have matches")
 			}
@@ -403,7 +404,7 @@ func TestFilters(t *testing.T) {
 			req(q+" @int-stripe-webhooks", func(r *domain.SearchRequest) { r.Options.Explain = true }),
 		} {
 			res := mustSearch(t, s, named)
-			all := append(res.Primary, res.RunnerUp...)
+			all := slices.Concat(res.Primary, res.RunnerUp)
 			i := rankOf(all, "int-stripe-webhooks")
 			if i < 0 {
 				t.Fatalf("a named document should be a candidate, got %v", docIDs(all))
@@ -467,7 +468,8 @@ func TestInvalidRequests(t *testing.T) {
 				t.Fatal("expected an error")
 			}
 			if c.notFound {
-				if _, ok := err.(*domain.NotFoundError); !ok {
+				var notFound *domain.NotFoundError
+				if !errors.As(err, &notFound) {
 					t.Errorf("want NotFoundError, got %T %v", err, err)
 				}
 			} else if !domain.IsInvalid(err) {
@@ -583,7 +585,9 @@ func TestGoldenRankings(t *testing.T) {
 	}
 	golden := filepath.Join("testdata", "rankings.golden")
 	if *update {
-		os.MkdirAll("testdata", 0o755) //nolint:errcheck
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -53,7 +53,7 @@ func (s *Searcher) Statement(ctx context.Context, req *domain.SearchRequest) (st
 	}
 	rec := &sqlcapture.Statement{}
 	if _, err := db.New(rec).GraphSearch(ctx, params); !errors.Is(err, sqlcapture.ErrCaptured) {
-		return "", fmt.Errorf("render graph statement: %v", err)
+		return "", fmt.Errorf("render graph statement: %w", err)
 	}
 	graphBody, err := bind(rec.SQL, rec.Args)
 	if err != nil {
@@ -79,7 +79,7 @@ func rankingScript(ctx context.Context, p *plan) (string, error) {
 	rec := &sqlcapture.Statement{}
 	_, err := db.New(rec).SearchRank(ctx, p.params)
 	if !errors.Is(err, sqlcapture.ErrCaptured) {
-		return "", fmt.Errorf("render statement: %v", err)
+		return "", fmt.Errorf("render statement: %w", err)
 	}
 	body, err := bind(rec.SQL, rec.Args)
 	if err != nil {

@@ -112,13 +112,13 @@ keyword_weight and fts_weight to K.`,
 				var ingestBar, queryBar *progressbar.ProgressBar
 				if interactive {
 					ingestBar = newBar(len(ds.Docs), "ingest "+ds.Name)
-					setup.IngestProgress = func(done, _ int) { ingestBar.Set(done) } //nolint:errcheck
+					setup.IngestProgress = func(done, _ int) { ingestBar.Set(done) } //nolint:errcheck // a bar that fails to draw changes no result
 					opts.Progress = func(done, total int) {
 						if queryBar == nil {
-							ingestBar.Finish() //nolint:errcheck
+							ingestBar.Finish() //nolint:errcheck // a bar that fails to draw changes no result
 							queryBar = newBar(total, "queries "+ds.Name)
 						}
-						queryBar.Set(done) //nolint:errcheck
+						queryBar.Set(done) //nolint:errcheck // a bar that fails to draw changes no result
 					}
 				} else if !asJSON {
 					// Not a terminal: a line at every tenth of the searches.
@@ -133,7 +133,7 @@ keyword_weight and fts_weight to K.`,
 				rep, err := bench.Quality(cmd.Context(), ds, project, setup, opts)
 				for _, bar := range []*progressbar.ProgressBar{ingestBar, queryBar} {
 					if bar != nil {
-						bar.Finish() //nolint:errcheck
+						bar.Finish() //nolint:errcheck // a bar that fails to draw changes no result
 					}
 				}
 				if err != nil {

@@ -99,7 +99,7 @@ latency.json and latency.md.`,
 				Ranking:  ranking, Profile: cfg.Profile(), Commit: commit,
 			}
 			if !noHTTP {
-				client, stop, err := loopbackSearch(a, levels)
+				client, stop, err := loopbackSearch(ctx, a, levels)
 				if err != nil {
 					return err
 				}
@@ -169,8 +169,9 @@ func parseLevels(s string) ([]int, error) {
 
 // loopbackSearch serves canon's handler on 127.0.0.1 (an ephemeral port) and
 // returns a Connect client of its SearchService.
-func loopbackSearch(a *app, levels []int) (bench.Searcher, func(), error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+func loopbackSearch(ctx context.Context, a *app, levels []int) (bench.Searcher, func(), error) {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -184,7 +185,7 @@ func loopbackSearch(a *app, levels []int) (bench.Searcher, func(), error) {
 	stop := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		srv.Shutdown(ctx) //nolint:errcheck
+		srv.Shutdown(ctx) //nolint:errcheck // the benchmark is over; a slow drain changes no result
 		transport.CloseIdleConnections()
 	}
 	return connectSearch{client}, stop, nil

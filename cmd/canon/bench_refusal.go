@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -64,7 +65,7 @@ KB_REFUSAL_MIN_KEYWORD_COVERAGE) and the best thresholds of a sweep.`,
 			if err != nil {
 				return err
 			}
-			points := append(pos, neg...)
+			points := slices.Concat(pos, neg)
 			configured := bench.ScoreGate(points, domain.Gate{MinSimilarity: cfg.RefusalMinSimilarity, MinKeywordCoverage: cfg.RefusalMinKeywordCoverage})
 			grid := []float64{0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7, 0.8, 1.01}
 			sweep := bench.SweepGate(points, grid, grid)

@@ -29,7 +29,7 @@ func (f *lifecycleFlags) register(cmd *cobra.Command) {
 	fl.StringVarP(&f.project, "project", "p", "", "project key (required)")
 	fl.StringVar(&f.actor, "actor", "", "who makes the change, for the audit (default $USER, else the OS user)")
 	fl.BoolVar(&f.asJSON, "json", false, "print the change as protobuf JSON")
-	cmd.MarkFlagRequired("project") //nolint:errcheck
+	cobra.CheckErr(cmd.MarkFlagRequired("project"))
 }
 
 // run opens the database, runs op as the actor and prints the change.
@@ -135,8 +135,8 @@ func newPromoteCmd() *cobra.Command {
 	cmd.Flags().StringVar(&typ, "type", "", "canonical type: decision, module-kb, runbook, standard, incident, integration, domain-concept, project-index, rejected-approach")
 	cmd.Flags().StringVar(&status, "status", "", "status: draft, review, accepted, active, superseded, deprecated, archived")
 	cmd.Flags().IntVar(&priority, "priority", 0, "retrieval priority 0..100 (default: keep the current one)")
-	cmd.MarkFlagRequired("type")   //nolint:errcheck
-	cmd.MarkFlagRequired("status") //nolint:errcheck
+	cobra.CheckErr(cmd.MarkFlagRequired("type"))
+	cobra.CheckErr(cmd.MarkFlagRequired("status"))
 	return cmd
 }
 
@@ -194,6 +194,6 @@ func newRejectCmd() *cobra.Command {
 	}
 	f.register(cmd)
 	cmd.Flags().StringVar(&decision, "decision", "", "the decision the approach was rejected for (required)")
-	cmd.MarkFlagRequired("decision") //nolint:errcheck
+	cobra.CheckErr(cmd.MarkFlagRequired("decision"))
 	return cmd
 }

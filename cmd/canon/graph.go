@@ -52,7 +52,7 @@ same edges (one hop, restricted to KB_GRAPH_EXPANSION_EDGE_TYPES).`,
 	cmd.Flags().StringVar(&databaseURL, "database-url", "", "PostgreSQL URL (default $DATABASE_URL)")
 	cmd.Flags().StringVarP(&project, "project", "p", "", "project key (required)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as protobuf JSON")
-	cmd.MarkFlagRequired("project") //nolint:errcheck
+	cobra.CheckErr(cmd.MarkFlagRequired("project"))
 	return cmd
 }
 

@@ -15,7 +15,10 @@ import (
 	"github.com/canonkb/canon/domain"
 )
 
-func main() {
+func main() { os.Exit(execute()) }
+
+// execute runs the command line and returns the exit status, so its deferred signal stop runs before os.Exit.
+func execute() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	root := newRoot()
@@ -24,12 +27,13 @@ func main() {
 		var exit *exitError
 		switch {
 		case errors.As(err, &exit):
-			os.Exit(exit.code)
+			return exit.code
 		case domain.IsInvalid(err):
-			os.Exit(2)
+			return 2
 		}
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }
 
 // exitError carries an exit status without extra output (the command printed its report).

@@ -52,8 +52,11 @@ func TestCommandLineEndToEnd(t *testing.T) {
 
 	// A broken file: reported as path:line: reason, exit status 1, the rest stored.
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "ok.md"), []byte("# Fine\n\nfine text\n"), 0o644)             //nolint:errcheck
-	os.WriteFile(filepath.Join(dir, "bad.md"), []byte("---\ntype: decison\n---\n# Bad\n"), 0o644) //nolint:errcheck
+	for name, text := range map[string]string{"ok.md": "# Fine\n\nfine text\n", "bad.md": "---\ntype: decison\n---\n# Bad\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	out, err = run(t, "ingest", dir, "--project", "scratch")
 	var exit *exitError
 	if !errors.As(err, &exit) || exit.code != 1 || !strings.Contains(out, "bad.md:2: unknown type \"decison\"") ||
@@ -122,7 +125,9 @@ func TestCommandLineEndToEnd(t *testing.T) {
 func TestBrokenPromptTemplateFailsAtStartup(t *testing.T) {
 	t.Setenv("DATABASE_URL", dbtest.FreshURL(t))
 	path := filepath.Join(t.TempDir(), "prompt.tmpl")
-	os.WriteFile(path, []byte("{{.Nope"), 0o644) //nolint:errcheck
+	if err := os.WriteFile(path, []byte("{{.Nope"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv("KB_PROMPT_TEMPLATE", path)
 	if _, err := run(t, "ask", "anything", "--project", "platform"); err == nil || !strings.Contains(err.Error(), "prompt template") {
 		t.Errorf("want a prompt template error, got %v", err)
