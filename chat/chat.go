@@ -127,7 +127,7 @@ func (s *Service) Answer(ctx context.Context, req *domain.ChatRequest, acceptLan
 	admitted, bestSim, bestCov := s.cfg.Gate.Admit(evidence)
 	meta.BestVectorSimilarity, meta.BestKeywordCoverage = bestSim, bestCov
 	entry := chatlog.Entry{Question: req.Question, Filters: meta.Filters, Provider: meta.Provider,
-		Model: meta.Model, RetrievalMs: retrievalMs}
+		Model: meta.Model, RetrievalMs: retrievalMs, AskerGroups: domain.PrincipalFrom(ctx).DocumentGroups()}
 	entry.ProjectIDs = s.projectIDs(ctx, projects)
 
 	if !admitted {

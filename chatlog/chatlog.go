@@ -22,8 +22,11 @@ import (
 type Entry struct {
 	// ProjectIDs the turn searched; the log row carries the first (one row per turn),
 	// a refusal counts as a content gap in each.
-	ProjectIDs    []int64
-	Question      string
+	ProjectIDs []int64
+	Question   string
+	// AskerGroups are the groups of the asker's document view (nil: it sees every
+	// document); a refusal's content gap is listed only to callers holding them.
+	AskerGroups   []string
 	Filters       domain.Filters
 	RefusalReason string
 	Citations     any
@@ -157,7 +160,7 @@ func (l *Logger) write(e Entry) {
 	norm := domain.NormalizeQuestion(e.Question)
 	for _, pid := range e.ProjectIDs {
 		if err := q.ContentGapRecord(ctx, db.ContentGapRecordParams{
-			ProjectID: pid, NormalizedQuestion: norm, ExampleQuestion: e.Question, At: e.At,
+			ProjectID: pid, NormalizedQuestion: norm, ExampleQuestion: e.Question, At: e.At, AskerGroups: e.AskerGroups,
 		}); err != nil {
 			n := l.failed.Add(1)
 			l.log.Warn("content gap insert failed", "err", err, "failed_total", n)

@@ -18,8 +18,8 @@ type Gap struct {
 	FirstSeen, LastSeen time.Time
 }
 
-// ContentGaps lists a project's refused questions, most asked first; limit 0
-// means 50. A bad limit or a missing project key is a *domain.InvalidError, an
+// ContentGaps lists a project's refused questions the request's principal may
+// see (those every asker's groups allow it), most asked first; limit 0 means 50. A bad limit or a missing project key is a *domain.InvalidError, an
 // unknown project a *domain.NotFoundError.
 func ContentGaps(ctx context.Context, pool *pgxpool.Pool, projectKey string, limit int) ([]Gap, error) {
 	if limit == 0 {
@@ -35,7 +35,9 @@ func ContentGaps(ctx context.Context, pool *pgxpool.Pool, projectKey string, lim
 	if _, err := q.ProjectGetByKey(ctx, projectKey); err != nil {
 		return nil, &domain.NotFoundError{Message: fmt.Sprintf("unknown project %q", projectKey)}
 	}
-	rows, err := q.ContentGapList(ctx, db.ContentGapListParams{ProjectKey: projectKey, RowLimit: int32(limit)})
+	viewer := domain.PrincipalFrom(ctx)
+	rows, err := q.ContentGapList(ctx, db.ContentGapListParams{ProjectKey: projectKey, RowLimit: int32(limit),
+		AccessAll: viewer.AllDocuments, AccessGroups: viewer.DocumentGroups()})
 	if err != nil {
 		return nil, err
 	}

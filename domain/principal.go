@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 )
 
 // Role is what a key may do: each role includes the ones below it.
@@ -82,6 +83,17 @@ func (p Principal) DocumentGroups() []string {
 		return []string{}
 	}
 	return p.Groups
+}
+
+// DocumentView names what the principal may see of documents, for cache keys:
+// results computed for one view must not serve another. "*" is every document.
+func (p Principal) DocumentView() string {
+	if p.AllDocuments {
+		return "*"
+	}
+	g := slices.Clone(p.Groups)
+	slices.Sort(g)
+	return strings.Join(slices.Compact(g), ",")
 }
 
 type principalKey struct{}

@@ -32,9 +32,11 @@ func (h *Searcher) evidence(ctx context.Context, asked *search.Prepared, res *do
 	}
 	// QueryEmbedding is nil when the vector leg sat the question out.
 	embedding := asked.QueryEmbedding()
+	viewer := domain.PrincipalFrom(ctx)
 	rows, err := db.New(h.pool).SearchEvidence(ctx, db.SearchEvidenceParams{
 		SemanticEnabled: embedding != nil, QueryEmbedding: embedding,
 		ProjectIds: asked.ProjectIDs(), ChunkIds: ids, Query: asked.Query(), Stripped: stripped,
+		AccessAll: viewer.AllDocuments, AccessGroups: viewer.DocumentGroups(),
 	})
 	if err != nil {
 		return fmt.Errorf("evidence: %w", err)

@@ -305,7 +305,7 @@ func (h *Searcher) ProjectIDs(ctx context.Context, keys []string) ([]int64, erro
 
 // Pass1 runs (or reads from the cache) pass 1 for a prepared request.
 func (h *Searcher) Pass1(ctx context.Context, pr *search.Prepared) (*Pass1Result, error) {
-	key := strings.Join(pr.ProjectKeys(), ",") + "\x00" + pr.Fusion() + "\x00" + pr.Query()
+	key := strings.Join(pr.ProjectKeys(), ",") + "\x00" + pr.Fusion() + "\x00" + domain.PrincipalFrom(ctx).DocumentView() + "\x00" + pr.Query()
 	if r, ok := h.pass1.Get(key); ok {
 		return r, nil
 	}
@@ -389,10 +389,11 @@ func (h *Searcher) candidates(ctx context.Context, chosen []Entity) ([]*candidat
 // statement for the entities it misses.
 func (h *Searcher) entityLinks(ctx context.Context, entities []Entity) (map[int64][]db.EntityLinksRow, error) {
 	out := map[int64][]db.EntityLinksRow{}
+	viewer := domain.PrincipalFrom(ctx)
 	var missing []int64
 	keys := map[int64]string{}
 	for _, e := range entities {
-		k := e.ProjectKey + "\x00" + strconv.FormatInt(e.ID, 10)
+		k := e.ProjectKey + "\x00" + strconv.FormatInt(e.ID, 10) + "\x00" + viewer.DocumentView()
 		keys[e.ID] = k
 		if l, ok := h.links.Get(k); ok {
 			out[e.ID] = l
@@ -407,6 +408,7 @@ func (h *Searcher) entityLinks(ctx context.Context, entities []Entity) (map[int6
 		EntityIds: missing, UseStrength: h.cfg.LinkStrength, TextHalf: h.cfg.TextHalf,
 		PageWeight: h.cfg.Links.Page, DeclaredWeight: h.cfg.Links.Declared, AttendeeWeight: h.cfg.Links.Attendee,
 		TagWeight: h.cfg.Links.Tag, MemberMeetingWeight: h.cfg.Links.MemberMeeting, MentionWeight: h.cfg.Links.Mention,
+		AccessAll: viewer.AllDocuments, AccessGroups: viewer.DocumentGroups(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("entity links: %w", err)

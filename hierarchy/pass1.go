@@ -6,6 +6,7 @@ import (
 
 	"github.com/pgvector/pgvector-go"
 
+	"github.com/canonkb/canon/domain"
 	db "github.com/canonkb/canon/gen/db"
 )
 
@@ -112,12 +113,15 @@ func (r *Pass1Result) Chosen() []Entity {
 // nil: the vector signal is then 0. It takes any db.DBTX so a benchmark can call
 // it directly; a project without entities gets ReasonNoConfidentEntity.
 func Pass1(ctx context.Context, q db.DBTX, query string, embedding *pgvector.Vector, projectIDs []int64, p Pass1Params) (*Pass1Result, error) {
+	// Entities whose page the caller may not see do not match (the document ACL).
+	viewer := domain.PrincipalFrom(ctx)
 	rows, err := db.New(q).EntityRank(ctx, db.EntityRankParams{
 		Query: query, QueryEmbedding: embedding, ProjectIds: projectIDs,
 		MaxEntities: int32(p.MaxEntities), EntityThreshold: p.Threshold, MinGap: p.MinGap,
 		TeamDiscount:    p.TeamDiscount,
 		NameExactWeight: p.Weights.NameExact, NameFuzzyWeight: p.Weights.NameFuzzy, RoleWeight: p.Weights.Role,
 		FactsWeight: p.Weights.Facts, VectorWeight: p.Weights.Vector,
+		AccessAll: viewer.AllDocuments, AccessGroups: viewer.DocumentGroups(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("entity search: %w", err)

@@ -261,7 +261,9 @@ func (s *Service) run(ctx context.Context, actor, op, project string, slugs []st
 		if err != nil {
 			return err
 		}
-		rows, err := q.LifecycleDocumentsLock(ctx, db.LifecycleDocumentsLockParams{ProjectID: projectID, Slugs: slugs})
+		viewer := domain.PrincipalFrom(ctx)
+		rows, err := q.LifecycleDocumentsLock(ctx, db.LifecycleDocumentsLockParams{ProjectID: projectID, Slugs: slugs,
+			AccessAll: viewer.AllDocuments, AccessGroups: viewer.DocumentGroups()})
 		if err != nil {
 			return err
 		}
@@ -409,7 +411,9 @@ func (s *Service) Graph(ctx context.Context, project, slug string) (Graph, error
 	if err != nil {
 		return Graph{}, err
 	}
-	d, err := q.GraphDocument(ctx, db.GraphDocumentParams{ProjectID: pid, Slug: slug})
+	viewer := domain.PrincipalFrom(ctx)
+	d, err := q.GraphDocument(ctx, db.GraphDocumentParams{ProjectID: pid, Slug: slug,
+		AccessAll: viewer.AllDocuments, AccessGroups: viewer.DocumentGroups()})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Graph{}, &domain.NotFoundError{Message: fmt.Sprintf("no document %q in project %s", slug, project)}
 	}
@@ -421,7 +425,8 @@ func (s *Service) Graph(ctx context.Context, project, slug string) (Graph, error
 	if d.NodeID == nil {
 		return g, nil
 	}
-	rows, err := q.GraphNeighbours(ctx, db.GraphNeighboursParams{ProjectID: pid, NodeID: *d.NodeID})
+	rows, err := q.GraphNeighbours(ctx, db.GraphNeighboursParams{ProjectID: pid, NodeID: *d.NodeID,
+		AccessAll: viewer.AllDocuments, AccessGroups: viewer.DocumentGroups()})
 	if err != nil {
 		return Graph{}, err
 	}

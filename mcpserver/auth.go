@@ -9,63 +9,58 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/canonkb/canon/auth"
+	"github.com/canonkb/canon/domain"
 )
-
-// Role is what a caller may do; each role includes the ones below it.
-type Role int
-
-// Roles, weakest first.
-const (
-	RoleReader Role = iota + 1 // search, ask, read documents and gaps
-	RoleEditor                 // and the lifecycle operations
-	RoleAdmin                  // and whatever administration other surfaces offer
-)
-
-func (r Role) String() string {
-	switch r {
-	case RoleReader:
-		return "reader"
-	case RoleEditor:
-		return "editor"
-	case RoleAdmin:
-		return "admin"
-	}
-	return "none"
-}
-
-// Principal is who calls a tool: Name is recorded as the actor of lifecycle changes.
-type Principal struct {
-	Name string
-	Role Role
-}
 
 // Authorizer decides who presented a key: the bearer token of an HTTP request,
 // or CANON_API_KEY for `canon mcp` over stdio ("" when none was presented). An
 // error refuses the call; a *connect.Error keeps its code, any other error is
 // Unauthenticated with its message.
 type Authorizer interface {
-	Authorize(ctx context.Context, key string) (Principal, error)
+	Authorize(ctx context.Context, key string) (domain.Principal, error)
 }
 
 // AuthorizerFunc adapts a function to Authorizer.
-type AuthorizerFunc func(ctx context.Context, key string) (Principal, error)
+type AuthorizerFunc func(ctx context.Context, key string) (domain.Principal, error)
 
 // Authorize calls f.
-func (f AuthorizerFunc) Authorize(ctx context.Context, key string) (Principal, error) {
+func (f AuthorizerFunc) Authorize(ctx context.Context, key string) (domain.Principal, error) {
 	return f(ctx, key)
 }
 
-// OpenAccess lets every caller do everything as "anonymous", as the Connect API
-// does while canon has no API keys; it is the default Authorizer.
-var OpenAccess Authorizer = AuthorizerFunc(func(context.Context, string) (Principal, error) {
-	return Principal{Name: "anonymous", Role: RoleAdmin}, nil
+// OpenAccess makes every caller the operator (every project, every document), as
+// the Connect API does with KB_AUTH=off; it is the default Authorizer.
+var OpenAccess Authorizer = AuthorizerFunc(func(context.Context, string) (domain.Principal, error) {
+	return domain.Operator(), nil
 })
 
-func withArticle(r Role) string {
-	if r == RoleReader {
+// Keys authorizes with canon's API keys (canon keys create), as the Connect API
+// does with KB_AUTH=required: the key's role, projects and groups then scope
+// every tool call and the documents it may show.
+func Keys(store *auth.Store) Authorizer {
+	return AuthorizerFunc(func(ctx context.Context, key string) (domain.Principal, error) {
+		if key == "" {
+			return domain.Principal{}, connect.NewError(connect.CodeUnauthenticated, errors.New(
+				"an API key is required: send Authorization: Bearer <key> (over stdio, set CANON_API_KEY)"))
+		}
+		p, err := store.Authenticate(ctx, key)
+		switch {
+		case errors.Is(err, auth.ErrUnknownKey), errors.Is(err, auth.ErrRevokedKey):
+			return domain.Principal{}, connect.NewError(connect.CodeUnauthenticated, err)
+		case err != nil:
+			return domain.Principal{}, connect.NewError(connect.CodeUnavailable, errors.New("cannot check the API key now; try again shortly"))
+		}
+		return p, nil
+	})
+}
+
+func withArticle(r domain.Role) string {
+	if r == domain.RoleReader {
 		return "a reader"
 	}
-	return "an " + r.String()
+	return "an " + string(r)
 }
 
 // credentialSource reads the key a request presents.
@@ -92,19 +87,39 @@ func fixedKey(key string) credentialSource {
 	return func(*mcp.RequestExtra) string { return key }
 }
 
-// authorize asks the Authorizer who calls and checks the role the tool needs.
-func authorize(ctx context.Context, a Authorizer, key string, need Role, what string) (Principal, error) {
+// scoped is a tool input that names the project it touches.
+type scoped interface{ project() string }
+
+func (in SearchInput) project() string    { return in.Project }
+func (in AskInput) project() string       { return in.Project }
+func (in DocumentInput) project() string  { return in.Project }
+func (in GapsInput) project() string      { return in.Project }
+func (in PromoteInput) project() string   { return in.Project }
+func (in SupersedeInput) project() string { return in.Project }
+func (in RejectInput) project() string    { return in.Project }
+
+// authorize asks the Authorizer who calls, checks the role the tool needs and
+// the project it names (with the Connect API's message: an unknown project and
+// a forbidden one read the same), and returns ctx carrying the principal, whose
+// groups the core's SQL applies to every document it shows.
+func authorize(ctx context.Context, a Authorizer, key string, need domain.Role, what, project string) (context.Context, domain.Principal, error) {
 	p, err := a.Authorize(ctx, key)
 	if err != nil {
 		var ce *connect.Error
 		if errors.As(err, &ce) {
-			return Principal{}, ce
+			return ctx, domain.Principal{}, ce
 		}
-		return Principal{}, connect.NewError(connect.CodeUnauthenticated, err)
+		return ctx, domain.Principal{}, connect.NewError(connect.CodeUnauthenticated, err)
 	}
-	if p.Role < need {
-		return Principal{}, connect.NewError(connect.CodePermissionDenied,
+	if !p.Role.Includes(need) {
+		return ctx, domain.Principal{}, connect.NewError(connect.CodePermissionDenied,
 			fmt.Errorf("%s needs %s key; this key's role is %s", what, withArticle(need), p.Role))
 	}
-	return p, nil
+	ctx = domain.WithPrincipal(ctx, p)
+	if project != "" {
+		if err := auth.Authorize(ctx, need, project); err != nil {
+			return ctx, domain.Principal{}, err
+		}
+	}
+	return ctx, p, nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/canonkb/canon/chatlog"
+	"github.com/canonkb/canon/document"
 	"github.com/canonkb/canon/domain"
 	db "github.com/canonkb/canon/gen/db"
 	"github.com/canonkb/canon/lifecycle"
@@ -272,12 +273,12 @@ type DocumentOutput struct {
 	Edges         []Neighbour `json:"edges" jsonschema:"the document's graph neighbours, strongest edge first"`
 }
 
-func documentOutput(project string, d db.DocumentReadRow, text string, g lifecycle.Graph) DocumentOutput {
+func documentOutput(d *document.Document, g lifecycle.Graph) DocumentOutput {
 	out := DocumentOutput{
-		DocID: d.Slug, Project: project, URI: DocumentURI(project, d.Slug), Title: d.Title, SourcePath: d.SourcePath,
-		SourceType: d.SourceType, State: stateOut(g.State), Tier: d.Tier, EvidenceTier: deref(d.EvidenceTier),
-		EntityType: deref(d.EntityType), Tags: nonNil(d.Tags), Owners: nonNil(d.Owners),
-		UpdatedAt: d.UpdatedAt.UTC().Format(time.RFC3339), Summary: d.Summary, Text: text,
+		DocID: d.Slug, Project: d.Project, URI: DocumentURI(d.Project, d.Slug), Title: d.Title, SourcePath: d.SourcePath,
+		SourceType: d.SourceType, State: stateOut(g.State), Tier: d.Tier, EvidenceTier: d.EvidenceTier,
+		EntityType: d.EntityType, Tags: d.Tags, Owners: d.Owners,
+		UpdatedAt: d.UpdatedAt.UTC().Format(time.RFC3339), Summary: d.Summary, Text: d.Body(),
 		Edges: graphOutput(g).Neighbours,
 	}
 	if d.EffectiveDate != nil {
@@ -401,11 +402,4 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

@@ -9,8 +9,10 @@ import (
 	"testing"
 
 	"connectrpc.com/connect"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/canonkb/canon/auth"
 	"github.com/canonkb/canon/chat"
 	"github.com/canonkb/canon/chatlog"
 	"github.com/canonkb/canon/domain"
@@ -30,12 +32,22 @@ import (
 // holding the example handbook.
 func newServer(t *testing.T, authorizer mcpserver.Authorizer) *mcpserver.Server {
 	t.Helper()
+	s, _ := newServerPool(t, func(*pgxpool.Pool) mcpserver.Authorizer { return authorizer })
+	return s
+}
+
+// newServerPool is newServer with an authorizer over its database, which also
+// holds a page only the group "secret" may read.
+func newServerPool(t *testing.T, authorizer func(*pgxpool.Pool) mcpserver.Authorizer) (*mcpserver.Server, *pgxpool.Pool) {
+	t.Helper()
 	pool := dbtest.FreshPool(t)
 	emb := embed.NewHash(384)
 	files, err := ingest.ReadDirs([]string{"../examples/handbook"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	files = append(files, ingest.File{Path: "zeppelin.md",
+		Content: []byte("---\naccess: [secret]\n---\n# Zeppelin plan\n\nThe zeppelin hangar opens in spring.\n")})
 	if _, err := ingest.New(pool, emb, markdown.Options{}).Ingest(context.Background(), files, ingest.Options{Project: "platform"}); err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +62,7 @@ func newServer(t *testing.T, authorizer mcpserver.Authorizer) *mcpserver.Server 
 	t.Cleanup(func() { logger.Close(context.Background()) })
 	svc := chat.New(twoPass, llm.NewExtractive(), prompt, logger, chat.Config{
 		Gate: domain.Gate{MinSimilarity: 0.26, MinKeywordCoverage: 0.70}, SupportThreshold: 0.5})
-	return mcpserver.New(mcpserver.Deps{Pool: pool, Search: twoPass, Chat: svc, Authorizer: authorizer})
+	return mcpserver.New(mcpserver.Deps{Pool: pool, Search: twoPass, Chat: svc, Authorizer: authorizer(pool)}), pool
 }
 
 // connectHTTP opens a client session to an MCP endpoint, sending key as the bearer token.
@@ -90,16 +102,16 @@ func TestEveryToolOverStreamableHTTP(t *testing.T) {
 }
 
 // keys is an authorizer with one reader and one editor key.
-var keys = mcpserver.AuthorizerFunc(func(_ context.Context, key string) (mcpserver.Principal, error) {
+var keys = mcpserver.AuthorizerFunc(func(_ context.Context, key string) (domain.Principal, error) {
 	switch key {
 	case "reader-key":
-		return mcpserver.Principal{Name: "rita", Role: mcpserver.RoleReader}, nil
+		return domain.Principal{KeyID: "r1", Name: "rita", AllProjects: true, Role: domain.RoleReader}, nil
 	case "editor-key":
-		return mcpserver.Principal{Name: "ed", Role: mcpserver.RoleEditor}, nil
+		return domain.Principal{KeyID: "e1", Name: "ed", AllProjects: true, Role: domain.RoleEditor}, nil
 	case "":
-		return mcpserver.Principal{}, errors.New("an API key is required: send Authorization: Bearer <key>")
+		return domain.Principal{}, errors.New("an API key is required: send Authorization: Bearer <key>")
 	}
-	return mcpserver.Principal{}, connect.NewError(connect.CodeUnauthenticated, errors.New("unknown API key"))
+	return domain.Principal{}, connect.NewError(connect.CodeUnauthenticated, errors.New("unknown API key"))
 })
 
 func TestRolesOverHTTP(t *testing.T) {
@@ -128,7 +140,7 @@ func TestRolesOverHTTP(t *testing.T) {
 			case tt.want != "" && (!isError || !strings.Contains(text, tt.want)):
 				t.Errorf("want an error with %q, got isError=%v %s", tt.want, isError, text)
 			}
-			if tt.tool == "deprecate" && !isError && out["actor"] != "ed" {
+			if tt.tool == "deprecate" && !isError && out["actor"] != "ed (key e1)" {
 				t.Errorf("the change should record the key's principal as actor: %v", out)
 			}
 		})
@@ -165,5 +177,76 @@ func TestStdioKeyReachesAuthorizer(t *testing.T) {
 		if err := <-done; err != nil && ctx.Err() == nil {
 			t.Errorf("run: %v", err)
 		}
+	}
+}
+
+// TestAPIKeysScopeTools authorizes with canon's own keys (as /mcp does with
+// KB_AUTH=required): a key reaches only its projects, and only the documents
+// its groups allow, in every tool and resource.
+func TestAPIKeysScopeTools(t *testing.T) {
+	s, pool := newServerPool(t, func(p *pgxpool.Pool) mcpserver.Authorizer { return mcpserver.Keys(auth.NewStore(p)) })
+	newKey := func(role string, projects []string, groups ...string) string {
+		key, _, err := auth.NewStore(pool).Create(context.Background(), auth.NewKeyRequest{Name: role, Projects: projects,
+			Role: role, Groups: groups})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return key
+	}
+	plain := newKey("reader", []string{"platform"})
+	insider := newKey("reader", []string{"platform"}, "secret")
+	payments := newKey("editor", []string{"payments"})
+	srv := httptest.NewServer(s.HTTPHandler())
+	t.Cleanup(srv.Close)
+	zeppelin := map[string]any{"project": "platform", "slug": "zeppelin"}
+	tests := []struct {
+		name, key, tool string
+		args            map[string]any
+		want            string // "" for success; "!zeppelin" for success without the page
+	}{
+		{"no key", "", "search", map[string]any{"query": "cache", "project": "platform"}, "unauthenticated: an API key is required"},
+		{"bad key", "canon_nope", "search", map[string]any{"query": "cache", "project": "platform"}, "unauthenticated"},
+		{"other project's search", payments, "search", map[string]any{"query": "cache", "project": "platform"},
+			`permission_denied: this key may not use project "platform"`},
+		{"other project's document", payments, "get_document", map[string]any{"project": "platform", "slug": "dec-cache-v2"},
+			"permission_denied"},
+		{"other project's lifecycle", payments, "deprecate", map[string]any{"project": "platform", "slug": "std-logging-logfmt"},
+			"permission_denied"},
+		{"hidden page read", plain, "get_document", zeppelin, `not_found: no document "zeppelin"`},
+		{"hidden page graph", plain, "graph_neighbours", zeppelin, "not_found"},
+		{"hidden page searched", plain, "search", map[string]any{"query": "zeppelin hangar", "project": "platform"}, "!zeppelin"},
+		{"hidden page asked", plain, "ask", map[string]any{"question": "when does the zeppelin hangar open?", "project": "platform"}, "!zeppelin"},
+		{"insider reads it", insider, "get_document", zeppelin, ""},
+		{"insider searches it", insider, "search", map[string]any{"query": "zeppelin hangar", "project": "platform"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, text, isError := mcptest.Call(t, connectHTTP(t, srv.URL, tt.key), tt.tool, tt.args)
+			switch {
+			case tt.want == "!zeppelin":
+				if isError || strings.Contains(text, "zeppelin\"") || strings.Contains(text, "Zeppelin plan") {
+					t.Errorf("want success without the hidden page, got isError=%v %s", isError, text)
+				}
+			case tt.want == "" && isError:
+				t.Errorf("want success, got %s", text)
+			case tt.want == "" && !strings.Contains(text, "Zeppelin plan"):
+				t.Errorf("the insider does not get the page: %s", text)
+			case tt.want != "" && (!isError || !strings.Contains(text, tt.want)):
+				t.Errorf("want an error with %q, got isError=%v %s", tt.want, isError, text)
+			}
+		})
+	}
+	// list_projects shows the key's projects only; the resource of a hidden page is not found.
+	_, text, _ := mcptest.Call(t, connectHTTP(t, srv.URL, payments), "list_projects", map[string]any{})
+	if strings.Contains(text, "platform") {
+		t.Errorf("a payments key lists platform: %s", text)
+	}
+	cs := connectHTTP(t, srv.URL, plain)
+	if _, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "canon://platform/zeppelin"}); err == nil {
+		t.Error("a reader without the group reads the hidden page as a resource")
+	}
+	if _, err := connectHTTP(t, srv.URL, insider).ReadResource(context.Background(),
+		&mcp.ReadResourceParams{URI: "canon://platform/zeppelin"}); err != nil {
+		t.Errorf("the insider cannot read the page as a resource: %v", err)
 	}
 }

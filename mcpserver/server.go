@@ -18,6 +18,7 @@ import (
 
 	"github.com/canonkb/canon/chat"
 	"github.com/canonkb/canon/chatlog"
+	"github.com/canonkb/canon/domain"
 	db "github.com/canonkb/canon/gen/db"
 	"github.com/canonkb/canon/lifecycle"
 	"github.com/canonkb/canon/server"
@@ -121,10 +122,14 @@ var (
 
 // handle wraps a tool: authorize with the role it needs, run, and map errors to
 // the Connect code and message the API would answer with.
-func handle[In, Out any](t *tools, name string, need Role, run func(ctx context.Context, p Principal, in In) (Out, error)) mcp.ToolHandlerFor[In, Out] {
+func handle[In, Out any](t *tools, name string, need domain.Role, run func(ctx context.Context, p domain.Principal, in In) (Out, error)) mcp.ToolHandlerFor[In, Out] {
 	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
 		var zero Out
-		p, err := authorize(ctx, t.s.d.Authorizer, t.credential(req.Extra), need, "the "+name+" tool")
+		project := ""
+		if s, ok := any(in).(scoped); ok {
+			project = s.project()
+		}
+		ctx, p, err := authorize(ctx, t.s.d.Authorizer, t.credential(req.Extra), need, "the "+name+" tool", project)
 		if err != nil {
 			return nil, zero, err
 		}
@@ -141,45 +146,45 @@ func (t *tools) register(srv *mcp.Server) {
 		Description: "Rank a project's document chunks for a question with canon's hybrid retrieval (vector + BM25, trust-weighted: " +
 			"accepted decisions above blog posts, superseded ones lower). Returns the hits (doc_id, title, heading path, snippet, score, " +
 			"status), related documents one graph hop away, and rejected approaches for the decisions found."},
-		handle(t, "search", RoleReader, t.search))
+		handle(t, "search", domain.RoleReader, t.search))
 	mcp.AddTool(srv, &mcp.Tool{Name: "ask", Title: "Ask a question", Annotations: readOnly,
 		Description: "Answer a question from a project's documents: every claim cites a chunk as [n], checked against it. When nothing " +
 			"relevant is found the result is a typed refusal (refused: true, refusal_reason) rather than a guess: do not invent an answer then."},
-		handle(t, "ask", RoleReader, t.ask))
+		handle(t, "ask", domain.RoleReader, t.ask))
 	mcp.AddTool(srv, &mcp.Tool{Name: "get_document", Title: "Read a document", Annotations: readOnly,
 		Description: "Read one document whole: its text (headings and body), title, canonical type, status, tags, owners and its graph edges."},
-		handle(t, "get_document", RoleReader, t.getDocument))
+		handle(t, "get_document", domain.RoleReader, t.getDocument))
 	mcp.AddTool(srv, &mcp.Tool{Name: "graph_neighbours", Title: "Graph neighbours", Annotations: readOnly,
 		Description: "List a document's neighbours in the knowledge graph: one hop, both directions, every edge type " +
 			"(supersedes, depends_on, decision_for, implements, ...), strongest first."},
-		handle(t, "graph_neighbours", RoleReader, t.graph))
+		handle(t, "graph_neighbours", domain.RoleReader, t.graph))
 	mcp.AddTool(srv, &mcp.Tool{Name: "list_projects", Title: "List projects", Annotations: readOnly,
 		Description: "List the projects canon holds (their keys are what the other tools take) with their document, chunk and entity counts."},
-		handle(t, "list_projects", RoleReader, t.listProjects))
+		handle(t, "list_projects", domain.RoleReader, t.listProjects))
 	mcp.AddTool(srv, &mcp.Tool{Name: "content_gaps", Title: "Content gaps", Annotations: readOnly,
 		Description: "List the questions canon could not answer in a project, most asked first: what the documentation is missing."},
-		handle(t, "content_gaps", RoleReader, t.gaps))
+		handle(t, "content_gaps", domain.RoleReader, t.gaps))
 	mcp.AddTool(srv, &mcp.Tool{Name: "promote", Title: "Promote a document", Annotations: lifecycleAnnotations,
 		Description: "Make a document canonical with a type and status (and optionally a retrieval priority). Needs an editor key; " +
 			"audited; re-running changes nothing."},
-		handle(t, "promote", RoleEditor, t.promote))
+		handle(t, "promote", domain.RoleEditor, t.promote))
 	mcp.AddTool(srv, &mcp.Tool{Name: "supersede", Title: "Supersede a document", Annotations: lifecycleAnnotations,
 		Description: "Mark old_slug superseded by new_slug: old's status becomes superseded and the edge new -supersedes-> old is added. " +
 			"Both must be canonical. Needs an editor key; audited."},
-		handle(t, "supersede", RoleEditor, t.supersede))
+		handle(t, "supersede", domain.RoleEditor, t.supersede))
 	mcp.AddTool(srv, &mcp.Tool{Name: "deprecate", Title: "Deprecate a document", Annotations: lifecycleAnnotations,
 		Description: "Set a canonical document's status to deprecated (ranked lower, still found). Needs an editor key; audited."},
-		handle(t, "deprecate", RoleEditor, t.setStatus(lifecycle.OpDeprecate)))
+		handle(t, "deprecate", domain.RoleEditor, t.setStatus(lifecycle.OpDeprecate)))
 	mcp.AddTool(srv, &mcp.Tool{Name: "archive", Title: "Archive a document", Annotations: lifecycleAnnotations,
 		Description: "Set a canonical document's status to archived (ranked lowest, still found). Needs an editor key; audited."},
-		handle(t, "archive", RoleEditor, t.setStatus(lifecycle.OpArchive)))
+		handle(t, "archive", domain.RoleEditor, t.setStatus(lifecycle.OpArchive)))
 	mcp.AddTool(srv, &mcp.Tool{Name: "reject", Title: "Record a rejected approach", Annotations: lifecycleAnnotations,
 		Description: "Record a document as an approach rejected for a decision: its type becomes rejected-approach and the edge " +
 			"slug -decision_for-> decision is added, so searches that find the decision show it. Needs an editor key; audited."},
-		handle(t, "reject", RoleEditor, t.reject))
+		handle(t, "reject", domain.RoleEditor, t.reject))
 }
 
-func (t *tools) search(ctx context.Context, _ Principal, in SearchInput) (SearchOutput, error) {
+func (t *tools) search(ctx context.Context, _ domain.Principal, in SearchInput) (SearchOutput, error) {
 	res, err := t.s.d.Search.Search(ctx, searchRequest(in))
 	if err != nil {
 		return SearchOutput{}, err
@@ -187,7 +192,7 @@ func (t *tools) search(ctx context.Context, _ Principal, in SearchInput) (Search
 	return searchOutput(res), nil
 }
 
-func (t *tools) ask(ctx context.Context, _ Principal, in AskInput) (AskOutput, error) {
+func (t *tools) ask(ctx context.Context, _ domain.Principal, in AskInput) (AskOutput, error) {
 	res, err := t.s.d.Chat.Answer(ctx, chatRequest(in), "", chat.Events{})
 	if err != nil {
 		return AskOutput{}, err
@@ -195,11 +200,11 @@ func (t *tools) ask(ctx context.Context, _ Principal, in AskInput) (AskOutput, e
 	return askOutput(in.Project, res), nil
 }
 
-func (t *tools) getDocument(ctx context.Context, _ Principal, in DocumentInput) (DocumentOutput, error) {
+func (t *tools) getDocument(ctx context.Context, _ domain.Principal, in DocumentInput) (DocumentOutput, error) {
 	return t.s.readDocument(ctx, in.Project, in.Slug)
 }
 
-func (t *tools) graph(ctx context.Context, _ Principal, in DocumentInput) (GraphOutput, error) {
+func (t *tools) graph(ctx context.Context, _ domain.Principal, in DocumentInput) (GraphOutput, error) {
 	g, err := t.s.lifecycle.Graph(ctx, in.Project, in.Slug)
 	if err != nil {
 		return GraphOutput{}, err
@@ -207,15 +212,17 @@ func (t *tools) graph(ctx context.Context, _ Principal, in DocumentInput) (Graph
 	return graphOutput(g), nil
 }
 
-func (t *tools) listProjects(ctx context.Context, _ Principal, _ struct{}) (ProjectsOutput, error) {
-	rows, err := db.New(t.s.d.Pool).ProjectList(ctx)
+func (t *tools) listProjects(ctx context.Context, _ domain.Principal, _ struct{}) (ProjectsOutput, error) {
+	viewer := domain.PrincipalFrom(ctx)
+	rows, err := db.New(t.s.d.Pool).ProjectList(ctx, db.ProjectListParams{AllProjects: viewer.AllProjects,
+		ProjectKeys: append([]string{}, viewer.Projects...), AccessAll: viewer.AllDocuments, AccessGroups: viewer.DocumentGroups()})
 	if err != nil {
 		return ProjectsOutput{}, err
 	}
 	return projectsOutput(rows), nil
 }
 
-func (t *tools) gaps(ctx context.Context, _ Principal, in GapsInput) (GapsOutput, error) {
+func (t *tools) gaps(ctx context.Context, _ domain.Principal, in GapsInput) (GapsOutput, error) {
 	res, err := chatlog.ContentGaps(ctx, t.s.d.Pool, in.Project, in.Limit)
 	if err != nil {
 		return GapsOutput{}, err
@@ -223,25 +230,25 @@ func (t *tools) gaps(ctx context.Context, _ Principal, in GapsInput) (GapsOutput
 	return gapsOutput(res), nil
 }
 
-func (t *tools) promote(ctx context.Context, p Principal, in PromoteInput) (ChangeOutput, error) {
-	return changed(t.s.lifecycle.Promote(ctx, p.Name, promoteRequest(in)))
+func (t *tools) promote(ctx context.Context, p domain.Principal, in PromoteInput) (ChangeOutput, error) {
+	return changed(t.s.lifecycle.Promote(ctx, p.Actor(), promoteRequest(in)))
 }
 
-func (t *tools) supersede(ctx context.Context, p Principal, in SupersedeInput) (ChangeOutput, error) {
-	return changed(t.s.lifecycle.Supersede(ctx, p.Name, in.Project, in.OldSlug, in.NewSlug))
+func (t *tools) supersede(ctx context.Context, p domain.Principal, in SupersedeInput) (ChangeOutput, error) {
+	return changed(t.s.lifecycle.Supersede(ctx, p.Actor(), in.Project, in.OldSlug, in.NewSlug))
 }
 
-func (t *tools) setStatus(op string) func(context.Context, Principal, DocumentInput) (ChangeOutput, error) {
-	return func(ctx context.Context, p Principal, in DocumentInput) (ChangeOutput, error) {
+func (t *tools) setStatus(op string) func(context.Context, domain.Principal, DocumentInput) (ChangeOutput, error) {
+	return func(ctx context.Context, p domain.Principal, in DocumentInput) (ChangeOutput, error) {
 		if op == lifecycle.OpArchive {
-			return changed(t.s.lifecycle.Archive(ctx, p.Name, in.Project, in.Slug))
+			return changed(t.s.lifecycle.Archive(ctx, p.Actor(), in.Project, in.Slug))
 		}
-		return changed(t.s.lifecycle.Deprecate(ctx, p.Name, in.Project, in.Slug))
+		return changed(t.s.lifecycle.Deprecate(ctx, p.Actor(), in.Project, in.Slug))
 	}
 }
 
-func (t *tools) reject(ctx context.Context, p Principal, in RejectInput) (ChangeOutput, error) {
-	return changed(t.s.lifecycle.Reject(ctx, p.Name, in.Project, in.Slug, in.DecisionSlug))
+func (t *tools) reject(ctx context.Context, p domain.Principal, in RejectInput) (ChangeOutput, error) {
+	return changed(t.s.lifecycle.Reject(ctx, p.Actor(), in.Project, in.Slug, in.DecisionSlug))
 }
 
 func changed(ch lifecycle.Change, err error) (ChangeOutput, error) {
@@ -258,7 +265,8 @@ func (t *tools) readResource(ctx context.Context, req *mcp.ReadResourceRequest) 
 	if !ok {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
-	if _, err := authorize(ctx, t.s.d.Authorizer, t.credential(req.Extra), RoleReader, "reading documents"); err != nil {
+	ctx, _, err := authorize(ctx, t.s.d.Authorizer, t.credential(req.Extra), domain.RoleReader, "reading documents", project)
+	if err != nil {
 		return nil, err
 	}
 	d, err := t.s.readDocument(ctx, project, slug)

@@ -3,6 +3,7 @@ package search_test
 import (
 	"context"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -151,5 +152,60 @@ func TestSelectiveFilterStillFillsThePage(t *testing.T) {
 				t.Errorf("%s: %s is not tagged rare", fusion, h.DocID)
 			}
 		}
+	}
+}
+
+// TestPageFillsAtOnePercentVisibility: the document ACL is applied inside the
+// legs, never after their LIMIT, so a caller who may see 1% of a project still
+// gets a full page from each leg and from their fusion.
+func TestPageFillsAtOnePercentVisibility(t *testing.T) {
+	p, err := postgres.Connect(context.Background(), dbtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	ctx := context.Background()
+	// 2,000 one-chunk documents sharing their words; every hundredth is public,
+	// the others carry access: [vault].
+	_, err = p.Exec(ctx, `
+		WITH project AS (INSERT INTO projects (project_key) VALUES ('vault') RETURNING id),
+		docs AS (
+			INSERT INTO documents (project_id, slug, title, content_hash, access)
+			SELECT project.id, CASE WHEN i % 100 = 0 THEN 'public-' ELSE 'secret-' END || i, 'Document ' || i, 'h' || i,
+			       CASE WHEN i % 100 = 0 THEN '{}'::text[] ELSE '{vault}'::text[] END
+			FROM project, generate_series(1, 2000) AS i
+			RETURNING project_id, id
+		)
+		INSERT INTO chunks (project_id, document_id, ordinal, text, token_count, embedding)
+		SELECT d.project_id, d.id, 0, 'quarterly vault passage number ' || d.id, 4,
+		       (SELECT array_agg(random()::real - 0.5) FROM generate_series(1, 384) WHERE d.id > 0)::vector
+		FROM docs d`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Exec(ctx, "ANALYZE"); err != nil {
+		t.Fatal(err)
+	}
+	q := randomQuery(t, p)
+	s := search.New(p, fixedEmbedder{embed.NewHash(384), q.Slice()}, search.Config{Ranking: domain.DefaultRanking(domain.ProfileHashKeywordLed)})
+	outsider := domain.WithPrincipal(ctx, domain.Principal{KeyID: "k", Projects: []string{"vault"}, Role: domain.RoleReader})
+	for _, fusion := range []string{domain.FusionSemanticOnly, domain.FusionKeywordOnly, domain.FusionWeighted, domain.FusionRRF} {
+		t.Run(fusion, func(t *testing.T) {
+			res, err := s.Search(outsider, &domain.SearchRequest{
+				Query: "quarterly vault passage", Filters: domain.RawFilters{ProjectKeys: []string{"vault"}},
+				Options: domain.SearchOptions{Fusion: fusion, Limit: 10},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Primary) != 10 {
+				t.Errorf("%d hits, want a full page of 10 out of the 20 visible documents", len(res.Primary))
+			}
+			for _, h := range append(res.Primary, res.RunnerUp...) {
+				if !strings.HasPrefix(h.DocID, "public-") {
+					t.Errorf("hit %s: the caller may not see it", h.DocID)
+				}
+			}
+		})
 	}
 }

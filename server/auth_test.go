@@ -385,3 +385,65 @@ func TestDocumentACLInSearch(t *testing.T) {
 		t.Error("a reader holding the group does not see the restricted page")
 	}
 }
+
+// TestContentGapAudience: a refused question is listed to callers holding every
+// group its askers held, so a question asked under a wider ACL does not reach
+// readers of a narrower one; once a narrower reader asks it too, they see it.
+func TestContentGapAudience(t *testing.T) {
+	srv, pool := newServerWith(t, auth.Config{Required: true})
+	insider, _ := newKey(t, pool, "reader", []string{"platform"}, "g1")
+	wider, _ := newKey(t, pool, "reader", []string{"platform"}, "g1", "g2")
+	plain, _ := newKey(t, pool, "reader", []string{"platform"})
+	const question = "what is the acquisition price of zyxwvut holdings?"
+	ask := func(key string) {
+		c := canonv1connect.NewChatServiceClient(srv.Client(), srv.URL, bearer(key))
+		res, err := c.Chat(context.Background(), connect.NewRequest(&canonv1.ChatRequest{Question: question,
+			Filters: &canonv1.Filters{ProjectKeys: []string{"platform"}}}))
+		if err != nil || res.Msg.GetRefusalReason() == "" {
+			t.Fatalf("ask: %v, %v: want a refusal", res, err)
+		}
+	}
+	listed := func(key string) bool {
+		c := canonv1connect.NewChatServiceClient(srv.Client(), srv.URL, bearer(key))
+		res, err := c.ContentGaps(context.Background(), connect.NewRequest(&canonv1.ContentGapsRequest{ProjectKey: "platform"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range res.Msg.GetGaps() {
+			if g.GetQuestion() == question {
+				return true
+			}
+		}
+		return false
+	}
+	// The chat log writes in the background: wait for a caller who must see it.
+	waitListed := func(key string, count int64) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			c := canonv1connect.NewChatServiceClient(srv.Client(), srv.URL, bearer(key))
+			res, err := c.ContentGaps(context.Background(), connect.NewRequest(&canonv1.ContentGapsRequest{ProjectKey: "platform"}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, g := range res.Msg.GetGaps() {
+				if g.GetQuestion() == question && g.GetCount() == count {
+					return
+				}
+			}
+		}
+		t.Fatalf("the gap was not listed with count %d within 10 s", count)
+	}
+	ask(insider)
+	waitListed(wider, 1)
+	if !listed(insider) {
+		t.Error("the asker does not see its own gap")
+	}
+	if listed(plain) {
+		t.Error("a reader without the asker's group sees the gap")
+	}
+	ask(plain)
+	waitListed(wider, 2)
+	if !listed(plain) {
+		t.Error("a reader who asked the question too does not see the gap")
+	}
+}

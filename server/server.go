@@ -263,16 +263,14 @@ type projectHandler struct {
 }
 
 func (h *projectHandler) ListProjects(ctx context.Context, _ *connect.Request[canonv1.ListProjectsRequest]) (*connect.Response[canonv1.ListProjectsResponse], error) {
-	rows, err := db.New(h.pool).ProjectList(ctx)
+	viewer := domain.PrincipalFrom(ctx)
+	rows, err := db.New(h.pool).ProjectList(ctx, db.ProjectListParams{AllProjects: viewer.AllProjects,
+		ProjectKeys: append([]string{}, viewer.Projects...), AccessAll: viewer.AllDocuments, AccessGroups: viewer.DocumentGroups()})
 	if err != nil {
 		return nil, toConnect(ctx, h.log, "list projects", err)
 	}
 	out := &canonv1.ListProjectsResponse{}
-	p := domain.PrincipalFrom(ctx)
 	for _, r := range rows {
-		if !p.MayUse(r.ProjectKey) {
-			continue
-		}
 		out.Projects = append(out.Projects, &canonv1.Project{
 			ProjectKey: r.ProjectKey, Documents: r.Documents, Chunks: r.Chunks,
 			CanonicalDocuments: r.CanonicalDocuments, Entities: r.Entities,

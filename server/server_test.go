@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -39,15 +41,28 @@ func newServer(t *testing.T) *httptest.Server {
 // newServerWith serves the handbook as project "platform" behind the given guard settings.
 func newServerWith(t *testing.T, cfg auth.Config) (*httptest.Server, *pgxpool.Pool) {
 	t.Helper()
-	pool := dbtest.FreshPool(t)
-	emb := embed.NewHash(384)
-	in := ingest.New(pool, emb, markdown.Options{})
 	files, err := ingest.ReadDirs([]string{"../examples/handbook"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := in.Ingest(context.Background(), files, ingest.Options{Project: "platform"}); err != nil {
-		t.Fatal(err)
+	return newServerOver(t, cfg, map[string][]ingest.File{"platform": files})
+}
+
+// newServerOver is newServerWith over other files: each project's files (a
+// file's frontmatter may still name another project).
+func newServerOver(t *testing.T, cfg auth.Config, projects map[string][]ingest.File) (*httptest.Server, *pgxpool.Pool) {
+	t.Helper()
+	pool := dbtest.FreshPool(t)
+	emb := embed.NewHash(384)
+	in := ingest.New(pool, emb, markdown.Options{})
+	for _, project := range slices.Sorted(maps.Keys(projects)) {
+		res, err := in.Ingest(context.Background(), projects[project], ingest.Options{Project: project})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Errors) > 0 {
+			t.Fatalf("ingest %s: %v", project, res.Errors)
+		}
 	}
 	searcher := search.New(pool, emb, search.Config{Ranking: domain.DefaultRanking(domain.ProfileHashKeywordLed),
 		Profile: domain.ProfileHashKeywordLed, Graph: search.DefaultGraphConfig()})

@@ -10,11 +10,10 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/canonkb/canon/document"
 	"github.com/canonkb/canon/gen/canon/v1/canonv1connect"
-	db "github.com/canonkb/canon/gen/db"
 	"github.com/canonkb/canon/lifecycle"
 	"github.com/canonkb/canon/web"
 )
@@ -104,19 +103,14 @@ func (h *docHandler) serve(w http.ResponseWriter, r *http.Request) {
 	if !authorizeHTTP(w, r, canonv1connect.CanonServiceShowGraphProcedure, project) {
 		return
 	}
-	q := db.New(h.pool)
-	d, err := q.DocumentView(ctx, db.DocumentViewParams{ProjectKey: project, Slug: slug})
-	if errors.Is(err, pgx.ErrNoRows) {
-		writeJSONError(w, connect.CodeNotFound, "no document "+slug+" in project "+project)
-		return
-	}
+	d, err := document.Read(ctx, h.pool, project, slug)
 	if err != nil {
 		h.internal(w, r, err)
 		return
 	}
 	out := docView{ProjectKey: project, Slug: d.Slug, Title: d.Title, SourcePath: d.SourcePath,
-		SourceType: d.SourceType, Tags: nonNil(d.Tags), CanonicalType: deref(d.CanonicalType), Status: deref(d.Status),
-		Tier: d.Tier, EvidenceTier: deref(d.EvidenceTier), Summary: d.Summary, Edges: []docEdge{}, Chunks: []docViewChunk{}}
+		SourceType: d.SourceType, Tags: d.Tags, CanonicalType: d.CanonicalType, Status: d.Status,
+		Tier: d.Tier, EvidenceTier: d.EvidenceTier, Summary: d.Summary, Edges: []docEdge{}, Chunks: []docViewChunk{}}
 	if d.EffectiveDate != nil {
 		out.EffectiveDate = d.EffectiveDate.Format(time.DateOnly)
 	}
@@ -129,13 +123,8 @@ func (h *docHandler) serve(w http.ResponseWriter, r *http.Request) {
 		out.Edges = append(out.Edges, docEdge{DocID: n.Slug, Title: n.Title, CanonicalType: n.CanonicalType,
 			Status: n.Status, EdgeType: n.EdgeType, Weight: n.Weight, Direction: n.Direction, Provenance: n.Provenance})
 	}
-	chunks, err := q.ChunkListByDocument(ctx, db.ChunkListByDocumentParams{ProjectKey: project, Slug: slug})
-	if err != nil {
-		h.internal(w, r, err)
-		return
-	}
-	for _, c := range chunks {
-		out.Chunks = append(out.Chunks, docViewChunk{ID: c.ID, Ordinal: c.Ordinal, HeadingPath: nonNil(c.HeadingPath),
+	for _, c := range d.Chunks {
+		out.Chunks = append(out.Chunks, docViewChunk{ID: c.ID, Ordinal: int32(c.Ordinal), HeadingPath: c.HeadingPath,
 			Text: c.Text, IsSummary: c.IsSummary})
 	}
 	writeJSON(w, out)
@@ -151,12 +140,4 @@ func (h *docHandler) internal(w http.ResponseWriter, r *http.Request, err error)
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(v) //nolint:errcheck // a client that left needs no answer
-}
-
-func deref[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
 }

@@ -1,10 +1,6 @@
 package main
 
 import (
-	"context"
-	"errors"
-
-	"connectrpc.com/connect"
 	"log/slog"
 	"os"
 	"runtime/debug"
@@ -12,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/canonkb/canon/auth"
 	"github.com/canonkb/canon/mcpserver"
 )
 
@@ -42,8 +39,10 @@ CANON_API_KEY. Logs go to stderr. The same server answers over Streamable HTTP a
 			}
 			defer a.Close()
 			log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-			// Over stdio canon runs as the operator, like the CLI: it holds the database URL.
-			return a.mcpServer(log, false).Run(cmd.Context(), &mcp.StdioTransport{}, os.Getenv(apiKeyEnv))
+			// Over stdio canon holds the database URL, so it runs as the operator
+			// like the CLI, unless CANON_API_KEY names a key to act as.
+			key := os.Getenv(apiKeyEnv)
+			return a.mcpServer(log, key != "").Run(cmd.Context(), &mcp.StdioTransport{}, key)
 		},
 	}
 	cmd.Flags().StringVar(&databaseURL, "database-url", "", "PostgreSQL URL (default $DATABASE_URL)")
@@ -59,21 +58,16 @@ func buildVersion() string {
 }
 
 // mcpServer is the MCP server over the app's services, for stdio and for /mcp.
-// With keys required, /mcp refuses every tool: its tools do not yet scope a call
-// to the key's projects and groups, so only the operator's path (stdio, or
-// KB_AUTH=off on loopback) may use them.
-func (a *app) mcpServer(log *slog.Logger, keysRequired bool) *mcpserver.Server {
+// With keys it authorizes every call by its API key (role, projects, groups);
+// without, every caller is the operator (stdio without CANON_API_KEY, or
+// KB_AUTH=off on loopback).
+func (a *app) mcpServer(log *slog.Logger, keys bool) *mcpserver.Server {
 	authorizer := mcpserver.OpenAccess
-	if keysRequired {
-		authorizer = mcpserver.AuthorizerFunc(func(context.Context, string) (mcpserver.Principal, error) {
-			return mcpserver.Principal{}, connect.NewError(connect.CodePermissionDenied, errMCPNeedsOperator)
-		})
+	if keys {
+		authorizer = mcpserver.Keys(auth.NewStore(a.pool))
 	}
 	return mcpserver.New(mcpserver.Deps{
 		Pool: a.pool, Search: a.hierarchy, Chat: a.chat, Logger: log, Version: buildVersion(),
 		Authorizer: authorizer,
 	})
 }
-
-var errMCPNeedsOperator = errors.New("MCP over HTTP is not available with KB_AUTH=required yet " +
-	"(its tools are not scoped to a key's projects and groups); run `canon mcp` over stdio as the operator instead")

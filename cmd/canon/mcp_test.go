@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"strings"
@@ -35,10 +36,19 @@ func TestMCPOverStdio(t *testing.T) {
 	if out, err := run(t, "ingest", "../../examples/handbook", "--project", "platform"); err != nil {
 		t.Fatalf("ingest: %v\n%s", err, out)
 	}
+	// The session acts as the key in CANON_API_KEY: an editor of platform.
+	out, err := run(t, "keys", "create", "--project", "platform", "--role", "editor", "--name", "stdio agent", "--json")
+	if err != nil {
+		t.Fatalf("keys create: %v\n%s", err, out)
+	}
+	var created struct{ Key string }
+	if err := json.Unmarshal([]byte(out), &created); err != nil || created.Key == "" {
+		t.Fatalf("keys create --json: %v\n%s", err, out)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0])
-	cmd.Env = append(os.Environ(), runAsCanonEnv+"=mcp", "DATABASE_URL="+url, "CANON_API_KEY=stdio-key")
+	cmd.Env = append(os.Environ(), runAsCanonEnv+"=mcp", "DATABASE_URL="+url, "CANON_API_KEY="+created.Key)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "canon-test", Version: "1"}, nil)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/canonkb/canon/domain"
 	canonv1 "github.com/canonkb/canon/gen/canon/v1"
 	db "github.com/canonkb/canon/gen/db"
 	"github.com/canonkb/canon/postgres"
@@ -30,7 +31,9 @@ func newProjectsCmd() *cobra.Command {
 				return err
 			}
 			defer pool.Close()
-			rows, err := db.New(pool).ProjectList(cmd.Context())
+			viewer := domain.PrincipalFrom(cmd.Context())
+			rows, err := db.New(pool).ProjectList(cmd.Context(), db.ProjectListParams{AllProjects: viewer.AllProjects,
+				ProjectKeys: append([]string{}, viewer.Projects...), AccessAll: viewer.AllDocuments, AccessGroups: viewer.DocumentGroups()})
 			if err != nil {
 				return err
 			}

@@ -14,12 +14,3 @@ FROM generate_series(1, sqlc.arg(n)::integer);
 -- writes the given id into the identity column (ChunkReserveIDs reserved it).
 INSERT INTO chunks (id, project_id, document_id, ordinal, heading_path, text, token_count, is_summary, embedding)
 VALUES (@id, @project_id, @document_id, @ordinal, @heading_path, @text, @token_count, @is_summary, @embedding);
-
--- name: ChunkListByDocument :many
--- A document's chunks in reading order, for the web document view.
-SELECT c.id, c.ordinal, c.heading_path, c.text, c.is_summary
-FROM chunks c
-JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
-JOIN projects p ON p.id = d.project_id
-WHERE p.project_key = sqlc.arg(project_key) AND d.slug = sqlc.arg(slug)
-ORDER BY c.ordinal, c.id;

@@ -52,11 +52,3 @@ FROM documents WHERE project_id = sqlc.arg(project_id) AND slug = sqlc.arg(slug)
 -- name: DocumentDeleteByIDs :exec
 -- Chunks, postings, nodes, edges, links and mentions go with it (cascades).
 DELETE FROM documents WHERE project_id = sqlc.arg(project_id) AND id = ANY (sqlc.arg(ids)::bigint[]);
-
--- name: DocumentView :one
--- One document's own fields, for the web document view.
-SELECT d.slug, d.title, d.source_path, d.source_type, d.tags, d.effective_date, d.canonical_type, d.status,
-    d.tier, d.evidence_tier, d.summary
-FROM documents d
-JOIN projects p ON p.id = d.project_id
-WHERE p.project_key = sqlc.arg(project_key) AND d.slug = sqlc.arg(slug);

@@ -30,11 +30,15 @@ WITH question AS (
            -- matching none cannot share a term (stems end differently: migrat, studi).
            ARRAY(SELECT '%' || left(t.lexeme, 4) || '%' FROM canon_query_terms(sqlc.arg(query)::text) AS t) AS patterns
 ),
+-- The entities the caller may see: an entity whose page is hidden by the
+-- document ACL does not exist for this question.
 project_entities AS (
     SELECT e.project_id, e.id, e.slug, e.entity_type, e.name, e.aliases, e.role, e.facts,
            1 - (e.embedding <=> sqlc.narg(query_embedding)::vector) AS cosine
     FROM entities e
+    JOIN documents d ON d.project_id = e.project_id AND d.id = e.document_id
     WHERE e.project_id = ANY (sqlc.arg(project_ids)::bigint[])
+      AND canon_document_visible(d, sqlc.arg(access_all)::boolean, sqlc.arg(access_groups)::text[])
 ),
 -- Entities whose name holds a run close to a word of the question, found with the
 -- trigram index on lower(name) (word_similarity above pg_trgm's
@@ -107,11 +111,10 @@ name_match AS (
 -- whose name shares a term prefix with the question (others cannot add a term).
 team_names AS (
     SELECT m.project_id, m.member_slug, string_agg(t.name, ' ' ORDER BY t.id) AS names
-    FROM entities t
+    FROM project_entities t
     CROSS JOIN question q
     JOIN team_members m ON m.project_id = t.project_id AND m.team_id = t.id
-    WHERE t.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND t.entity_type = 'team'
-      AND lower(t.name) LIKE ANY (q.patterns)
+    WHERE t.entity_type = 'team' AND lower(t.name) LIKE ANY (q.patterns)
     GROUP BY m.project_id, m.member_slug
 ),
 signals AS (
@@ -166,7 +169,8 @@ chosen AS (
     SELECT t.* FROM top t CROSS JOIN decision d
     WHERE d.reason = 'confident_entities' AND t.score >= sqlc.arg(entity_threshold)::float8
 ),
--- One level of team expansion: the members of a chosen team, at a discount.
+-- One level of team expansion: the members of a chosen team the caller may see,
+-- at a discount.
 expanded AS (
     SELECT m.id,
            max(t.score * sqlc.arg(team_discount)::float8) AS score,
@@ -174,7 +178,7 @@ expanded AS (
     FROM chosen t
     JOIN entities ct ON ct.id = t.id
     JOIN team_members tm ON tm.project_id = t.project_id AND tm.team_id = t.id
-    JOIN entities m ON m.project_id = tm.project_id AND m.slug = tm.member_slug
+    JOIN project_entities m ON m.project_id = tm.project_id AND m.slug = tm.member_slug
     WHERE t.entity_type = 'team'
     GROUP BY m.id
 ),
@@ -316,6 +320,8 @@ SELECT s.entity_id, s.document_id, d.slug, s.link, s.weight::float8 AS weight,
 FROM strongest s
 JOIN entities e ON e.id = s.entity_id
 JOIN documents d ON d.project_id = e.project_id AND d.id = s.document_id
+-- Only what the caller may see (pass 2 filters again; the links also reach --explain).
+WHERE canon_document_visible(d, sqlc.arg(access_all)::boolean, sqlc.arg(access_groups)::text[])
 ORDER BY s.entity_id, s.weight DESC, d.slug;
 
 -- name: SearchEvidence :many
@@ -347,8 +353,10 @@ SELECT c.id AS chunk_id,
                                    INTERSECT SELECT unnest(q.lexemes)))::float8 / q.n
        END::float8 AS keyword_coverage
 FROM chunks c
+JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
 CROSS JOIN query_lexemes q
 CROSS JOIN named_lexemes nl
 WHERE c.project_id = ANY (sqlc.arg(project_ids)::bigint[])
   AND c.id = ANY (sqlc.arg(chunk_ids)::bigint[])
+  AND canon_document_visible(d, sqlc.arg(access_all)::boolean, sqlc.arg(access_groups)::text[])
 ORDER BY c.id;

@@ -218,21 +218,27 @@ JOIN projects p ON p.id = d.project_id
 ORDER BY x.section, x.position;
 
 -- name: GraphDocument :one
--- The document `canon graph show` starts from, with its node (NULL unless canonical).
+-- The document `canon graph show` starts from, with its node (NULL unless
+-- canonical); no row when the caller may not see it.
 SELECT d.id, d.slug, d.title, d.canonical_type, d.status, d.retrieval_priority, n.id AS node_id
 FROM documents d
 LEFT JOIN kb_nodes n ON n.project_id = d.project_id AND n.document_id = d.id
-WHERE d.project_id = sqlc.arg(project_id) AND d.slug = sqlc.arg(slug);
+WHERE d.project_id = sqlc.arg(project_id) AND d.slug = sqlc.arg(slug)
+  AND canon_document_visible(d, sqlc.arg(access_all)::boolean, sqlc.arg(access_groups)::text[]);
 
 -- name: GraphNeighbours :many
--- One hop around a node, both directions, every edge type: strongest first.
+-- One hop around a node, both directions, every edge type: strongest first. A
+-- neighbour the caller may not see is left out, and so is the name of a hidden
+-- document that declared an edge.
 SELECT 'outgoing'::text AS direction, e.edge_type, e.weight::float8 AS weight, e.provenance,
        coalesce(db.slug, '')::text AS declared_by, d.slug, d.title, d.canonical_type, d.status
 FROM kb_edges e
 JOIN kb_nodes n ON n.project_id = e.project_id AND n.id = e.to_node_id
 JOIN documents d ON d.project_id = n.project_id AND d.id = n.document_id
 LEFT JOIN documents db ON db.project_id = e.project_id AND db.id = e.declared_by
+    AND canon_document_visible(db, sqlc.arg(access_all)::boolean, sqlc.arg(access_groups)::text[])
 WHERE e.project_id = sqlc.arg(project_id) AND e.from_node_id = sqlc.arg(node_id)
+  AND canon_document_visible(d, sqlc.arg(access_all)::boolean, sqlc.arg(access_groups)::text[])
 UNION ALL
 SELECT 'incoming'::text, e.edge_type, e.weight::float8, e.provenance,
        coalesce(db.slug, '')::text, d.slug, d.title, d.canonical_type, d.status
@@ -240,5 +246,7 @@ FROM kb_edges e
 JOIN kb_nodes n ON n.project_id = e.project_id AND n.id = e.from_node_id
 JOIN documents d ON d.project_id = n.project_id AND d.id = n.document_id
 LEFT JOIN documents db ON db.project_id = e.project_id AND db.id = e.declared_by
+    AND canon_document_visible(db, sqlc.arg(access_all)::boolean, sqlc.arg(access_groups)::text[])
 WHERE e.project_id = sqlc.arg(project_id) AND e.to_node_id = sqlc.arg(node_id)
+  AND canon_document_visible(d, sqlc.arg(access_all)::boolean, sqlc.arg(access_groups)::text[])
 ORDER BY weight DESC, direction DESC, slug, edge_type;

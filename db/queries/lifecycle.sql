@@ -10,6 +10,8 @@ SELECT d.id, d.slug, d.canonical_type, d.status, d.retrieval_priority, n.id AS n
 FROM documents d
 LEFT JOIN kb_nodes n ON n.project_id = d.project_id AND n.document_id = d.id
 WHERE d.project_id = sqlc.arg(project_id) AND d.slug = ANY (sqlc.arg(slugs)::text[])
+  -- An editor cannot change what it may not see: a hidden document is not found.
+  AND canon_document_visible(d, sqlc.arg(access_all)::boolean, sqlc.arg(access_groups)::text[])
 ORDER BY d.id
 FOR UPDATE OF d;
 

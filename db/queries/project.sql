@@ -22,12 +22,28 @@ SELECT id, project_key, created_at FROM projects WHERE project_key = sqlc.arg(pr
 SELECT id, project_key FROM projects WHERE project_key = ANY (sqlc.arg(project_keys)::text[]) ORDER BY id;
 
 -- name: ProjectList :many
+-- The projects the caller may use, each with the size of what it may see: an
+-- operator reads the maintained chunk count, a caller under the document ACL
+-- counts the chunks of its visible documents (hidden ones are not even counted).
 SELECT p.project_key,
-       (SELECT count(*) FROM documents d WHERE d.project_id = p.id)::bigint AS documents,
-       coalesce(s.chunk_count, 0)::bigint AS chunks,
-       (SELECT count(*) FROM documents d WHERE d.project_id = p.id AND d.canonical_type IS NOT NULL)::bigint
+       (SELECT count(*) FROM documents d
+        WHERE d.project_id = p.id
+          AND canon_document_visible(d, sqlc.arg(access_all)::boolean, sqlc.arg(access_groups)::text[]))::bigint
+           AS documents,
+       CASE WHEN sqlc.arg(access_all)::boolean THEN coalesce(s.chunk_count, 0)
+            ELSE (SELECT count(*) FROM chunks c JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
+                  WHERE c.project_id = p.id
+                    AND canon_document_visible(d, sqlc.arg(access_all)::boolean, sqlc.arg(access_groups)::text[]))
+       END::bigint AS chunks,
+       (SELECT count(*) FROM documents d
+        WHERE d.project_id = p.id AND d.canonical_type IS NOT NULL
+          AND canon_document_visible(d, sqlc.arg(access_all)::boolean, sqlc.arg(access_groups)::text[]))::bigint
            AS canonical_documents,
-       (SELECT count(*) FROM entities e WHERE e.project_id = p.id)::bigint AS entities
+       (SELECT count(*) FROM entities e JOIN documents d ON d.project_id = e.project_id AND d.id = e.document_id
+        WHERE e.project_id = p.id
+          AND canon_document_visible(d, sqlc.arg(access_all)::boolean, sqlc.arg(access_groups)::text[]))::bigint
+           AS entities
 FROM projects p
 LEFT JOIN project_stats s ON s.project_id = p.id
+WHERE sqlc.arg(all_projects)::boolean OR p.project_key = ANY (sqlc.arg(project_keys)::text[])
 ORDER BY p.project_key;

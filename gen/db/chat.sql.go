@@ -59,13 +59,16 @@ SELECT g.example_question, g.count, g.first_seen, g.last_seen
 FROM content_gaps g
 JOIN projects p ON p.id = g.project_id
 WHERE p.project_key = $1
+  AND ($2::boolean OR g.audience <@ $3::text[])
 ORDER BY g.count DESC, g.last_seen DESC, g.normalized_question
-LIMIT $2
+LIMIT $4
 `
 
 type ContentGapListParams struct {
-	ProjectKey string
-	RowLimit   int32
+	ProjectKey   string
+	AccessAll    bool
+	AccessGroups []string
+	RowLimit     int32
 }
 
 type ContentGapListRow struct {
@@ -75,9 +78,15 @@ type ContentGapListRow struct {
 	LastSeen        time.Time
 }
 
-// Most asked first; ties by the most recent.
+// Most asked first; ties by the most recent. Only gaps whose audience's groups
+// the caller holds (all of them; an empty audience is everyone).
 func (q *Queries) ContentGapList(ctx context.Context, arg ContentGapListParams) ([]ContentGapListRow, error) {
-	rows, err := q.db.Query(ctx, contentGapList, arg.ProjectKey, arg.RowLimit)
+	rows, err := q.db.Query(ctx, contentGapList,
+		arg.ProjectKey,
+		arg.AccessAll,
+		arg.AccessGroups,
+		arg.RowLimit,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -102,9 +111,14 @@ func (q *Queries) ContentGapList(ctx context.Context, arg ContentGapListParams) 
 }
 
 const contentGapRecord = `-- name: ContentGapRecord :exec
-INSERT INTO content_gaps (project_id, normalized_question, example_question, count, first_seen, last_seen)
-VALUES ($1, $2, $3, 1, $4::timestamptz, $4::timestamptz)
+INSERT INTO content_gaps (project_id, normalized_question, example_question, count, first_seen, last_seen, audience)
+VALUES ($1, $2, $3, 1, $4::timestamptz,
+        $4::timestamptz, $5::text[])
 ON CONFLICT (project_id, normalized_question) DO UPDATE SET
+    audience = CASE WHEN content_gaps.audience IS NULL THEN excluded.audience
+                    WHEN excluded.audience IS NULL THEN content_gaps.audience
+                    ELSE ARRAY(SELECT unnest(content_gaps.audience) INTERSECT SELECT unnest(excluded.audience))
+               END,
     count = content_gaps.count + 1,
     last_seen = greatest(content_gaps.last_seen, excluded.last_seen),
     first_seen = least(content_gaps.first_seen, excluded.first_seen)
@@ -115,15 +129,19 @@ type ContentGapRecordParams struct {
 	NormalizedQuestion string
 	ExampleQuestion    string
 	At                 time.Time
+	AskerGroups        []string
 }
 
 // One more refusal of a question: the rollup counts it and keeps the first wording.
+// Its audience narrows to the groups every asker held (NULL: an operator, who
+// sees everything, asked it), so the gap is listed to whoever could have asked.
 func (q *Queries) ContentGapRecord(ctx context.Context, arg ContentGapRecordParams) error {
 	_, err := q.db.Exec(ctx, contentGapRecord,
 		arg.ProjectID,
 		arg.NormalizedQuestion,
 		arg.ExampleQuestion,
 		arg.At,
+		arg.AskerGroups,
 	)
 	return err
 }

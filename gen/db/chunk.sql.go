@@ -38,55 +38,6 @@ type ChunkInsertCopyParams struct {
 	Embedding   *pgvector.Vector
 }
 
-const chunkListByDocument = `-- name: ChunkListByDocument :many
-SELECT c.id, c.ordinal, c.heading_path, c.text, c.is_summary
-FROM chunks c
-JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
-JOIN projects p ON p.id = d.project_id
-WHERE p.project_key = $1 AND d.slug = $2
-ORDER BY c.ordinal, c.id
-`
-
-type ChunkListByDocumentParams struct {
-	ProjectKey string
-	Slug       string
-}
-
-type ChunkListByDocumentRow struct {
-	ID          int64
-	Ordinal     int32
-	HeadingPath []string
-	Text        string
-	IsSummary   bool
-}
-
-// A document's chunks in reading order, for the web document view.
-func (q *Queries) ChunkListByDocument(ctx context.Context, arg ChunkListByDocumentParams) ([]ChunkListByDocumentRow, error) {
-	rows, err := q.db.Query(ctx, chunkListByDocument, arg.ProjectKey, arg.Slug)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []ChunkListByDocumentRow
-	for rows.Next() {
-		var i ChunkListByDocumentRow
-		if err := rows.Scan(
-			&i.ID,
-			&i.Ordinal,
-			&i.HeadingPath,
-			&i.Text,
-			&i.IsSummary,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const chunkReserveIDs = `-- name: ChunkReserveIDs :many
 SELECT nextval(pg_get_serial_sequence('chunks', 'id'))::bigint AS id
 FROM generate_series(1, $1::integer)

@@ -11,10 +11,10 @@ import (
 )
 
 const documentBody = `-- name: DocumentBody :many
-SELECT c.ordinal, c.heading_path, c.text
+SELECT c.id, c.ordinal, c.heading_path, c.text, c.is_summary
 FROM chunks c
-WHERE c.project_id = $1 AND c.document_id = $2 AND NOT c.is_summary
-ORDER BY c.ordinal
+WHERE c.project_id = $1 AND c.document_id = $2
+ORDER BY c.ordinal, c.id
 `
 
 type DocumentBodyParams struct {
@@ -23,13 +23,14 @@ type DocumentBodyParams struct {
 }
 
 type DocumentBodyRow struct {
+	ID          int64
 	Ordinal     int32
 	HeadingPath []string
 	Text        string
+	IsSummary   bool
 }
 
-// The document's chunks in reading order; the summary chunk is left out because
-// it repeats the summary.
+// A document's chunks in reading order, the summary chunk first.
 func (q *Queries) DocumentBody(ctx context.Context, arg DocumentBodyParams) ([]DocumentBodyRow, error) {
 	rows, err := q.db.Query(ctx, documentBody, arg.ProjectID, arg.DocumentID)
 	if err != nil {
@@ -39,7 +40,13 @@ func (q *Queries) DocumentBody(ctx context.Context, arg DocumentBodyParams) ([]D
 	var items []DocumentBodyRow
 	for rows.Next() {
 		var i DocumentBodyRow
-		if err := rows.Scan(&i.Ordinal, &i.HeadingPath, &i.Text); err != nil {
+		if err := rows.Scan(
+			&i.ID,
+			&i.Ordinal,
+			&i.HeadingPath,
+			&i.Text,
+			&i.IsSummary,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -51,19 +58,24 @@ func (q *Queries) DocumentBody(ctx context.Context, arg DocumentBodyParams) ([]D
 }
 
 const documentRead = `-- name: DocumentRead :one
-SELECT d.id, d.slug, d.title, d.source_path, d.source_type, d.tags, d.owners, d.effective_date,
+SELECT d.project_id, d.id, d.slug, d.title, d.source_path, d.source_type, d.tags, d.owners, d.effective_date,
        d.canonical_type, d.status, d.retrieval_priority, d.tier, d.evidence_tier, d.entity_type,
        d.summary, d.updated_at
 FROM documents d
-WHERE d.project_id = $1 AND d.slug = $2
+JOIN projects p ON p.id = d.project_id
+WHERE p.project_key = $1 AND d.slug = $2
+  AND canon_document_visible(d, $3::boolean, $4::text[])
 `
 
 type DocumentReadParams struct {
-	ProjectID int64
-	Slug      string
+	ProjectKey   string
+	Slug         string
+	AccessAll    bool
+	AccessGroups []string
 }
 
 type DocumentReadRow struct {
+	ProjectID         int64
 	ID                int64
 	Slug              string
 	Title             string
@@ -82,11 +94,19 @@ type DocumentReadRow struct {
 	UpdatedAt         time.Time
 }
 
-// One document by slug, with the fields a reader (an MCP client, an agent) shows.
+// One document by project and slug, with the fields a reader shows (the web
+// document view, an MCP client); no row when the caller may not see it, so a
+// hidden document and a missing one look the same.
 func (q *Queries) DocumentRead(ctx context.Context, arg DocumentReadParams) (DocumentReadRow, error) {
-	row := q.db.QueryRow(ctx, documentRead, arg.ProjectID, arg.Slug)
+	row := q.db.QueryRow(ctx, documentRead,
+		arg.ProjectKey,
+		arg.Slug,
+		arg.AccessAll,
+		arg.AccessGroups,
+	)
 	var i DocumentReadRow
 	err := row.Scan(
+		&i.ProjectID,
 		&i.ID,
 		&i.Slug,
 		&i.Title,

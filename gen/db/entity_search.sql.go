@@ -20,34 +20,34 @@ WITH chosen AS (
                  FROM unnest(array_append(array_append(e.aliases, e.name), e.slug)) AS f
                  WHERE f <> '') AS tag_forms
     FROM entities e
-    WHERE e.id = ANY ($1::bigint[])
+    WHERE e.id = ANY ($3::bigint[])
 ),
 own_page AS (
-    SELECT c.id AS entity_id, c.document_id, 'page'::text AS link, $2::float8 AS weight
+    SELECT c.id AS entity_id, c.document_id, 'page'::text AS link, $4::float8 AS weight
     FROM chosen c
 ),
 mentioned AS (
     SELECT c.id AS entity_id, m.document_id,
            CASE m.source WHEN 'frontmatter' THEN 'declared' WHEN 'attendee' THEN 'attendee' ELSE 'mention' END AS link,
            CASE m.source
-               WHEN 'frontmatter' THEN $3::float8
-               WHEN 'attendee' THEN $4::float8
-               WHEN 'text' THEN $5::float8
-                    * CASE WHEN $6::boolean THEN m.strength / (m.strength + $7::float8)
+               WHEN 'frontmatter' THEN $5::float8
+               WHEN 'attendee' THEN $6::float8
+               WHEN 'text' THEN $7::float8
+                    * CASE WHEN $8::boolean THEN m.strength / (m.strength + $9::float8)
                            ELSE 1 END
            END::float8 AS weight
     FROM chosen c
     JOIN entity_mentions m ON m.project_id = c.project_id AND m.entity_slug = c.slug
 ),
 tagged AS (
-    SELECT c.id AS entity_id, d.id AS document_id, 'tag'::text AS link, $8::float8 AS weight
+    SELECT c.id AS entity_id, d.id AS document_id, 'tag'::text AS link, $10::float8 AS weight
     FROM chosen c
     JOIN documents d ON d.project_id = c.project_id AND d.id <> c.document_id
     WHERE EXISTS (SELECT 1 FROM unnest(d.tags) AS t (tag) WHERE replace(lower(t.tag), ' ', '-') = ANY (c.tag_forms))
 ),
 member_meetings AS (
     SELECT c.id AS entity_id, a.document_id, 'member_meeting'::text AS link,
-           ($9::float8 * count(tm.member_slug) / count(*))::float8 AS weight
+           ($11::float8 * count(tm.member_slug) / count(*))::float8 AS weight
     FROM chosen c
     JOIN entity_mentions a ON a.project_id = c.project_id AND a.source = 'attendee'
     LEFT JOIN team_members tm ON tm.project_id = c.project_id AND tm.team_id = c.id AND tm.member_slug = a.entity_slug
@@ -68,10 +68,13 @@ SELECT s.entity_id, s.document_id, d.slug, s.link, s.weight::float8 AS weight,
 FROM strongest s
 JOIN entities e ON e.id = s.entity_id
 JOIN documents d ON d.project_id = e.project_id AND d.id = s.document_id
+WHERE canon_document_visible(d, $1::boolean, $2::text[])
 ORDER BY s.entity_id, s.weight DESC, d.slug
 `
 
 type EntityLinksParams struct {
+	AccessAll           bool
+	AccessGroups        []string
 	EntityIds           []int64
 	PageWeight          float64
 	DeclaredWeight      float64
@@ -119,8 +122,11 @@ type EntityLinksRow struct {
 // who are members: the team's own meeting counts fully, a meeting one member of
 // three joined counts a third.
 // A document linked several ways keeps its strongest link (ties: the kind's name).
+// Only what the caller may see (pass 2 filters again; the links also reach --explain).
 func (q *Queries) EntityLinks(ctx context.Context, arg EntityLinksParams) ([]EntityLinksRow, error) {
 	rows, err := q.db.Query(ctx, entityLinks,
+		arg.AccessAll,
+		arg.AccessGroups,
 		arg.EntityIds,
 		arg.PageWeight,
 		arg.DeclaredWeight,
@@ -172,7 +178,9 @@ project_entities AS (
     SELECT e.project_id, e.id, e.slug, e.entity_type, e.name, e.aliases, e.role, e.facts,
            1 - (e.embedding <=> $2::vector) AS cosine
     FROM entities e
+    JOIN documents d ON d.project_id = e.project_id AND d.id = e.document_id
     WHERE e.project_id = ANY ($3::bigint[])
+      AND canon_document_visible(d, $4::boolean, $5::text[])
 ),
 fuzzy_candidates AS (
     SELECT DISTINCT e.id
@@ -223,11 +231,10 @@ name_match AS (
 ),
 team_names AS (
     SELECT m.project_id, m.member_slug, string_agg(t.name, ' ' ORDER BY t.id) AS names
-    FROM entities t
+    FROM project_entities t
     CROSS JOIN question q
     JOIN team_members m ON m.project_id = t.project_id AND m.team_id = t.id
-    WHERE t.project_id = ANY ($3::bigint[]) AND t.entity_type = 'team'
-      AND lower(t.name) LIKE ANY (q.patterns)
+    WHERE t.entity_type = 'team' AND lower(t.name) LIKE ANY (q.patterns)
     GROUP BY m.project_id, m.member_slug
 ),
 signals AS (
@@ -251,26 +258,26 @@ signals AS (
 ),
 scored AS (
     SELECT s.id, s.project_id, s.entity_type,
-           ($4::float8 * s.name_exact
-            + $5::float8 * s.name_fuzzy
-            + $6::float8 * s.role
-            + $7::float8 * s.facts
-            + $8::float8 * s.vector)
-           / nullif($4::float8 + $5::float8
-                    + $6::float8 + $7::float8
-                    + $8::float8, 0) AS score
+           ($6::float8 * s.name_exact
+            + $7::float8 * s.name_fuzzy
+            + $8::float8 * s.role
+            + $9::float8 * s.facts
+            + $10::float8 * s.vector)
+           / nullif($6::float8 + $7::float8
+                    + $8::float8 + $9::float8
+                    + $10::float8, 0) AS score
     FROM signals s
 ),
 top AS (
     SELECT t.id, t.project_id, t.entity_type, t.score, row_number() OVER (ORDER BY t.score DESC, t.id) AS rank
-    FROM (SELECT s.id, s.project_id, s.entity_type, s.score FROM scored s ORDER BY s.score DESC, s.id LIMIT $9::integer) AS t
+    FROM (SELECT s.id, s.project_id, s.entity_type, s.score FROM scored s ORDER BY s.score DESC, s.id LIMIT $11::integer) AS t
 ),
 decision AS (
-    SELECT CASE WHEN coalesce(max(t.score) FILTER (WHERE t.rank = 1), 0) < $10::float8
+    SELECT CASE WHEN coalesce(max(t.score) FILTER (WHERE t.rank = 1), 0) < $12::float8
                     THEN 'no_confident_entity'
                 WHEN coalesce(max(t.score) FILTER (WHERE t.rank = 1), 0)
-                     - coalesce(max(t.score) FILTER (WHERE t.rank = $9::integer), 0)
-                     < $11::float8 - 1e-9
+                     - coalesce(max(t.score) FILTER (WHERE t.rank = $11::integer), 0)
+                     < $13::float8 - 1e-9
                     THEN 'entities_too_similar'
                 ELSE 'confident_entities'
            END AS reason
@@ -278,16 +285,16 @@ decision AS (
 ),
 chosen AS (
     SELECT t.id, t.project_id, t.entity_type, t.score, t.rank FROM top t CROSS JOIN decision d
-    WHERE d.reason = 'confident_entities' AND t.score >= $10::float8
+    WHERE d.reason = 'confident_entities' AND t.score >= $12::float8
 ),
 expanded AS (
     SELECT m.id,
-           max(t.score * $12::float8) AS score,
+           max(t.score * $14::float8) AS score,
            (array_agg(ct.slug ORDER BY t.score DESC, t.id))[1] AS via
     FROM chosen t
     JOIN entities ct ON ct.id = t.id
     JOIN team_members tm ON tm.project_id = t.project_id AND tm.team_id = t.id
-    JOIN entities m ON m.project_id = tm.project_id AND m.slug = tm.member_slug
+    JOIN project_entities m ON m.project_id = tm.project_id AND m.slug = tm.member_slug
     WHERE t.entity_type = 'team'
     GROUP BY m.id
 ),
@@ -346,6 +353,8 @@ type EntityRankParams struct {
 	Query           string
 	QueryEmbedding  *pgvector.Vector
 	ProjectIds      []int64
+	AccessAll       bool
+	AccessGroups    []string
 	NameExactWeight float64
 	NameFuzzyWeight float64
 	RoleWeight      float64
@@ -406,6 +415,8 @@ type EntityRankRow struct {
 // Rows: the top max_entities by direct score, plus the members a chosen team adds.
 // Every entity is scored, so the cost grows with the entities (not the chunks);
 // the text signals are computed only for entities a cheap test pre-selects.
+// The entities the caller may see: an entity whose page is hidden by the
+// document ACL does not exist for this question.
 // Entities whose name holds a run close to a word of the question, found with the
 // trigram index on lower(name) (word_similarity above pg_trgm's
 // word_similarity_threshold, 0.6 by default); the others get no fuzzy signal.
@@ -430,7 +441,8 @@ type EntityRankRow struct {
 // whose name shares a term prefix with the question (others cannot add a term).
 // The best max_entities by direct score (ties: the lower id).
 // The decision. A tiny tolerance keeps 0.6 − 0.5 from failing a 0.1 gap on rounding.
-// One level of team expansion: the members of a chosen team, at a discount.
+// One level of team expansion: the members of a chosen team the caller may see,
+// at a discount.
 // The question without the words that named a chosen entity, for pass 2 with
 // strip_names: the documents are already the entity's, and their link to it is
 // scored apart (parent_entity_score), so the name would only favour documents
@@ -444,6 +456,8 @@ func (q *Queries) EntityRank(ctx context.Context, arg EntityRankParams) ([]Entit
 		arg.Query,
 		arg.QueryEmbedding,
 		arg.ProjectIds,
+		arg.AccessAll,
+		arg.AccessGroups,
 		arg.NameExactWeight,
 		arg.NameFuzzyWeight,
 		arg.RoleWeight,
@@ -496,13 +510,13 @@ func (q *Queries) EntityRank(ctx context.Context, arg EntityRankParams) ([]Entit
 const searchEvidence = `-- name: SearchEvidence :many
 WITH query_lexemes AS (
     SELECT coalesce(array_agg(t.lexeme), '{}')::text[] AS lexemes, count(*)::float8 AS n
-    FROM canon_query_terms($5::text) AS t (lexeme, qtf)
+    FROM canon_query_terms($7::text) AS t (lexeme, qtf)
 ),
 named_lexemes AS (
     SELECT coalesce(array_agg(n.lexeme), '{}')::text[] AS lexemes
-    FROM (SELECT t.lexeme FROM canon_query_terms($5::text) AS t (lexeme, qtf)
+    FROM (SELECT t.lexeme FROM canon_query_terms($7::text) AS t (lexeme, qtf)
           EXCEPT
-          SELECT t.lexeme FROM canon_query_terms($6::text) AS t (lexeme, qtf)) n
+          SELECT t.lexeme FROM canon_query_terms($8::text) AS t (lexeme, qtf)) n
 )
 SELECT c.id AS chunk_id,
        CASE WHEN $1::boolean
@@ -514,10 +528,12 @@ SELECT c.id AS chunk_id,
                                    INTERSECT SELECT unnest(q.lexemes)))::float8 / q.n
        END::float8 AS keyword_coverage
 FROM chunks c
+JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
 CROSS JOIN query_lexemes q
 CROSS JOIN named_lexemes nl
 WHERE c.project_id = ANY ($3::bigint[])
   AND c.id = ANY ($4::bigint[])
+  AND canon_document_visible(d, $5::boolean, $6::text[])
 ORDER BY c.id
 `
 
@@ -526,6 +542,8 @@ type SearchEvidenceParams struct {
 	QueryEmbedding  *pgvector.Vector
 	ProjectIds      []int64
 	ChunkIds        []int64
+	AccessAll       bool
+	AccessGroups    []string
 	Query           string
 	Stripped        string
 }
@@ -550,6 +568,8 @@ func (q *Queries) SearchEvidence(ctx context.Context, arg SearchEvidenceParams) 
 		arg.QueryEmbedding,
 		arg.ProjectIds,
 		arg.ChunkIds,
+		arg.AccessAll,
+		arg.AccessGroups,
 		arg.Query,
 		arg.Stripped,
 	)

@@ -17,11 +17,14 @@ SELECT d.id, d.slug, d.title, d.canonical_type, d.status, d.retrieval_priority, 
 FROM documents d
 LEFT JOIN kb_nodes n ON n.project_id = d.project_id AND n.document_id = d.id
 WHERE d.project_id = $1 AND d.slug = $2
+  AND canon_document_visible(d, $3::boolean, $4::text[])
 `
 
 type GraphDocumentParams struct {
-	ProjectID int64
-	Slug      string
+	ProjectID    int64
+	Slug         string
+	AccessAll    bool
+	AccessGroups []string
 }
 
 type GraphDocumentRow struct {
@@ -34,9 +37,15 @@ type GraphDocumentRow struct {
 	NodeID            *int64
 }
 
-// The document `canon graph show` starts from, with its node (NULL unless canonical).
+// The document `canon graph show` starts from, with its node (NULL unless
+// canonical); no row when the caller may not see it.
 func (q *Queries) GraphDocument(ctx context.Context, arg GraphDocumentParams) (GraphDocumentRow, error) {
-	row := q.db.QueryRow(ctx, graphDocument, arg.ProjectID, arg.Slug)
+	row := q.db.QueryRow(ctx, graphDocument,
+		arg.ProjectID,
+		arg.Slug,
+		arg.AccessAll,
+		arg.AccessGroups,
+	)
 	var i GraphDocumentRow
 	err := row.Scan(
 		&i.ID,
@@ -57,7 +66,9 @@ FROM kb_edges e
 JOIN kb_nodes n ON n.project_id = e.project_id AND n.id = e.to_node_id
 JOIN documents d ON d.project_id = n.project_id AND d.id = n.document_id
 LEFT JOIN documents db ON db.project_id = e.project_id AND db.id = e.declared_by
-WHERE e.project_id = $1 AND e.from_node_id = $2
+    AND canon_document_visible(db, $1::boolean, $2::text[])
+WHERE e.project_id = $3 AND e.from_node_id = $4
+  AND canon_document_visible(d, $1::boolean, $2::text[])
 UNION ALL
 SELECT 'incoming'::text, e.edge_type, e.weight::float8, e.provenance,
        coalesce(db.slug, '')::text, d.slug, d.title, d.canonical_type, d.status
@@ -65,13 +76,17 @@ FROM kb_edges e
 JOIN kb_nodes n ON n.project_id = e.project_id AND n.id = e.from_node_id
 JOIN documents d ON d.project_id = n.project_id AND d.id = n.document_id
 LEFT JOIN documents db ON db.project_id = e.project_id AND db.id = e.declared_by
-WHERE e.project_id = $1 AND e.to_node_id = $2
+    AND canon_document_visible(db, $1::boolean, $2::text[])
+WHERE e.project_id = $3 AND e.to_node_id = $4
+  AND canon_document_visible(d, $1::boolean, $2::text[])
 ORDER BY weight DESC, direction DESC, slug, edge_type
 `
 
 type GraphNeighboursParams struct {
-	ProjectID int64
-	NodeID    int64
+	AccessAll    bool
+	AccessGroups []string
+	ProjectID    int64
+	NodeID       int64
 }
 
 type GraphNeighboursRow struct {
@@ -86,9 +101,16 @@ type GraphNeighboursRow struct {
 	Status        *string
 }
 
-// One hop around a node, both directions, every edge type: strongest first.
+// One hop around a node, both directions, every edge type: strongest first. A
+// neighbour the caller may not see is left out, and so is the name of a hidden
+// document that declared an edge.
 func (q *Queries) GraphNeighbours(ctx context.Context, arg GraphNeighboursParams) ([]GraphNeighboursRow, error) {
-	rows, err := q.db.Query(ctx, graphNeighbours, arg.ProjectID, arg.NodeID)
+	rows, err := q.db.Query(ctx, graphNeighbours,
+		arg.AccessAll,
+		arg.AccessGroups,
+		arg.ProjectID,
+		arg.NodeID,
+	)
 	if err != nil {
 		return nil, err
 	}

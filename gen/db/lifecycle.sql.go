@@ -130,13 +130,17 @@ SELECT d.id, d.slug, d.canonical_type, d.status, d.retrieval_priority, n.id AS n
 FROM documents d
 LEFT JOIN kb_nodes n ON n.project_id = d.project_id AND n.document_id = d.id
 WHERE d.project_id = $1 AND d.slug = ANY ($2::text[])
+  -- An editor cannot change what it may not see: a hidden document is not found.
+  AND canon_document_visible(d, $3::boolean, $4::text[])
 ORDER BY d.id
 FOR UPDATE OF d
 `
 
 type LifecycleDocumentsLockParams struct {
-	ProjectID int64
-	Slugs     []string
+	ProjectID    int64
+	Slugs        []string
+	AccessAll    bool
+	AccessGroups []string
 }
 
 type LifecycleDocumentsLockRow struct {
@@ -155,7 +159,12 @@ type LifecycleDocumentsLockRow struct {
 // canonical), locked until the transaction ends. Locked in id order, so two
 // operations on the same pair of documents cannot deadlock.
 func (q *Queries) LifecycleDocumentsLock(ctx context.Context, arg LifecycleDocumentsLockParams) ([]LifecycleDocumentsLockRow, error) {
-	rows, err := q.db.Query(ctx, lifecycleDocumentsLock, arg.ProjectID, arg.Slugs)
+	rows, err := q.db.Query(ctx, lifecycleDocumentsLock,
+		arg.ProjectID,
+		arg.Slugs,
+		arg.AccessAll,
+		arg.AccessGroups,
+	)
 	if err != nil {
 		return nil, err
 	}

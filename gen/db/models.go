@@ -75,6 +75,7 @@ type ContentGap struct {
 	Count              int64
 	FirstSeen          time.Time
 	LastSeen           time.Time
+	Audience           []string
 }
 
 type DocLink struct {

@@ -89,15 +89,35 @@ func (q *Queries) ProjectIDsByKeys(ctx context.Context, projectKeys []string) ([
 
 const projectList = `-- name: ProjectList :many
 SELECT p.project_key,
-       (SELECT count(*) FROM documents d WHERE d.project_id = p.id)::bigint AS documents,
-       coalesce(s.chunk_count, 0)::bigint AS chunks,
-       (SELECT count(*) FROM documents d WHERE d.project_id = p.id AND d.canonical_type IS NOT NULL)::bigint
+       (SELECT count(*) FROM documents d
+        WHERE d.project_id = p.id
+          AND canon_document_visible(d, $1::boolean, $2::text[]))::bigint
+           AS documents,
+       CASE WHEN $1::boolean THEN coalesce(s.chunk_count, 0)
+            ELSE (SELECT count(*) FROM chunks c JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
+                  WHERE c.project_id = p.id
+                    AND canon_document_visible(d, $1::boolean, $2::text[]))
+       END::bigint AS chunks,
+       (SELECT count(*) FROM documents d
+        WHERE d.project_id = p.id AND d.canonical_type IS NOT NULL
+          AND canon_document_visible(d, $1::boolean, $2::text[]))::bigint
            AS canonical_documents,
-       (SELECT count(*) FROM entities e WHERE e.project_id = p.id)::bigint AS entities
+       (SELECT count(*) FROM entities e JOIN documents d ON d.project_id = e.project_id AND d.id = e.document_id
+        WHERE e.project_id = p.id
+          AND canon_document_visible(d, $1::boolean, $2::text[]))::bigint
+           AS entities
 FROM projects p
 LEFT JOIN project_stats s ON s.project_id = p.id
+WHERE $3::boolean OR p.project_key = ANY ($4::text[])
 ORDER BY p.project_key
 `
+
+type ProjectListParams struct {
+	AccessAll    bool
+	AccessGroups []string
+	AllProjects  bool
+	ProjectKeys  []string
+}
 
 type ProjectListRow struct {
 	ProjectKey         string
@@ -107,8 +127,16 @@ type ProjectListRow struct {
 	Entities           int64
 }
 
-func (q *Queries) ProjectList(ctx context.Context) ([]ProjectListRow, error) {
-	rows, err := q.db.Query(ctx, projectList)
+// The projects the caller may use, each with the size of what it may see: an
+// operator reads the maintained chunk count, a caller under the document ACL
+// counts the chunks of its visible documents (hidden ones are not even counted).
+func (q *Queries) ProjectList(ctx context.Context, arg ProjectListParams) ([]ProjectListRow, error) {
+	rows, err := q.db.Query(ctx, projectList,
+		arg.AccessAll,
+		arg.AccessGroups,
+		arg.AllProjects,
+		arg.ProjectKeys,
+	)
 	if err != nil {
 		return nil, err
 	}
