@@ -76,6 +76,7 @@ func h2cClient() *http.Client {
 }
 
 func TestSearchOverConnectGRPCAndGRPCWeb(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	clients := map[string]canonv1connect.SearchServiceClient{
 		"connect":  canonv1connect.NewSearchServiceClient(srv.Client(), srv.URL),
@@ -117,6 +118,7 @@ func TestSearchOverConnectGRPCAndGRPCWeb(t *testing.T) {
 }
 
 func TestErrorsAreTypedConnectCodes(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	c := canonv1connect.NewSearchServiceClient(srv.Client(), srv.URL)
 	cases := []struct {
@@ -138,6 +140,7 @@ func TestErrorsAreTypedConnectCodes(t *testing.T) {
 }
 
 func TestChatStreamOrder(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	c := canonv1connect.NewChatServiceClient(srv.Client(), srv.URL)
 	stream, err := c.ChatStream(context.Background(), connect.NewRequest(&canonv1.ChatRequest{
@@ -176,6 +179,7 @@ func TestChatStreamOrder(t *testing.T) {
 // in two passes and answers from Dana's documents; the options turn it off; an
 // off-topic question naming her is still refused.
 func TestEntityQuestionOverChatAndSearch(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	ctx := context.Background()
 	q := "What has Dana been working on?"
@@ -271,6 +275,7 @@ func TestEntityQuestionOverChatAndSearch(t *testing.T) {
 }
 
 func TestJSONChatEndpoint(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	post := func(body string, header ...string) (int, map[string]any) {
 		req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, srv.URL+"/api/kb/chat", strings.NewReader(body))
@@ -321,6 +326,7 @@ func TestJSONChatEndpoint(t *testing.T) {
 }
 
 func TestIngestAndProjectsRPC(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	ic := canonv1connect.NewIngestServiceClient(srv.Client(), srv.URL)
 	res, err := ic.Ingest(context.Background(), connect.NewRequest(&canonv1.IngestRequest{
@@ -384,6 +390,7 @@ func TestContentGapsRPC(t *testing.T) {
 }
 
 func TestHealth(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, srv.URL+"/healthz", nil)
 	res, err := srv.Client().Do(req)
