@@ -192,6 +192,10 @@ func (g *Guard) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		ce = connect.NewError(connect.CodeInternal, errors.New("internal error"))
 	}
 	if g.errors.IsSupported(r) {
+		if ce.Code() == connect.CodeUnauthenticated {
+			// RFC 9110 wants it on every 401; Connect's error writer does not add it.
+			w.Header().Set("WWW-Authenticate", `Bearer realm="canon"`)
+		}
 		g.errors.Write(w, r, ce) //nolint:errcheck // the caller has gone if the write fails
 		return
 	}

@@ -10,6 +10,7 @@ import (
 )
 
 func TestStreamCapPerKey(t *testing.T) {
+	t.Parallel()
 	g := NewGuard(nil, Config{MaxStreamsPerKey: 2}, nil, nil, nil)
 	a := domain.Principal{KeyID: "a", Role: domain.RoleReader}
 	b := domain.Principal{KeyID: "b", Role: domain.RoleReader}
@@ -45,6 +46,7 @@ func TestStreamCapPerKey(t *testing.T) {
 }
 
 func TestAuthorize(t *testing.T) {
+	t.Parallel()
 	reader := domain.Principal{KeyID: "k", Role: domain.RoleReader, Projects: []string{"a"}}
 	tests := []struct {
 		name     string
@@ -70,6 +72,7 @@ func TestAuthorize(t *testing.T) {
 }
 
 func TestLoopback(t *testing.T) {
+	t.Parallel()
 	for addr, want := range map[string]bool{
 		"127.0.0.1:8787": true, "[::1]:8787": true, "localhost:1": true, "127.9.9.9:1": true,
 		"0.0.0.0:8787": false, ":8787": false, "10.0.0.5:80": false, "[::]:80": false, "example.com:80": false, "junk": false,

@@ -6,6 +6,7 @@ import (
 )
 
 func TestNewKey(t *testing.T) {
+	t.Parallel()
 	key, prefix, hash, err := NewKey()
 	if err != nil {
 		t.Fatal(err)
@@ -20,6 +21,7 @@ func TestNewKey(t *testing.T) {
 }
 
 func TestParseBearer(t *testing.T) {
+	t.Parallel()
 	key, _, _, _ := NewKey()
 	tests := []struct {
 		name, header, want string

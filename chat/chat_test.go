@@ -140,6 +140,7 @@ func ask(q string) *domain.ChatRequest {
 }
 
 func TestRefusalNeverCallsTheModel(t *testing.T) {
+	t.Parallel()
 	fake := &fakeOpenAI{answer: func(string) string { return "should not happen" }}
 	svc, logger := newService(t, fake, nil)
 	res, err := svc.Answer(context.Background(), ask("what is the best banana bread recipe?"), "", chat.Events{})
@@ -165,6 +166,7 @@ func TestRefusalNeverCallsTheModel(t *testing.T) {
 // TestRefusalCalibrationOnHandbook holds for flat retrieval and for the two-pass
 // retrieval canon serves (several answerable questions name an entity).
 func TestRefusalCalibrationOnHandbook(t *testing.T) {
+	t.Parallel()
 	fake := &fakeOpenAI{answer: func(string) string { return "Answer [1]." }}
 	flat, _ := newService(t, fake, nil)
 	twoPass, _ := twoPassService(t)
@@ -205,6 +207,7 @@ func TestRefusalCalibrationOnHandbook(t *testing.T) {
 // two-pass score, which mixes the entity's score in: an off-topic question that
 // names someone gets high-scoring hits and is refused all the same.
 func TestEntityQuestionsTwoPass(t *testing.T) {
+	t.Parallel()
 	svc, h := twoPassService(t)
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -296,6 +299,7 @@ func TestEntityQuestionsTwoPass(t *testing.T) {
 }
 
 func TestAnswerWithCheckedCitations(t *testing.T) {
+	t.Parallel()
 	var prompt string
 	fake := &fakeOpenAI{answer: func(p string) string {
 		prompt = p
@@ -350,6 +354,7 @@ func TestAnswerWithCheckedCitations(t *testing.T) {
 }
 
 func TestSelfRefusal(t *testing.T) {
+	t.Parallel()
 	fake := &fakeOpenAI{answer: func(string) string { return domain.SelfRefusalSentinel }}
 	svc, _ := newService(t, fake, nil)
 	var deltas strings.Builder
@@ -368,6 +373,7 @@ func TestSelfRefusal(t *testing.T) {
 }
 
 func TestProviderOutageIsUnavailable(t *testing.T) {
+	t.Parallel()
 	fake := &fakeOpenAI{status: http.StatusServiceUnavailable}
 	svc, _ := newService(t, fake, nil)
 	_, err := svc.Answer(context.Background(), ask("how do deployment rollbacks work?"), "", chat.Events{})
@@ -380,6 +386,7 @@ func TestProviderOutageIsUnavailable(t *testing.T) {
 }
 
 func TestInvalidChatRequests(t *testing.T) {
+	t.Parallel()
 	fake := &fakeOpenAI{answer: func(string) string { return "x" }}
 	svc, _ := newService(t, fake, nil)
 	long := make([]domain.Turn, 51)
@@ -405,6 +412,7 @@ func TestInvalidChatRequests(t *testing.T) {
 }
 
 func TestLanguageOfRefusal(t *testing.T) {
+	t.Parallel()
 	svc, _ := newService(t, &fakeOpenAI{answer: func(string) string { return "x" }}, nil)
 	de, _ := svc.Answer(context.Background(), ask("how do I knit a scarf?"), "de-DE,de;q=0.9", chat.Events{})
 	en, _ := svc.Answer(context.Background(), ask("how do I knit a scarf?"), "", chat.Events{})

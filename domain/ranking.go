@@ -39,10 +39,8 @@ type Ranking struct {
 	MentionWeight    float64
 	// IdentifierWeight × the share of the question's identifiers (E5032, v2.3.1,
 	// KB_RRF_K: letters mixed with digits, or an underscore) in the chunk's title
-	// and heading path: a document about the identifier, not one mentioning it.
-	// Default 0.50, as for naming a document with @slug; "error E5032" needs more
-	// than 0.31 to put the runbook titled E5032 above the module page that says
-	// "Error code E5032" (0.4 to 1.0 score the same on the handbook scenarios).
+	// and heading path: a document about the identifier, not one mentioning it
+	// (the threshold that matters: bench/results/ranking_statement.md).
 	IdentifierWeight float64
 	// Evidence: − EvidenceWeight·(1 − trust of the document's evidence tier).
 	EvidenceWeight float64
@@ -95,14 +93,8 @@ const MaxEFSearch = 200
 
 // DefaultRRFTrustPositions is the default of KB_RRF_TRUST_POSITIONS: how many
 // gaps between rank 1 and rank 2 of every leg one unit of weighted score is worth
-// under rrf. The trust gradient reorders documents at the head of a page, so it
-// was measured there, on the 47 questions of bench/scenarios/handbook.yaml (hash
-// embedder, profile hash-keyword-led, each page's adjustment taken out): the
-// first four documents of a weighted page are 0.171 apart on average, those of an
-// RRF page 0.00079 apart. One unit of weighted score is then worth 0.0046 of RRF
-// score, 17.5 gaps of 1/61 − 1/62; rounded to 18. Auto tier (0.02) becomes a
-// third of a gap, a tie-break; blog or search_hint evidence (0.225) four gaps;
-// superseded and deprecated (0.40) seven; archived (0.60) eleven.
+// under rrf; the ratio of how far apart a page's first documents are under each
+// fusion (measured in bench/results/ranking_statement.md).
 const DefaultRRFTrustPositions = 18
 
 // Weight profiles. The seed weights (0.55 vector / 0.25 keyword, RRF 0.70 / 0.30)

@@ -43,6 +43,7 @@ func (c *countingEmbedder) EmbedQuery(_ context.Context, text string) ([]float32
 }
 
 func TestCachedQueriesHit(t *testing.T) {
+	t.Parallel()
 	inner := &countingEmbedder{name: "fake"}
 	c := NewCachedQueries(inner, 0, 0)
 	ctx := context.Background()
@@ -70,6 +71,7 @@ func TestCachedQueriesHit(t *testing.T) {
 }
 
 func TestCachedQueriesPassesDocumentsThrough(t *testing.T) {
+	t.Parallel()
 	inner := &countingEmbedder{name: "fake"}
 	c := NewCachedQueries(inner, 10, time.Minute)
 	for range 2 {
@@ -83,6 +85,7 @@ func TestCachedQueriesPassesDocumentsThrough(t *testing.T) {
 }
 
 func TestCachedQueriesKeyIncludesName(t *testing.T) {
+	t.Parallel()
 	a, b := &countingEmbedder{name: "hash"}, &countingEmbedder{name: "openai:text-embedding-3-small"}
 	ca, cb := NewCachedQueries(a, 10, time.Minute), NewCachedQueries(b, 10, time.Minute)
 	ctx := context.Background()
@@ -114,6 +117,7 @@ func TestCachedQueriesExpire(t *testing.T) {
 }
 
 func TestCachedQueriesEvictsLeastRecentlyUsed(t *testing.T) {
+	t.Parallel()
 	inner := &countingEmbedder{name: "fake"}
 	c := NewCachedQueries(inner, 2, time.Minute)
 	ctx := context.Background()
@@ -129,6 +133,7 @@ func TestCachedQueriesEvictsLeastRecentlyUsed(t *testing.T) {
 }
 
 func TestCachedQueriesDoNotCacheErrors(t *testing.T) {
+	t.Parallel()
 	inner := &countingEmbedder{name: "fake", fail: true}
 	c := NewCachedQueries(inner, 10, time.Minute)
 	for range 2 {
@@ -142,6 +147,7 @@ func TestCachedQueriesDoNotCacheErrors(t *testing.T) {
 }
 
 func TestCachedQueriesConcurrent(t *testing.T) {
+	t.Parallel()
 	c := NewCachedQueries(NewHash(64), 5, time.Minute)
 	want := mustQuery(t, NewHash(64), "text 3")
 	var wg sync.WaitGroup

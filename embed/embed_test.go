@@ -6,6 +6,7 @@ import (
 )
 
 func TestNew(t *testing.T) {
+	t.Parallel()
 	oc := OpenAIConfig{Model: "nomic-embed-text", BaseURL: "http://localhost:11434/v1"}
 	cases := []struct {
 		kind     string

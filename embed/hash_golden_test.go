@@ -47,6 +47,7 @@ type hashGolden struct {
 // every user's stored embeddings silently stop matching. The tolerance only
 // allows for floating-point differences between architectures.
 func TestHashGoldenVectors(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join("testdata", "hash_vectors.golden")
 	var got []hashGolden
 	for _, dim := range []int{384, 768} {

@@ -38,6 +38,7 @@ func mustQuery(t testing.TB, e Embedder, text string) []float32 {
 }
 
 func TestHashDimensionAndNorm(t *testing.T) {
+	t.Parallel()
 	texts := []string{
 		"x",
 		"Rotate the TLS certificates before they expire.",
@@ -67,6 +68,7 @@ func TestHashDimensionAndNorm(t *testing.T) {
 
 // Text without any letter or digit has no features: the zero vector, not NaNs.
 func TestHashNoFeatures(t *testing.T) {
+	t.Parallel()
 	h := NewHash(64)
 	for _, text := range []string{"", "   ", "--- *** ---", "the of and"} {
 		v := mustQuery(t, h, text)
@@ -83,6 +85,7 @@ func TestHashNoFeatures(t *testing.T) {
 // compared with a tolerance because Go may fuse floating-point operations
 // differently on other architectures.
 func TestHashDeterministicAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	type component struct {
 		index int
 		value float32
@@ -119,6 +122,7 @@ func TestHashDeterministicAcrossProcesses(t *testing.T) {
 }
 
 func TestHashSimilarity(t *testing.T) {
+	t.Parallel()
 	h := NewHash(DefaultHashDim)
 	cases := []struct {
 		name, anchor, similar, unrelated string
@@ -143,6 +147,7 @@ func TestHashSimilarity(t *testing.T) {
 // Case, punctuation and stop words do not change a vector: they carry no topic,
 // and the keyword leg treats them the same way.
 func TestHashNormalisation(t *testing.T) {
+	t.Parallel()
 	h := NewHash(DefaultHashDim)
 	cases := [][2]string{
 		{"PostgreSQL Vacuum", "postgresql vacuum"},
@@ -158,6 +163,7 @@ func TestHashNormalisation(t *testing.T) {
 }
 
 func TestHashDocumentsMatchQueries(t *testing.T) {
+	t.Parallel()
 	h := NewHash(128)
 	texts := []string{"alpha beta", "", "gamma delta epsilon", "alpha beta"}
 	docs, err := h.EmbedDocuments(context.Background(), texts)
@@ -183,6 +189,7 @@ func TestHashDocumentsMatchQueries(t *testing.T) {
 }
 
 func TestHashConcurrentUse(t *testing.T) {
+	t.Parallel()
 	h := NewHash(256)
 	texts := []string{"first text about queues", "second text about caches", "third text about indexes"}
 	want := make([][]float32, len(texts))
@@ -210,6 +217,7 @@ func TestHashConcurrentUse(t *testing.T) {
 }
 
 func TestHashHonoursCancelledContext(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	h := NewHash(32)

@@ -135,6 +135,7 @@ func inputs(n int) []string {
 }
 
 func TestOpenAIBatchesAndOrders(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		n, batch  int
 		wantCalls int
@@ -184,6 +185,7 @@ func TestOpenAIBatchesAndOrders(t *testing.T) {
 }
 
 func TestOpenAISendsDimensionsWhenConfigured(t *testing.T) {
+	t.Parallel()
 	f := &fakeOpenAI{}
 	o := newTestOpenAI(t, f, OpenAIConfig{Dimensions: 8})
 	if err := o.Check(context.Background()); err != nil {
@@ -195,6 +197,7 @@ func TestOpenAISendsDimensionsWhenConfigured(t *testing.T) {
 }
 
 func TestOpenAIRetries(t *testing.T) {
+	t.Parallel()
 	status := func(code int, retryAfter, body string, failures int) func(int, http.ResponseWriter) bool {
 		return func(call int, w http.ResponseWriter) bool {
 			if call > failures {
@@ -286,6 +289,7 @@ func TestOpenAIRetries(t *testing.T) {
 }
 
 func TestOpenAIWrongKeyNeverLeaks(t *testing.T) {
+	t.Parallel()
 	f := &fakeOpenAI{}
 	o := newTestOpenAI(t, f, OpenAIConfig{APIKey: "sk-wrong-key-that-the-server-echoes"})
 	err := o.Check(context.Background())
@@ -301,6 +305,7 @@ func TestOpenAIWrongKeyNeverLeaks(t *testing.T) {
 }
 
 func TestOpenAIDimensionMismatch(t *testing.T) {
+	t.Parallel()
 	f := &fakeOpenAI{dim: 1536}
 	o := newTestOpenAI(t, f, OpenAIConfig{Dim: 384})
 	for name, err := range map[string]error{
@@ -324,6 +329,7 @@ func TestOpenAIDimensionMismatch(t *testing.T) {
 }
 
 func TestOpenAIRejectsMalformedResponses(t *testing.T) {
+	t.Parallel()
 	reply := func(body string) func(int, http.ResponseWriter) bool {
 		return func(_ int, w http.ResponseWriter) bool {
 			w.Header().Set("Content-Type", "application/json")
@@ -349,6 +355,7 @@ func TestOpenAIRejectsMalformedResponses(t *testing.T) {
 }
 
 func TestOpenAICancellationStopsRetries(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &fakeOpenAI{fail: func(call int, w http.ResponseWriter) bool {
 		if call == 1 {
@@ -402,6 +409,7 @@ func TestOpenAIAttemptTimeoutIsRetried(t *testing.T) {
 }
 
 func TestNewOpenAIValidates(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		cfg  OpenAIConfig
@@ -431,6 +439,7 @@ func TestNewOpenAIValidates(t *testing.T) {
 
 // The SDK waits as long as Retry-After asks (up to two minutes) before retrying.
 func TestOpenAIHonoursRetryAfter(t *testing.T) {
+	t.Parallel()
 	f := &fakeOpenAI{fail: func(call int, w http.ResponseWriter) bool {
 		if call > 1 {
 			return false
@@ -456,6 +465,7 @@ func TestOpenAIHonoursRetryAfter(t *testing.T) {
 // A server that asks for a longer wait than the SDK honours gets no retry: the
 // error comes back at once instead of a call hanging for minutes.
 func TestOpenAIRetryAfterBeyondLimitFailsAtOnce(t *testing.T) {
+	t.Parallel()
 	f := &fakeOpenAI{fail: func(_ int, w http.ResponseWriter) bool {
 		w.Header().Set("Retry-After", "600")
 		w.WriteHeader(http.StatusTooManyRequests)
@@ -476,6 +486,7 @@ func TestOpenAIRetryAfterBeyondLimitFailsAtOnce(t *testing.T) {
 
 // An unreachable endpoint is retried, then named in an error that says nothing answered.
 func TestOpenAIOutage(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.NotFoundHandler())
 	base := srv.URL + "/v1"
 	srv.Close()

@@ -20,6 +20,7 @@ var (
 )
 
 func TestDanaWorkingOnRanksHerDocumentsAboveWorkingOnNotes(t *testing.T) {
+	t.Parallel()
 	h := newSearcher(t)
 	q := "What has Dana been working on?"
 	res := mustSearch(t, h, req(q))
@@ -63,6 +64,7 @@ func TestDanaWorkingOnRanksHerDocumentsAboveWorkingOnNotes(t *testing.T) {
 }
 
 func TestPlatformTeamQuestionReachesMembersDecisions(t *testing.T) {
+	t.Parallel()
 	h := newSearcher(t)
 	res := mustSearch(t, h, req("what did the platform team decide about migration?", func(r *domain.SearchRequest) { r.Options.Limit = 8 }))
 	m := res.Meta
@@ -118,6 +120,7 @@ func TestPlatformTeamQuestionReachesMembersDecisions(t *testing.T) {
 }
 
 func TestFallsBackToFlat(t *testing.T) {
+	t.Parallel()
 	h := newSearcher(t)
 	off := newSearcher(t, func(c *Config) { c.Enabled = false })
 	tests := []struct {
@@ -175,6 +178,7 @@ func TestFallsBackToFlat(t *testing.T) {
 }
 
 func TestFilterRestrictsPass2(t *testing.T) {
+	t.Parallel()
 	h := newSearcher(t)
 	q := "What has Dana been working on?"
 	tests := []struct {
@@ -217,6 +221,7 @@ func TestFilterRestrictsPass2(t *testing.T) {
 // candidates: the order is the flat ranking restricted to them (of the question
 // pass 2 ranks). The intent signal is pass 2's own ("decide" lifts decisions).
 func TestAlphaOneEqualsFlatOrderingOnCandidates(t *testing.T) {
+	t.Parallel()
 	for _, strip := range []bool{true, false} {
 		h := newSearcher(t, func(c *Config) { c.StripNames = strip; c.IntentWeight = 0 })
 		for _, q := range []string{"What has Dana been working on?", "what did the platform team decide about migration?"} {
@@ -270,6 +275,7 @@ func TestAlphaOneEqualsFlatOrderingOnCandidates(t *testing.T) {
 }
 
 func TestExplainAddsUpAndNamesEntities(t *testing.T) {
+	t.Parallel()
 	h := newSearcher(t)
 	res := mustSearch(t, h, req("What has Dana been working on?", func(r *domain.SearchRequest) { r.Options.Explain = true }))
 	if len(res.Meta.Pass1Entities) == 0 {
@@ -297,6 +303,7 @@ func TestExplainAddsUpAndNamesEntities(t *testing.T) {
 
 // A document linked to several chosen entities takes the best link, not the sum.
 func TestParentScoreIsTheMaxOverEntities(t *testing.T) {
+	t.Parallel()
 	h := newSearcher(t)
 	res := mustSearch(t, h, req("What did Dana and Lee decide about the cache layer?", func(r *domain.SearchRequest) { r.Options.Limit = 10 }))
 	m := res.Meta
@@ -327,6 +334,7 @@ func TestParentScoreIsTheMaxOverEntities(t *testing.T) {
 }
 
 func TestPass2Batches(t *testing.T) {
+	t.Parallel()
 	q := "what did the platform team decide about migration?"
 	one := mustSearch(t, newSearcher(t), req(q))
 	if n := one.Meta.Pass2Candidates; n <= 20 || n > 50 {
@@ -351,6 +359,7 @@ func TestPass2Batches(t *testing.T) {
 }
 
 func TestProjectWithOneEntity(t *testing.T) {
+	t.Parallel()
 	// payments has a single entity: the missing 2nd..5th score 0, so a named
 	// entity clears the gap on its own.
 	h := newSearcher(t)
@@ -372,6 +381,7 @@ func TestProjectWithOneEntity(t *testing.T) {
 }
 
 func TestInvalidAlpha(t *testing.T) {
+	t.Parallel()
 	h := newSearcher(t)
 	for _, a := range []float64{-0.1, 1.5, math.NaN()} {
 		_, err := h.Search(context.Background(), req("What has Dana been working on?", func(r *domain.SearchRequest) {
@@ -385,6 +395,7 @@ func TestInvalidAlpha(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
+	t.Parallel()
 	if err := DefaultConfig().Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -408,6 +419,7 @@ func TestConfigValidate(t *testing.T) {
 // its entries: a meeting Dana attends, added after a search, is a candidate of
 // the next one.
 func TestCachesInvalidatedByIngest(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	p := freshHandbook(t)
 	h := New(p, flatSearcher(p), DefaultConfig())
@@ -453,6 +465,7 @@ What went well in the Postgres 16 programme and what we would change next time.
 // refusal gate's input) are measured against the question asked, the named
 // entity's words counting as covered by its linked documents.
 func TestEvidenceIsAgainstTheQuestionAsked(t *testing.T) {
+	t.Parallel()
 	h := newSearcher(t)
 	q := "Which runbooks does Dana Okafor own?"
 	res := mustSearch(t, h, req(q, func(r *domain.SearchRequest) { r.Options.Limit = 8 }))
@@ -517,6 +530,7 @@ func chunkIDs(hits []*domain.Hit) []int64 {
 // A first name counts when an alias spells it: Inês Moreau's alias "Ines Moreau"
 // makes "Ines" her first name, so a question typed without the accent names her.
 func TestFirstNameFromAlias(t *testing.T) {
+	t.Parallel()
 	h := newSearcher(t)
 	res := mustSearch(t, h, req("what does Ines own?", func(r *domain.SearchRequest) {
 		r.Filters.ProjectKeys = []string{"payments"}

@@ -20,6 +20,7 @@ import (
 // with short rows do (there the lookup is a scan per word, which the index
 // replaces as the table grows: `canon bench latency` measures that case).
 func TestPass1LooksUpFuzzyCandidatesOneWordAtATime(t *testing.T) {
+	t.Parallel()
 	pool := dbtest.FreshPool(t)
 	ctx := context.Background()
 	var project int64

@@ -87,6 +87,7 @@ func meanPrecision(t *testing.T, qs []labelledQuery, v variant) (float64, []floa
 // (testdata/entity_queries.yaml) flat and two-pass, and the variants behind the
 // defaults (link strength, team discount, name stripping). Run with -v for the table.
 func TestPrecisionAt5(t *testing.T) {
+	t.Parallel()
 	qs := loadQueries(t)
 	variants := []variant{
 		{name: "flat (hierarchy off)", off: true},

@@ -186,6 +186,7 @@ func storageReq(q string) *domain.SearchRequest {
 // say "discuss" more often), through the team's member_meeting links and the
 // meeting intent; the explanation names the intent signal.
 func TestTeamQuestionRanksTheTeamsMeetings(t *testing.T) {
+	t.Parallel()
 	h := storageSearcher(t)
 	for _, q := range []string{"What did the storage team discuss?", "what did the Storage team agree?"} {
 		t.Run(q, func(t *testing.T) {
@@ -225,6 +226,7 @@ func TestTeamQuestionRanksTheTeamsMeetings(t *testing.T) {
 // "decide" adds no intent signal (and no explanation line); "how" finds its
 // runbooks.
 func TestIntentIsOffWhenNoDocumentFits(t *testing.T) {
+	t.Parallel()
 	h := storageSearcher(t)
 	res := mustSearch(t, h, storageReq("What did Ana decide about backups?"))
 	if res.Meta.SearchMode != ModeTwoPass {

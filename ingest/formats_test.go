@@ -30,6 +30,7 @@ func formatFiles(t *testing.T) []ingest.File {
 }
 
 func TestEveryFormatIsIngestedAndIdempotent(t *testing.T) {
+	t.Parallel()
 	in, pool := newIngester(t)
 	files := formatFiles(t)
 	res := run(t, in, "formats", false, files...)
@@ -78,6 +79,7 @@ func TestEveryFormatIsIngestedAndIdempotent(t *testing.T) {
 }
 
 func TestBadFilesOfEveryFormatLoseNothing(t *testing.T) {
+	t.Parallel()
 	in, pool := newIngester(t)
 	files := formatFiles(t)
 	run(t, in, "bad", false, files...)
@@ -120,6 +122,7 @@ func TestBadFilesOfEveryFormatLoseNothing(t *testing.T) {
 }
 
 func TestReadDirsFindsEveryFormatAndSidecars(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for name, content := range map[string]string{
 		"a.md": "# A\n", "b.HTML": "<p>b</p>", "c.txt": "c", "d.pdf": "%PDF", "e.docx": "PK", "e.docx.meta.yaml": "title: E\n",

@@ -56,6 +56,7 @@ func queryStrings(t testing.TB, pool *pgxpool.Pool, sql string, args ...any) []s
 }
 
 func TestHandbookIngestIsIdempotent(t *testing.T) {
+	t.Parallel()
 	in, pool := newIngester(t)
 	files, err := ingest.ReadDirs([]string{"../examples/handbook"})
 	if err != nil {
@@ -100,6 +101,7 @@ func fingerprint(t *testing.T, pool *pgxpool.Pool) string {
 }
 
 func TestChangedFileReplacesItsRows(t *testing.T) {
+	t.Parallel()
 	in, pool := newIngester(t)
 	v1 := "---\nid: dec-a\ntype: decision\nstatus: accepted\nsupersedes: [dec-old]\nattendees: [dana]\ntags: [Cache]\n---\n# A\n\nWe use Redis.\n"
 	run(t, in, "chg", false, file("a.md", v1), file("old.md", "---\nid: dec-old\ntype: decision\nstatus: superseded\n---\n# Old\n\nMemcached.\n"))
@@ -127,6 +129,7 @@ func TestChangedFileReplacesItsRows(t *testing.T) {
 }
 
 func TestEdgesResolveWhenTargetArrives(t *testing.T) {
+	t.Parallel()
 	in, pool := newIngester(t)
 	run(t, in, "late", false, file("new.md", "---\nid: dec-new\ntype: decision\nsupersedes: [dec-old]\nrelated:\n  - {to: mod-x, type: depends_on, weight: 0.9}\n---\n# New\n\nSee [[mod-x]].\n"))
 	if n := scalar[int64](t, pool, "SELECT count(*) FROM kb_edges"); n != 0 {
@@ -150,6 +153,7 @@ func TestEdgesResolveWhenTargetArrives(t *testing.T) {
 }
 
 func TestBadFilesAreReportedAndLoseNothing(t *testing.T) {
+	t.Parallel()
 	in, pool := newIngester(t)
 	good := "---\nid: rb-a\ntype: runbook\n---\n# A\n\nRestart the worker.\n"
 	run(t, in, "bad", false, file("a.md", good))
@@ -176,6 +180,7 @@ func TestBadFilesAreReportedAndLoseNothing(t *testing.T) {
 }
 
 func TestPrune(t *testing.T) {
+	t.Parallel()
 	in, pool := newIngester(t)
 	run(t, in, "prune", false, file("a.md", "# A\n\none\n"), file("b.md", "# B\n\ntwo\n"))
 	res := run(t, in, "prune", false, file("a.md", "# A\n\none\n"))
@@ -233,6 +238,7 @@ func checkStats(t *testing.T, pool *pgxpool.Pool) {
 }
 
 func TestStatisticsStayExactAcrossReingests(t *testing.T) {
+	t.Parallel()
 	in, pool := newIngester(t)
 	files, err := ingest.ReadDirs([]string{"../examples/handbook"})
 	if err != nil {
@@ -256,6 +262,7 @@ func TestStatisticsStayExactAcrossReingests(t *testing.T) {
 }
 
 func TestEntitiesAndMentions(t *testing.T) {
+	t.Parallel()
 	in, pool := newIngester(t)
 	files, err := ingest.ReadDirs([]string{"../examples/handbook"})
 	if err != nil {
@@ -275,6 +282,7 @@ func TestEntitiesAndMentions(t *testing.T) {
 }
 
 func TestCompositeKeysKeepProjectsApart(t *testing.T) {
+	t.Parallel()
 	in, pool := newIngester(t)
 	run(t, in, "one", false, file("a.md", "# A\n\ntext\n"))
 	run(t, in, "two", false, file("b.md", "# B\n\ntext\n"))
@@ -289,6 +297,7 @@ func TestCompositeKeysKeepProjectsApart(t *testing.T) {
 }
 
 func TestInvalidProjectKey(t *testing.T) {
+	t.Parallel()
 	in, _ := newIngester(t)
 	_, err := in.Ingest(context.Background(), []ingest.File{file("a.md", "# A\n")}, ingest.Options{Project: "Bad Key"})
 	if err == nil || !strings.Contains(err.Error(), "invalid project key") {
@@ -330,6 +339,7 @@ func BenchmarkIngest(b *testing.B) {
 // Files are stored a batch per transaction; when the database refuses one file
 // of a batch, the others are stored on their own and only that file is reported.
 func TestStoreFailureCostsOnlyItsFile(t *testing.T) {
+	t.Parallel()
 	in, pool := newIngester(t)
 	// A real refusal from the database, not a parse error: a trigger that
 	// rejects one slug.
@@ -365,6 +375,7 @@ func TestStoreFailureCostsOnlyItsFile(t *testing.T) {
 // whichever commits first), exact BM25 statistics, and chunk ids in file order.
 // The second round rewrites half the documents' links so re-ingests race too.
 func TestParallelBatchesMatchSerial(t *testing.T) {
+	t.Parallel()
 	const docs = 120 // eleven chunks each: six batches
 	corpus := func(round int) []ingest.File {
 		var files []ingest.File
@@ -434,6 +445,7 @@ func TestParallelBatchesMatchSerial(t *testing.T) {
 // text must not sit in the TOAST table (migration 00011), where each hit would
 // cost a TOAST lookup and a decompression.
 func TestChunkRowsStayInline(t *testing.T) {
+	t.Parallel()
 	in, pool := newIngester(t)
 	var body strings.Builder
 	body.WriteString("# Long runbook\n\n")

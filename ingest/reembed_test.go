@@ -116,6 +116,7 @@ func vectors(t *testing.T, pool *pgxpool.Pool) map[string][]float32 {
 }
 
 func TestReembedResumesAndMatchesIngest(t *testing.T) {
+	t.Parallel()
 	hashIn, pool := newIngester(t)
 	run(t, hashIn, "re", false, reembedCorpus()...)
 	before := vectors(t, pool)
@@ -218,6 +219,7 @@ func TestReembedResumesAndMatchesIngest(t *testing.T) {
 }
 
 func TestReembedRefuses(t *testing.T) {
+	t.Parallel()
 	_, pool := newIngester(t)
 	in := ingest.New(pool, embed.NewHash(256), markdown.Options{})
 	run(t, ingest.New(pool, embed.NewHash(384), markdown.Options{}), "dim", false, file("a.md", "# A\n\ntext\n"))

@@ -121,6 +121,7 @@ func must(t *testing.T) func(lifecycle.Change, error) lifecycle.Change {
 }
 
 func TestPromote(t *testing.T) {
+	t.Parallel()
 	e := setup(t)
 	ctx := context.Background()
 	if e.edge(t, "dec-v2", "depends_on", "note-raw") != "" {
@@ -176,6 +177,7 @@ func TestPromote(t *testing.T) {
 }
 
 func TestSupersede(t *testing.T) {
+	t.Parallel()
 	e := setup(t)
 	ctx := context.Background()
 	ch := must(t)(e.svc.Supersede(ctx, "alice", project, "dec-v1", "dec-v2"))
@@ -210,6 +212,7 @@ func TestSupersede(t *testing.T) {
 }
 
 func TestDeprecateArchiveReject(t *testing.T) {
+	t.Parallel()
 	e := setup(t)
 	ctx := context.Background()
 	for _, c := range []struct {
@@ -243,6 +246,7 @@ func TestDeprecateArchiveReject(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
+	t.Parallel()
 	e := setup(t)
 	ctx := context.Background()
 	prio := 101
@@ -279,6 +283,7 @@ func err3(_ lifecycle.Graph, err error) error  { return err }
 // Concurrent runs of one operation serialise on the document lock: one changes,
 // the others find it done.
 func TestConcurrentRunsAreIdempotent(t *testing.T) {
+	t.Parallel()
 	e := setup(t)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -306,6 +311,7 @@ func TestConcurrentRunsAreIdempotent(t *testing.T) {
 }
 
 func TestGraph(t *testing.T) {
+	t.Parallel()
 	e := setup(t)
 	ctx := context.Background()
 	must(t)(e.svc.Supersede(ctx, "alice", project, "dec-v1", "dec-v2"))
@@ -334,6 +340,7 @@ func TestGraph(t *testing.T) {
 // Re-ingest keeps frontmatter as the source of truth and says when it overrides
 // a lifecycle change.
 func TestReingestOverridesLifecycleWithNotice(t *testing.T) {
+	t.Parallel()
 	e := setup(t)
 	ctx := context.Background()
 	must(t)(e.svc.Supersede(ctx, "alice", project, "dec-v1", "dec-v2"))

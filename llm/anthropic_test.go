@@ -26,6 +26,7 @@ func newTestAnthropic(t *testing.T, baseURL string, mod func(*AnthropicConfig)) 
 }
 
 func TestAnthropicStreamsAndSendsTheRequest(t *testing.T) {
+	t.Parallel()
 	temp := 0.0
 	tests := []struct {
 		name        string
@@ -119,6 +120,7 @@ func TestAnthropicStreamsAndSendsTheRequest(t *testing.T) {
 }
 
 func TestAnthropicRetriesBeforeTheFirstToken(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		fail     func(w http.ResponseWriter)
@@ -165,6 +167,7 @@ func TestAnthropicRetriesBeforeTheFirstToken(t *testing.T) {
 }
 
 func TestAnthropicRetryBudgetCoversStreamFailures(t *testing.T) {
+	t.Parallel()
 	srv := newFakeServer(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
 		s := startSSE(w)
 		anthropicStart(s, 25)
@@ -182,6 +185,7 @@ func TestAnthropicRetryBudgetCoversStreamFailures(t *testing.T) {
 }
 
 func TestAnthropicNoRetryAfterTheFirstToken(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		fail func(s sse)
@@ -219,6 +223,7 @@ func TestAnthropicNoRetryAfterTheFirstToken(t *testing.T) {
 }
 
 func TestAnthropicCancellationReachesTheServer(t *testing.T) {
+	t.Parallel()
 	serverSawCancel := make(chan struct{})
 	srv := newFakeServer(t, func(_ int, w http.ResponseWriter, r *http.Request) {
 		s := startSSE(w)
@@ -248,6 +253,7 @@ func TestAnthropicCancellationReachesTheServer(t *testing.T) {
 }
 
 func TestAnthropicErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name        string
 		status      int
@@ -288,6 +294,7 @@ func TestAnthropicErrors(t *testing.T) {
 }
 
 func TestAnthropicInvalidRequestEventIsNotUnavailable(t *testing.T) {
+	t.Parallel()
 	srv := newFakeServer(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
 		s := startSSE(w)
 		s.event("error", `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long"}}`)
@@ -316,6 +323,7 @@ func TestAnthropicIgnoresSDKEnvironment(t *testing.T) {
 }
 
 func TestNewAnthropicValidates(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		cfg  AnthropicConfig

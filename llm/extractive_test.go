@@ -24,6 +24,7 @@ var docPassages = []Passage{
 
 // TestStem: the lexicon's own folds, on top of internal/english's stemmer.
 func TestStem(t *testing.T) {
+	t.Parallel()
 	groups := [][]string{
 		{"run", "running", "ran"},
 		{"lead", "leads", "led", "leader"},
@@ -42,6 +43,7 @@ func TestStem(t *testing.T) {
 }
 
 func TestContentTerms(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ text, want string }{
 		{"How do I fail over Postgres?", "failover postgr"},
 		{"Rolled back the failover", "rollback failover"},
@@ -57,6 +59,7 @@ func TestContentTerms(t *testing.T) {
 }
 
 func TestAnalyseQuestion(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		question  string
 		kind      questionType
@@ -91,6 +94,7 @@ func TestAnalyseQuestion(t *testing.T) {
 }
 
 func TestSplitSentences(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		text string
@@ -113,6 +117,7 @@ func TestSplitSentences(t *testing.T) {
 }
 
 func TestWhole(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		text string
 		want bool
@@ -135,6 +140,7 @@ func TestWhole(t *testing.T) {
 var markerRE = regexp.MustCompile(`\[(\d+)\]`)
 
 func TestComposeAnswers(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		question string
@@ -172,6 +178,7 @@ func note(n int, doc, text string) Passage {
 }
 
 func TestComposeTrust(t *testing.T) {
+	t.Parallel()
 	canonical := decision(2, "dec-cache", "We standardised on Redis Cluster as the shared cache layer.")
 	musing := note(1, "note-cache", "If we ever standardise on one cache layer, I would want the cache layer standard to say a lot.")
 	superseded := decision(3, "dec-cache-v1", "We standardised the cache layer on one Redis 6 primary.")
@@ -217,6 +224,7 @@ func TestComposeTrust(t *testing.T) {
 }
 
 func TestComposeStructure(t *testing.T) {
+	t.Parallel()
 	runbook := func(n int, heading, text string) Passage {
 		return Passage{N: n, Text: text, Origin: OriginPrimary, DocID: "rb-rollback", Title: "How rollbacks work",
 			HeadingPath: []string{"Runbook: rollbacks", heading}, CanonicalType: "runbook", Status: "active", Tier: "human"}
@@ -260,6 +268,7 @@ func TestComposeStructure(t *testing.T) {
 }
 
 func TestComposeLimits(t *testing.T) {
+	t.Parallel()
 	// Six passages that all answer equally: at most 4 sentences from at most 3 passages.
 	var ps []Passage
 	for i := 1; i <= 6; i++ {
@@ -291,6 +300,7 @@ func TestComposeLimits(t *testing.T) {
 }
 
 func TestComposeCaps(t *testing.T) {
+	t.Parallel()
 	colors := []string{"red", "green", "blue", "amber", "violet", "black", "white", "grey", "pink", "teal"}
 	cities := []string{"Oslo", "Lyon", "Porto", "Turin", "Ghent", "Brno", "Graz", "Split", "Cork", "Bern"}
 	sentence := func(i int) string {
@@ -332,6 +342,7 @@ func TestComposeCaps(t *testing.T) {
 }
 
 func TestComposeCitesTheRightPassage(t *testing.T) {
+	t.Parallel()
 	ps := []Passage{
 		{N: 3, Text: "Canon answers questions from your documents."},
 		{N: 9, Text: "Rate limits are enforced per API key at 60 requests per minute."},
@@ -345,6 +356,7 @@ func TestComposeCitesTheRightPassage(t *testing.T) {
 // TestComposeGolden pins three answers to handbook-shaped prompts: a decision,
 // steps, and a table row.
 func TestComposeGolden(t *testing.T) {
+	t.Parallel()
 	cacheSummary := decision(5, "dec-cache-v2", "The platform team standardised on Redis as the single shared cache layer: a managed Redis 7 Cluster (three shards, one replica each) with RESP3 client-side caching in the Go services. It supersedes the 2023 in-process LRU plus single-primary design (dec-cache-v1) and reaffirms the rejection of Memcached (rej-memcached-2023).")
 	cacheSummary.Title, cacheSummary.HeadingPath, cacheSummary.IsSummary = "Cache layer standard: Redis Cluster with client-side caching", []string{"Cache layer standard: Redis Cluster with client-side caching"}, true
 	cacheDecision := decision(6, "dec-cache-v2", "We have standardised on Redis as the one shared cache layer for the platform:\n\n- Engine: managed Redis 7.2 in cluster mode (ElastiCache), three shards with one replica each, automatic failover enabled, Multi-AZ.\n- Client-side caching: Go services use `rueidis` with RESP3 tracking. The server pushes invalidation messages, so local copies are dropped on write instead of waiting for a TTL. This replaces the hand-rolled `golang-lru` layer.\n- TTL rule: every key has a TTL; client-side entries are capped at 60 seconds.\n\nAny new service that needs a shared cache uses this cluster. Running another caching product requires a new ADR.")
@@ -400,6 +412,7 @@ func TestComposeGolden(t *testing.T) {
 }
 
 func TestExtractiveStreamIsDeterministic(t *testing.T) {
+	t.Parallel()
 	req := Request{Question: "How are embeddings computed and stored?", Passages: docPassages}
 	var first Response
 	var firstDeltas []string
@@ -432,6 +445,7 @@ func TestExtractiveStreamIsDeterministic(t *testing.T) {
 }
 
 func TestExtractiveSentinelAndFallbacks(t *testing.T) {
+	t.Parallel()
 	p := NewExtractive()
 	if p.Name() != "extractive" || p.Model() != "extractive-v2" {
 		t.Errorf("Name %q Model %q", p.Name(), p.Model())
@@ -452,6 +466,7 @@ func TestExtractiveSentinelAndFallbacks(t *testing.T) {
 }
 
 func TestExtractiveStopsOnCancelAndCallbackError(t *testing.T) {
+	t.Parallel()
 	req := Request{Question: "Where are chunks stored?", Passages: docPassages}
 	ctx, cancel := context.WithCancel(context.Background())
 	n := 0
@@ -467,6 +482,7 @@ func TestExtractiveStopsOnCancelAndCallbackError(t *testing.T) {
 }
 
 func TestWordPieces(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{"", "one", "one two", "a  b\tc\n", " lead", "naïve café [1].", "a\n\n1. b [2]\n| c |"} {
 		if got := strings.Join(wordPieces(s), ""); got != s {
 			t.Errorf("wordPieces(%q) joins to %q", s, got)

@@ -14,6 +14,7 @@ var (
 )
 
 func TestNew(t *testing.T) {
+	t.Parallel()
 	cfg := Config{BaseURL: "http://localhost:11434/v1", Model: "llama3.1:8b", Timeout: time.Second, MaxRetries: -1, MaxTokens: 64}
 	tests := []struct {
 		kind      string

@@ -27,6 +27,7 @@ func newTestOpenAI(t *testing.T, baseURL string, mod func(*OpenAIConfig)) *OpenA
 }
 
 func TestOpenAIStreamsAndSendsTheRequest(t *testing.T) {
+	t.Parallel()
 	temp := 0.2
 	tests := []struct {
 		name       string
@@ -126,6 +127,7 @@ func TestOpenAIStreamsAndSendsTheRequest(t *testing.T) {
 }
 
 func TestOpenAIOfficialAPIGetsMaxCompletionTokens(t *testing.T) {
+	t.Parallel()
 	p, err := NewOpenAI(OpenAIConfig{Model: "o4-mini", APIKey: testKey, MaxTokens: 500})
 	if err != nil {
 		t.Fatal(err)
@@ -142,6 +144,7 @@ func TestOpenAIOfficialAPIGetsMaxCompletionTokens(t *testing.T) {
 }
 
 func TestOpenAIRetriesBeforeTheFirstToken(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		fail     func(w http.ResponseWriter)
@@ -189,6 +192,7 @@ func TestOpenAIRetriesBeforeTheFirstToken(t *testing.T) {
 }
 
 func TestOpenAIGivesUpAfterMaxRetries(t *testing.T) {
+	t.Parallel()
 	srv := newFakeServer(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
 		jsonError(w, 429, `{"error":{"message":"Rate limit reached for gpt-4o-mini","type":"requests"}}`)
 	})
@@ -211,6 +215,7 @@ func TestOpenAIGivesUpAfterMaxRetries(t *testing.T) {
 }
 
 func TestOpenAINoRetryAfterTheFirstToken(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		fail func(s sse)
@@ -248,6 +253,7 @@ func TestOpenAINoRetryAfterTheFirstToken(t *testing.T) {
 }
 
 func TestOpenAICancellationReachesTheServer(t *testing.T) {
+	t.Parallel()
 	serverSawCancel := make(chan struct{})
 	srv := newFakeServer(t, func(_ int, w http.ResponseWriter, r *http.Request) {
 		s := startSSE(w)
@@ -280,6 +286,7 @@ func TestOpenAICancellationReachesTheServer(t *testing.T) {
 }
 
 func TestOpenAICallbackErrorStopsTheStream(t *testing.T) {
+	t.Parallel()
 	serverSawCancel := make(chan struct{})
 	srv := newFakeServer(t, func(_ int, w http.ResponseWriter, r *http.Request) {
 		s := startSSE(w)
@@ -304,6 +311,7 @@ func TestOpenAICallbackErrorStopsTheStream(t *testing.T) {
 }
 
 func TestOpenAIErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name        string
 		status      int
@@ -344,6 +352,7 @@ func TestOpenAIErrors(t *testing.T) {
 }
 
 func TestOpenAIConnectionFailure(t *testing.T) {
+	t.Parallel()
 	srv := newFakeServer(t, func(int, http.ResponseWriter, *http.Request) {})
 	url := srv.URL
 	srv.Close()
@@ -381,6 +390,7 @@ func TestOpenAITimeout(t *testing.T) {
 }
 
 func TestNewOpenAIValidates(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		cfg  OpenAIConfig

@@ -9,6 +9,7 @@ import (
 )
 
 func TestCost(t *testing.T) {
+	t.Parallel()
 	u := Usage{PromptTokens: 1_000_000, CompletionTokens: 500_000}
 	prices := DefaultPrices()
 	tests := []struct {
@@ -43,6 +44,7 @@ func TestCost(t *testing.T) {
 }
 
 func TestDefaultPricesIsACopy(t *testing.T) {
+	t.Parallel()
 	p := DefaultPrices()
 	p["gpt-4o-mini"] = Price{100, 100}
 	if DefaultPrices()["gpt-4o-mini"].PromptPerMTok != 0.15 {
@@ -51,6 +53,7 @@ func TestDefaultPricesIsACopy(t *testing.T) {
 }
 
 func TestParsePrices(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in      string
 		want    map[string]Price
@@ -82,6 +85,7 @@ func TestParsePrices(t *testing.T) {
 }
 
 func TestCostOfProvider(t *testing.T) {
+	t.Parallel()
 	srv := newFakeServer(t, func(_ int, w http.ResponseWriter, _ *http.Request) { openAIStream(w, "ok") })
 	custom := map[string]Price{"my-model": {PromptPerMTok: 1e6, CompletionPerMTok: 2e6}}
 	p := newTestOpenAI(t, srv.URL, func(c *OpenAIConfig) { c.Model = "my-model"; c.Prices = custom })

@@ -57,6 +57,7 @@ func TestLongRetryAfterFailsFast(t *testing.T) {
 }
 
 func TestRetryAfter(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		h    http.Header
 		want time.Duration

@@ -94,6 +94,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // TestEveryToolOverStreamableHTTP mounts the server as `canon serve` does (at
 // /mcp beside the Connect API) and drives it with the SDK's own HTTP client.
 func TestEveryToolOverStreamableHTTP(t *testing.T) {
+	t.Parallel()
 	s := newServer(t, nil)
 	h := server.Handler(server.Deps{MCP: s.HTTPHandler()})
 	srv := httptest.NewServer(h)
@@ -115,6 +116,7 @@ var keys = mcpserver.AuthorizerFunc(func(_ context.Context, key string) (domain.
 })
 
 func TestRolesOverHTTP(t *testing.T) {
+	t.Parallel()
 	s := newServer(t, keys)
 	srv := httptest.NewServer(s.HTTPHandler())
 	t.Cleanup(srv.Close)
@@ -156,6 +158,7 @@ func TestRolesOverHTTP(t *testing.T) {
 // TestStdioKeyReachesAuthorizer runs a session over an in-memory transport (the
 // stdio path of `canon mcp`): the key given to Run is the one authorized.
 func TestStdioKeyReachesAuthorizer(t *testing.T) {
+	t.Parallel()
 	s := newServer(t, keys)
 	for key, want := range map[string]bool{"reader-key": false, "editor-key": true} {
 		serverT, clientT := mcp.NewInMemoryTransports()

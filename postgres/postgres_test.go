@@ -11,6 +11,7 @@ import (
 )
 
 func TestMigrateUpStatusDownUp(t *testing.T) {
+	t.Parallel()
 	url := dbtest.EmptyURL(t)
 	ctx := context.Background()
 	var out bytes.Buffer
@@ -70,6 +71,7 @@ func TestEmbeddingDimIsFixedAtMigrationTime(t *testing.T) {
 }
 
 func TestUnknownCommandAndBadURL(t *testing.T) {
+	t.Parallel()
 	if err := postgres.Migrate(context.Background(), dbtest.URL(t), "sideways", postgres.MigrateOptions{}); err == nil {
 		t.Error("unknown command should fail")
 	}

@@ -12,6 +12,7 @@ import (
 // the exact BM25 of that chunk, and with a limit no term reaches it ranks
 // exactly like exact mode.
 func TestApproximateKeywordLegScoresExactly(t *testing.T) {
+	t.Parallel()
 	s := handbook(t)
 	limit := func(n int32) func(*domain.SearchRequest) {
 		return func(r *domain.SearchRequest) {
@@ -96,6 +97,7 @@ const longQuestion = "cache layer redis cluster replication lag ledger migration
 // The approximate leg reads at least the fanout per term, so a one-term question
 // fills the page it asks for however low the term limit is set.
 func TestApproximateKeywordLegFillsThePage(t *testing.T) {
+	t.Parallel()
 	s := handbook(t)
 	search := func(termLimit int32) *domain.SearchResult {
 		return mustSearch(t, s, req("cache", func(r *domain.SearchRequest) {

@@ -12,6 +12,7 @@ import (
 // (TestApproximateKeywordLegScoresExactly, the golden rankings) cover the
 // statement that reads it.
 func TestLexemeBloom(t *testing.T) {
+	t.Parallel()
 	handbook(t)
 	ctx := context.Background()
 

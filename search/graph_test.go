@@ -86,6 +86,7 @@ func edgesOf(hits []*domain.Hit) []string {
 
 // The worked example of the README, end to end on the example handbook.
 func TestGraphWorkedExample(t *testing.T) {
+	t.Parallel()
 	handbook(t)
 	s := graphSearcher(pool, search.DefaultGraphConfig())
 	q := "what cache layer did we standardise on?"
@@ -236,6 +237,7 @@ func graphPool(t *testing.T) *pgxpool.Pool {
 }
 
 func TestGraphExpansionRules(t *testing.T) {
+	t.Parallel()
 	p := graphPool(t)
 	seedA := func(r *domain.SearchRequest) {
 		r.Query = "zebracorn"
@@ -446,6 +448,7 @@ func TestGraphExpansionRules(t *testing.T) {
 }
 
 func TestRejectedInjectionThreshold(t *testing.T) {
+	t.Parallel()
 	p := dbtest.FreshPool(t)
 	files := map[string]string{
 		"dec-main.md": doc("dec-main", "decision", "accepted", "We run the ocelot scheduler.", "rejects: [rej-linked]"),
@@ -549,6 +552,7 @@ func TestRejectedInjectionThreshold(t *testing.T) {
 // inject it by similarity; unrelated questions inject nothing by similarity
 // (only rejected approaches linked to a decision on the page).
 func TestRejectedThresholdCalibration(t *testing.T) {
+	t.Parallel()
 	handbook(t)
 	s := graphSearcher(pool, search.DefaultGraphConfig())
 	near := map[string]string{
@@ -625,6 +629,7 @@ var offTopicQuestions = []string{"what is the capital of France?", "best banana 
 // similarity, through a decision on the page, or as a relevant hit itself), and
 // that the 15 off-topic questions get no graph context. Run with -v for the numbers.
 func TestRejectedRecallOnHandbook(t *testing.T) {
+	t.Parallel()
 	handbook(t)
 	s := graphSearcher(pool, search.DefaultGraphConfig())
 	var caught, bySimilarity, byEdge, onPage int
@@ -684,6 +689,7 @@ const minRejectedRecall = 20
 
 // A project without canonical documents gets exactly the plain hybrid result.
 func TestGraphStepIsNoOpWithoutCanon(t *testing.T) {
+	t.Parallel()
 	p := dbtest.FreshPool(t)
 	strip := regexp.MustCompile(`(?m)^(type|project|status|supersedes|rejects):.*\n`)
 	files := map[string]string{}
@@ -771,6 +777,7 @@ func BenchmarkGraphStep(b *testing.B) {
 // expanded section, a rejection recorded by `canon canon reject` joins the
 // rejected one.
 func TestLifecycleChangesFeedSearch(t *testing.T) {
+	t.Parallel()
 	p := dbtest.FreshPool(t)
 	files, err := ingest.ReadDirs([]string{"../examples/handbook/platform"})
 	if err != nil {
@@ -806,6 +813,7 @@ func TestLifecycleChangesFeedSearch(t *testing.T) {
 // the page the ranking returns: run as printed, it returns the expanded and
 // rejected sections Search returned.
 func TestGraphStatementIsRunnable(t *testing.T) {
+	t.Parallel()
 	handbook(t)
 	s := graphSearcher(pool, search.DefaultGraphConfig())
 	r := req("what cache layer did we standardise on?", func(r *domain.SearchRequest) { r.Options.Limit = 8 })

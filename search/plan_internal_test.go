@@ -11,6 +11,7 @@ import (
 // documents), is planned for its own values. Pass 2 once ran on the generic plan
 // and took 2 s at 100,000 chunks (the plan scanned every document's slug).
 func TestPlanCacheMode(t *testing.T) {
+	t.Parallel()
 	unfiltered := &plan{filters: domain.Filters{ProjectKeys: []string{"p"}}}
 	filtered := &plan{filters: domain.Filters{ProjectKeys: []string{"p"}, Statuses: []string{"accepted"}}}
 	filtered.params.Filtered = filtered.filters.RestrictsDocuments()

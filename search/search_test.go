@@ -119,6 +119,7 @@ func mustSearch(t *testing.T, s *search.Searcher, r *domain.SearchRequest) *doma
 }
 
 func TestWorkedExampleCacheStandard(t *testing.T) {
+	t.Parallel()
 	s := handbook(t)
 	res := mustSearch(t, s, req("what cache layer did we standardise on?", func(r *domain.SearchRequest) {
 		r.Options.Explain = true
@@ -149,6 +150,7 @@ func TestWorkedExampleCacheStandard(t *testing.T) {
 }
 
 func TestExplainContributionsAddUpToScore(t *testing.T) {
+	t.Parallel()
 	s := handbook(t)
 	for _, fusion := range domain.Fusions() {
 		t.Run(fusion, func(t *testing.T) {
@@ -183,6 +185,7 @@ func TestExplainContributionsAddUpToScore(t *testing.T) {
 // only break near-ties, and a penalised document that is the only answer stays on
 // the page with its status.
 func TestTrustGradientUnderBothFusions(t *testing.T) {
+	t.Parallel()
 	s := handbook(t)
 	cases := []struct {
 		name, query string
@@ -251,6 +254,7 @@ func distinct(hits []*domain.Hit) []string {
 // with digits, or an underscore) in a chunk's title and heading path. Bare numbers
 // and slash-joined words are not identifiers.
 func TestIdentifierSignal(t *testing.T) {
+	t.Parallel()
 	s := handbook(t)
 	cases := []struct {
 		query, first string
@@ -291,6 +295,7 @@ func TestIdentifierSignal(t *testing.T) {
 }
 
 func TestLexicalRescueOfExactIdentifiers(t *testing.T) {
+	t.Parallel()
 	s := handbook(t)
 	cases := []struct{ query, want string }{
 		{"error E5032", "rb-error-e5032"},
@@ -309,6 +314,7 @@ func TestLexicalRescueOfExactIdentifiers(t *testing.T) {
 }
 
 func TestPerDocumentCap(t *testing.T) {
+	t.Parallel()
 	s := handbook(t)
 	for _, cap := range []int32{1, 2, 3} {
 		res := mustSearch(t, s, req("postgres migration cutover plan", func(r *domain.SearchRequest) {
@@ -326,6 +332,7 @@ func TestPerDocumentCap(t *testing.T) {
 }
 
 func TestFilters(t *testing.T) {
+	t.Parallel()
 	s := handbook(t)
 	q := "cache layer decision"
 	cases := []struct {
@@ -417,6 +424,7 @@ func TestFilters(t *testing.T) {
 }
 
 func TestDeterministicOrder(t *testing.T) {
+	t.Parallel()
 	s := handbook(t)
 	for _, fusion := range domain.Fusions() {
 		a := mustSearch(t, s, req("incident ledger replication lag", func(r *domain.SearchRequest) { r.Options.Fusion = fusion }))
@@ -438,6 +446,7 @@ func chunkIDs(r *domain.SearchResult) []int64 {
 }
 
 func TestInvalidRequests(t *testing.T) {
+	t.Parallel()
 	s := handbook(t)
 	cases := []struct {
 		name     string
@@ -483,6 +492,7 @@ func TestInvalidRequests(t *testing.T) {
 }
 
 func TestStopWordsOnlyQuestionIsFinite(t *testing.T) {
+	t.Parallel()
 	s := handbook(t)
 	for _, fusion := range domain.Fusions() {
 		res := mustSearch(t, s, req("what is this and why?", func(r *domain.SearchRequest) {
@@ -504,6 +514,7 @@ func TestStopWordsOnlyQuestionIsFinite(t *testing.T) {
 }
 
 func TestLegacyProjectKey(t *testing.T) {
+	t.Parallel()
 	s := handbook(t)
 	r := req("cache layer")
 	r.Filters = domain.RawFilters{ProjectKey: "payments"}
@@ -517,6 +528,7 @@ func TestLegacyProjectKey(t *testing.T) {
 }
 
 func TestStatementIsRunnable(t *testing.T) {
+	t.Parallel()
 	s := handbook(t)
 	stmt, err := s.Statement(context.Background(), req("what cache layer did we standardise on?"))
 	if err != nil {
@@ -557,6 +569,7 @@ func TestStatementIsRunnable(t *testing.T) {
 
 // Golden ranked lists: a ranking change shows up in review as a diff of these files.
 func TestGoldenRankings(t *testing.T) {
+	t.Parallel()
 	s := handbook(t)
 	queries := []string{
 		"what cache layer did we standardise on?",

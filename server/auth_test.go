@@ -55,6 +55,7 @@ func codeOf(err error) connect.Code {
 }
 
 func TestAuthEndToEnd(t *testing.T) {
+	t.Parallel()
 	srv, pool := newServerWith(t, auth.Config{Required: true})
 	reader, _ := newKey(t, pool, "reader", []string{"platform"})
 	editor, editorInfo := newKey(t, pool, "editor", []string{"platform"})
@@ -140,6 +141,7 @@ func TestAuthEndToEnd(t *testing.T) {
 }
 
 func TestKeyServiceAdmin(t *testing.T) {
+	t.Parallel()
 	srv, pool := newServerWith(t, auth.Config{Required: true})
 	admin, _ := newKey(t, pool, "admin", []string{"platform"})
 	_, foreign := newKey(t, pool, "reader", []string{"billing"})
@@ -193,6 +195,7 @@ func (r *countingReader) Read(p []byte) (int, error) {
 }
 
 func TestOversizeBodyIsRefusedUnread(t *testing.T) {
+	t.Parallel()
 	srv, _ := newServerWith(t, auth.Config{})
 	for _, path := range []string{canonv1connect.SearchServiceSearchProcedure, "/api/kb/chat"} {
 		t.Run(path, func(t *testing.T) {
@@ -248,6 +251,7 @@ func TestRateLimitPerKey(t *testing.T) {
 }
 
 func TestListProjectsShowsOnlyTheKeysProjects(t *testing.T) {
+	t.Parallel()
 	srv, pool := newServerWith(t, auth.Config{Required: true})
 	key, _ := newKey(t, pool, "reader", []string{"billing"})
 	c := canonv1connect.NewProjectServiceClient(srv.Client(), srv.URL, bearer(key))
@@ -261,6 +265,7 @@ func TestListProjectsShowsOnlyTheKeysProjects(t *testing.T) {
 // canon.v1 RPC has a policy, and without a key every route but the public ones
 // answers Unauthenticated and every non-reader procedure refuses a reader.
 func TestEveryRouteIsProtected(t *testing.T) {
+	t.Parallel()
 	srv, pool := newServerWith(t, auth.Config{Required: true})
 	reader, _ := newKey(t, pool, "reader", []string{"platform"})
 	policies := server.Policies()
@@ -351,6 +356,7 @@ func rawRequest(t *testing.T, method, url, key string) int {
 // TestDocumentACLInSearch: a page with access: [secret] is found by the operator's
 // ingest, hidden from a reader without the group, and found by one holding it.
 func TestDocumentACLInSearch(t *testing.T) {
+	t.Parallel()
 	srv, pool := newServerWith(t, auth.Config{Required: true})
 	editor, _ := newKey(t, pool, "editor", []string{"platform"})
 	plain, _ := newKey(t, pool, "reader", []string{"platform"})

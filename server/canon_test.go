@@ -35,6 +35,7 @@ func canonClient(t *testing.T) canonv1connect.CanonServiceClient {
 }
 
 func TestCanonServiceErrorCodes(t *testing.T) {
+	t.Parallel()
 	c := canonClient(t)
 	ctx := context.Background()
 	cases := []struct {
@@ -99,6 +100,7 @@ func TestCanonServiceErrorCodes(t *testing.T) {
 }
 
 func TestCanonServiceLifecycle(t *testing.T) {
+	t.Parallel()
 	c := canonClient(t)
 	ctx := context.Background()
 	req := connect.NewRequest(&canonv1.RejectRequest{ProjectKey: "platform", Slug: "note-cache-benchmarks", DecisionSlug: "dec-cache-v2"})

@@ -12,6 +12,7 @@ import (
 )
 
 func TestIngestRPCTakesEveryFormat(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	ic := canonv1connect.NewIngestServiceClient(srv.Client(), srv.URL)
 	res, err := ic.Ingest(context.Background(), connect.NewRequest(&canonv1.IngestRequest{

@@ -91,6 +91,7 @@ func h2cClient() *http.Client {
 }
 
 func TestSearchOverConnectGRPCAndGRPCWeb(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	clients := map[string]canonv1connect.SearchServiceClient{
 		"connect":  canonv1connect.NewSearchServiceClient(srv.Client(), srv.URL),
@@ -132,6 +133,7 @@ func TestSearchOverConnectGRPCAndGRPCWeb(t *testing.T) {
 }
 
 func TestErrorsAreTypedConnectCodes(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	c := canonv1connect.NewSearchServiceClient(srv.Client(), srv.URL)
 	cases := []struct {
@@ -153,6 +155,7 @@ func TestErrorsAreTypedConnectCodes(t *testing.T) {
 }
 
 func TestChatStreamOrder(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	c := canonv1connect.NewChatServiceClient(srv.Client(), srv.URL)
 	stream, err := c.ChatStream(context.Background(), connect.NewRequest(&canonv1.ChatRequest{
@@ -191,6 +194,7 @@ func TestChatStreamOrder(t *testing.T) {
 // in two passes and answers from Dana's documents; the options turn it off; an
 // off-topic question naming her is still refused.
 func TestEntityQuestionOverChatAndSearch(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	ctx := context.Background()
 	q := "What has Dana been working on?"
@@ -286,6 +290,7 @@ func TestEntityQuestionOverChatAndSearch(t *testing.T) {
 }
 
 func TestJSONChatEndpoint(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	post := func(body string, header ...string) (int, map[string]any) {
 		req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, srv.URL+"/api/kb/chat", strings.NewReader(body))
@@ -336,6 +341,7 @@ func TestJSONChatEndpoint(t *testing.T) {
 }
 
 func TestIngestAndProjectsRPC(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	ic := canonv1connect.NewIngestServiceClient(srv.Client(), srv.URL)
 	res, err := ic.Ingest(context.Background(), connect.NewRequest(&canonv1.IngestRequest{
@@ -399,6 +405,7 @@ func TestContentGapsRPC(t *testing.T) {
 }
 
 func TestHealth(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t)
 	req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, srv.URL+"/healthz", nil)
 	res, err := srv.Client().Do(req)

@@ -45,6 +45,7 @@ func (l *lockedBuffer) String() string {
 // line with its request id, RPC, project, code and duration; the API key sent
 // in the Authorization header and the configured key never appear in the log.
 func TestMetricsAndRequestLog(t *testing.T) {
+	t.Parallel()
 	const llmKey, bearer = "sk-test-llm-key-0123456789", "sk-caller-token-9876543210"
 	var logs lockedBuffer
 	log, err := telemetry.NewLogger("json", &logs, slog.LevelDebug, llmKey)

@@ -189,6 +189,7 @@ func postUIChat(ctx context.Context, t *testing.T, url, body string) *http.Respo
 }
 
 func TestUIChat(t *testing.T) {
+	t.Parallel()
 	pool, s, h, in := handbookPool(t)
 
 	t.Run("grounded answer: events in order", func(t *testing.T) {

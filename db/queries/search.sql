@@ -6,7 +6,8 @@
 -- Every weight, penalty and threshold is a named parameter; nothing numeric that
 -- changes a ranking is written into the SQL. Run it in a transaction that first sets
 -- hnsw.ef_search and hnsw.iterative_scan (`canon search --sql` prints the whole
--- thing with every parameter bound, ready for psql and EXPLAIN ANALYZE).
+-- thing with every parameter bound, ready for psql and EXPLAIN ANALYZE). The
+-- measurements behind the comments below are in bench/results/ranking_statement.md.
 
 -- name: SearchRank :many
 WITH
@@ -15,6 +16,7 @@ WITH
 query_terms AS (
     SELECT t.lexeme, t.qtf FROM canon_query_terms(sqlc.arg(query)::text) AS t (lexeme, qtf)
 ),
+-- The same terms as one array and their number, for the share signals.
 query_lexemes AS (
     SELECT coalesce(array_agg(lexeme), '{}')::text[] AS lexemes, count(*)::float8 AS n FROM query_terms
 ),
@@ -45,6 +47,7 @@ corpus AS (
            greatest(sum(total_length)::float8 / greatest(sum(chunk_count), 1), 1) AS avgdl
     FROM project_stats WHERE project_id = ANY (sqlc.arg(project_ids)::bigint[])
 ),
+-- Per query term: its idf and what the keyword leg and candidates need to know of it.
 term_stats AS (
     -- Lucene's idf: ln(1 + (N - df + 0.5) / (df + 0.5)), never negative.
     -- bit: the term's flag in keyword_scored's per-chunk mask (the first 63 terms).
@@ -97,11 +100,9 @@ vector_leg AS (
          ORDER BY c.embedding <=> sqlc.arg(query_embedding)::vector
          LIMIT sqlc.arg(fanout)::integer)
         UNION ALL
-        -- A list of documents (doc_ids_mode=filter, and pass 2 of a two-pass
-        -- search) is a few hundred documents at most: their chunks are measured
-        -- exactly, found through the (project_id, slug) index. The HNSW scan would
-        -- have to skip the rest of the corpus (iteratively: 140 ms for 545 of
-        -- 22,461 documents), so `+ 0` keeps the planner off it.
+        -- A list of documents (doc_ids_mode=filter, pass 2 of a two-pass search):
+        -- measuring its few hundred documents' chunks exactly beats an HNSW scan
+        -- skipping the rest of the corpus, so `+ 0` keeps the planner off the index.
         (SELECT c.id, c.embedding <=> sqlc.arg(query_embedding)::vector
          FROM documents d
          JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
@@ -119,22 +120,6 @@ vector_leg AS (
          LIMIT sqlc.arg(fanout)::integer)
     ) AS v
 ),
--- Keyword leg, step 1: BM25 from the postings of the query terms. Besides the
--- sum, each chunk keeps what candidates reuses: the mask of the terms found
--- (bits of the first 63) and their part of the sum and count. Occurrences in the
--- title/heading path count bm25_heading_boost times.
---   Without document filters: each (project, term)'s postings, one index range
---   each, in impact order. Exact mode (bm25_exact) reads whole ranges and the sum
---   is each chunk's exact BM25. Approximate mode reads the first bm25_term_limit
---   postings of each range, the chunks where the term weighs most (equal impacts
---   in chunk id order): a chunk outside one of those lists misses that term's part
---   here, which only decides whether it becomes a candidate (candidates completes
---   its BM25).
---   With filters the leg is exact (the searcher sets bm25_exact), so a selective
---   filter still fills the page: for a list of documents (doc_ids_mode=filter,
---   pass 2 of a two-pass search) the postings of their chunks, a join PostgreSQL
---   starts from the few documents; for the other filters, the whole ranges as
---   without filters, then the chunks that are in filtered_chunks.
 -- The chunks of the documents that pass the filters (empty without filters), for
 -- the filtered keyword leg.
 filtered_chunks AS MATERIALIZED (
@@ -151,6 +136,22 @@ filtered_chunks AS MATERIALIZED (
           doc_ids_filter => sqlc.arg(doc_ids_filter)::boolean, doc_ids => sqlc.arg(doc_ids)::text[],
           access_all => sqlc.arg(access_all)::boolean, access_groups => sqlc.arg(access_groups)::text[])
 ),
+-- Keyword leg, step 1: BM25 from the postings of the query terms. Besides the
+-- sum, each chunk keeps what candidates reuses: the mask of the terms found
+-- (bits of the first 63) and their part of the sum and count. Occurrences in the
+-- title/heading path count bm25_heading_boost times.
+--   Without document filters: each (project, term)'s postings, one index range
+--   each, in impact order. Exact mode (bm25_exact) reads whole ranges and the sum
+--   is each chunk's exact BM25. Approximate mode reads the first bm25_term_limit
+--   postings of each range, the chunks where the term weighs most (equal impacts
+--   in chunk id order): a chunk outside one of those lists misses that term's part
+--   here, which only decides whether it becomes a candidate (candidates completes
+--   its BM25).
+--   With filters the leg is exact (the searcher sets bm25_exact), so a selective
+--   filter still fills the page: for a list of documents (doc_ids_mode=filter,
+--   pass 2 of a two-pass search) the postings of their chunks, a join PostgreSQL
+--   starts from the few documents; for the other filters, the whole ranges as
+--   without filters, then the chunks that are in filtered_chunks.
 keyword_scored AS (
     SELECT p.chunk_id, sum(p.part) AS bm25,
            bit_or(p.bit) AS found, sum(p.part) FILTER (WHERE p.bit <> 0) AS found_bm25,
@@ -183,9 +184,8 @@ keyword_scored AS (
           AND p.chunk_id IN (SELECT fc.id FROM filtered_chunks fc)
     ) AS p
     GROUP BY p.chunk_id
-    -- Other filters keep the chunks of filtered_chunks, looked up by hash after
-    -- the sums (a term in 30,000 chunks costs 30,000 hash lookups, never 30,000
-    -- index probes).
+    -- Other filters keep the chunks of filtered_chunks after the sums: a hash
+    -- lookup per posting, never an index probe.
     HAVING NOT sqlc.arg(filtered)::boolean OR sqlc.arg(doc_ids_filter)::boolean
         OR p.chunk_id IN (SELECT fc.id FROM filtered_chunks fc)
 ),
@@ -214,12 +214,8 @@ mention_leg AS (
     ORDER BY c.id
     LIMIT sqlc.arg(fanout)::integer
 ),
--- Union of the legs' chunks. Read back from an array so the planner counts a
--- handful of rows (it cannot see into an array it has not built): a plan cached
--- for every request (generic) otherwise takes LIMIT fanout for 10% of the table
--- and joins the candidates to chunks and documents by whole-table hashes. For
--- the same reason duplicates go after the array: a UNION inside it sized its
--- hash table for 10,000 rows (409 kB, cleared on every request).
+-- Union of the legs' chunks, read back from an array (duplicates removed after
+-- it) so the generic plan counts a handful of rows, not a tenth of the table.
 candidate_ids AS (
     SELECT DISTINCT u.chunk_id
     FROM unnest(ARRAY(SELECT v.chunk_id FROM vector_leg v
@@ -230,9 +226,7 @@ candidate_ids AS (
 ),
 -- Each candidate's chunk, read once: the columns the steps below need and its
 -- cosine distance (computed again for the vector leg's own chunks, the same
--- number). Materialized, so the wide chunk row (the embedding alone is 1.5 kB
--- at 384 dimensions) stops here instead of riding through the joins and the sort
--- of candidates.
+-- number). Materialized so the wide row (the embedding) stops here.
 candidate_chunks AS MATERIALIZED (
     SELECT c.id AS chunk_id, c.project_id, c.document_id, c.heading_lexemes, c.lexeme_bloom,
            CASE WHEN sqlc.arg(semantic_enabled)::boolean
@@ -250,8 +244,8 @@ candidate_chunks AS MATERIALIZED (
 -- missed, a term whose list it read only in part and did not find the chunk in,
 -- costs one probe of the chunk's own postings (an index-only lookup on
 -- (chunk_id, lexeme)), with the same formula, unless the chunk's lexeme_bloom
--- lacks one of the term's bits: then the chunk does not contain the term (most
--- probes found nothing before the filter). In exact mode nothing is probed.
+-- lacks one of the term's bits: then the chunk does not contain the term. In
+-- exact mode nothing is probed.
 candidates AS (
     SELECT cc.chunk_id, cc.project_id, cc.document_id, cc.heading_lexemes, v.vector_rank, cc.distance,
            CASE WHEN k.chunk_id IS NOT NULL
@@ -294,9 +288,7 @@ candidates AS (
 --   evidence      1 − the trust of the document's evidence tier (evidence_tiers /
 --                 evidence_trust parameters); 0 for documents that claim no tier
 -- Only ids and numbers go on from here: the three windows below buffer and sort
--- every candidate, and carrying each chunk's text and metadata through them cost
--- a tenth of a bare HNSW query at 100,000 chunks. The returned rows read those at
--- the end.
+-- every candidate; the returned rows read their text and metadata at the end.
 signals AS (
     SELECT cand.chunk_id, cand.project_id, cand.document_id, cand.vector_rank, cand.keyword_rank,
            -- Without the semantic leg (keyword_only, or a question that embeds to the
@@ -363,18 +355,10 @@ normalized AS (
 -- Fusion. weighted: base + additive signals + the adjustment
 --   t = Wmention·mention + Widentifier·identifier + Wpriority·priority
 --       − status penalty − tier penalty − Wevidence·evidence_distrust
--- rrf: Σ w/(k + rank) over the legs that found the chunk, plus t mapped into RRF
--- units. RRF scores are compressed near the top (ranks 1 and 2 of one leg differ by
--- w/((k+1)(k+2)), 1/3782 of the leg weight at k = 60), so t is counted in those gaps:
+-- rrf: Σ w/(k + rank) over the legs that found the chunk, plus t counted in gaps
+-- between ranks 1 and 2 of every leg, where RRF scores are compressed, so a penalty
+-- moves a document past about as many neighbours as under weighted:
 --   t × rrf_trust_positions × (Ws + Wf) / ((k + 1)(k + 2))
--- rrf_trust_positions (default 18) is the ratio of how far apart the first
--- documents of a page are under each fusion (0.171 weighted, 0.00079 RRF: 17.5
--- gaps; domain.DefaultRRFTrustPositions), so a penalty moves a document past about
--- as many neighbours under both. Auto tier (0.02) is a third of a gap, a tie-break;
--- superseded and deprecated (0.40) are seven gaps and archived (0.60) eleven, which
--- sinks a document below a current one the legs rank a few places lower. (Scaling
--- t by RRF's best score, Σw/(k+1), made one unit 62 gaps: 0.02 of auto tier plus
--- 0.225 of search_hint evidence outweighed five places.)
 -- semantic_only / keyword_only: the bare leg score, for comparison and benchmarks.
 fused AS (
     SELECT n.*,
@@ -410,7 +394,8 @@ fused AS (
        OR (sqlc.arg(fusion)::text = 'semantic_only' AND n.vector_rank IS NOT NULL)
        OR (sqlc.arg(fusion)::text = 'keyword_only' AND n.keyword_rank IS NOT NULL)
 ),
--- Per-document cap, then the minimum score.
+-- Per-document cap, so one document cannot flood the page (the minimum score
+-- applies after it, in page).
 capped AS (
     SELECT f.*
     FROM (

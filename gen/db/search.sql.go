@@ -90,11 +90,9 @@ vector_leg AS (
          ORDER BY c.embedding <=> $10::vector
          LIMIT $13::integer)
         UNION ALL
-        -- A list of documents (doc_ids_mode=filter, and pass 2 of a two-pass
-        -- search) is a few hundred documents at most: their chunks are measured
-        -- exactly, found through the (project_id, slug) index. The HNSW scan would
-        -- have to skip the rest of the corpus (iteratively: 140 ms for 545 of
-        -- 22,461 documents), so ` + "`" + `+ 0` + "`" + ` keeps the planner off it.
+        -- A list of documents (doc_ids_mode=filter, pass 2 of a two-pass search):
+        -- measuring its few hundred documents' chunks exactly beats an HNSW scan
+        -- skipping the rest of the corpus, so ` + "`" + `+ 0` + "`" + ` keeps the planner off the index.
         (SELECT c.id, c.embedding <=> $10::vector
          FROM documents d
          JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
@@ -158,9 +156,8 @@ keyword_scored AS (
           AND p.chunk_id IN (SELECT fc.id FROM filtered_chunks fc)
     ) AS p
     GROUP BY p.chunk_id
-    -- Other filters keep the chunks of filtered_chunks, looked up by hash after
-    -- the sums (a term in 30,000 chunks costs 30,000 hash lookups, never 30,000
-    -- index probes).
+    -- Other filters keep the chunks of filtered_chunks after the sums: a hash
+    -- lookup per posting, never an index probe.
     HAVING NOT $12::boolean OR $14::boolean
         OR p.chunk_id IN (SELECT fc.id FROM filtered_chunks fc)
 ),
@@ -474,9 +471,11 @@ type SearchRankRow struct {
 // Every weight, penalty and threshold is a named parameter; nothing numeric that
 // changes a ranking is written into the SQL. Run it in a transaction that first sets
 // hnsw.ef_search and hnsw.iterative_scan (`canon search --sql` prints the whole
-// thing with every parameter bound, ready for psql and EXPLAIN ANALYZE).
+// thing with every parameter bound, ready for psql and EXPLAIN ANALYZE). The
+// measurements behind the comments below are in bench/results/ranking_statement.md.
 // The question's lexemes (english stemming, stop words removed, identifiers kept
 // whole) with their count: OR semantics, a repeated term weighs more.
+// The same terms as one array and their number, for the share signals.
 // The question's identifiers: lexemes that mix letters and digits or hold an
 // underscore (E5032, v2.3.1, pgx/v5, KB_RRF_K; not 16, 2024, blue/green or
 // logging). The parser keeps them whole, so they match exactly or not at all.
@@ -484,9 +483,12 @@ type SearchRankRow struct {
 // identifiers among them flagged) and the lexemes of the filter tags, which count
 // for tag_overlap only. Each once.
 // BM25 corpus statistics over the projects searched: N, average length, df.
+// Per query term: its idf and what the keyword leg and candidates need to know of it.
 // Vector leg: HNSW cosine, over-retrieving `fanout` chunks. Without document
 // filters it is the index scan alone; with filters they sit inside the leg
 // (iterative index scans keep the page full when they are selective).
+// The chunks of the documents that pass the filters (empty without filters), for
+// the filtered keyword leg.
 // Keyword leg, step 1: BM25 from the postings of the query terms. Besides the
 // sum, each chunk keeps what candidates reuses: the mask of the terms found
 // (bits of the first 63) and their part of the sum and count. Occurrences in the
@@ -505,23 +507,15 @@ type SearchRankRow struct {
 //	starts from the few documents; for the other filters, the whole ranges as
 //	without filters, then the chunks that are in filtered_chunks.
 //
-// The chunks of the documents that pass the filters (empty without filters), for
-// the filtered keyword leg.
 // Keyword leg, step 2: its best `fanout` chunks (keyword_scored holds only chunks
 // that pass the filters).
 // The mention leg: chunks of the documents the question names (@slug or doc_ids),
 // so their boost can act even when neither leg found them; filtered like the legs.
-// Union of the legs' chunks. Read back from an array so the planner counts a
-// handful of rows (it cannot see into an array it has not built): a plan cached
-// for every request (generic) otherwise takes LIMIT fanout for 10% of the table
-// and joins the candidates to chunks and documents by whole-table hashes. For
-// the same reason duplicates go after the array: a UNION inside it sized its
-// hash table for 10,000 rows (409 kB, cleared on every request).
+// Union of the legs' chunks, read back from an array (duplicates removed after
+// it) so the generic plan counts a handful of rows, not a tenth of the table.
 // Each candidate's chunk, read once: the columns the steps below need and its
 // cosine distance (computed again for the vector leg's own chunks, the same
-// number). Materialized, so the wide chunk row (the embedding alone is 1.5 kB
-// at 384 dimensions) stops here instead of riding through the joins and the sort
-// of candidates.
+// number). Materialized so the wide row (the embedding) stops here.
 // Each candidate with its rank in the leg(s) that found it (RRF counts those
 // only) and its exact BM25, whichever leg found it, with the number of query
 // terms it contains (for keyword_coverage, computed even when the keyword leg is
@@ -533,8 +527,8 @@ type SearchRankRow struct {
 // missed, a term whose list it read only in part and did not find the chunk in,
 // costs one probe of the chunk's own postings (an index-only lookup on
 // (chunk_id, lexeme)), with the same formula, unless the chunk's lexeme_bloom
-// lacks one of the term's bits: then the chunk does not contain the term (most
-// probes found nothing before the filter). In exact mode nothing is probed.
+// lacks one of the term's bits: then the chunk does not contain the term. In
+// exact mode nothing is probed.
 // Raw signals, each defined in the README:
 //
 //	heading       share of query terms in the title/heading path
@@ -548,9 +542,7 @@ type SearchRankRow struct {
 //	              evidence_trust parameters); 0 for documents that claim no tier
 //
 // Only ids and numbers go on from here: the three windows below buffer and sort
-// every candidate, and carrying each chunk's text and metadata through them cost
-// a tenth of a bare HNSW query at 100,000 chunks. The returned rows read those at
-// the end.
+// every candidate; the returned rows read their text and metadata at the end.
 // Normalisation across the candidates: vector min-max (when normalize_scores),
 // keyword divided by the best BM25 so a chunk matching nothing scores 0.
 // Fusion. weighted: base + additive signals + the adjustment
@@ -558,22 +550,15 @@ type SearchRankRow struct {
 //	t = Wmention·mention + Widentifier·identifier + Wpriority·priority
 //	    − status penalty − tier penalty − Wevidence·evidence_distrust
 //
-// rrf: Σ w/(k + rank) over the legs that found the chunk, plus t mapped into RRF
-// units. RRF scores are compressed near the top (ranks 1 and 2 of one leg differ by
-// w/((k+1)(k+2)), 1/3782 of the leg weight at k = 60), so t is counted in those gaps:
+// rrf: Σ w/(k + rank) over the legs that found the chunk, plus t counted in gaps
+// between ranks 1 and 2 of every leg, where RRF scores are compressed, so a penalty
+// moves a document past about as many neighbours as under weighted:
 //
 //	t × rrf_trust_positions × (Ws + Wf) / ((k + 1)(k + 2))
 //
-// rrf_trust_positions (default 18) is the ratio of how far apart the first
-// documents of a page are under each fusion (0.171 weighted, 0.00079 RRF: 17.5
-// gaps; domain.DefaultRRFTrustPositions), so a penalty moves a document past about
-// as many neighbours under both. Auto tier (0.02) is a third of a gap, a tie-break;
-// superseded and deprecated (0.40) are seven gaps and archived (0.60) eleven, which
-// sinks a document below a current one the legs rank a few places lower. (Scaling
-// t by RRF's best score, Σw/(k+1), made one unit 62 gaps: 0.02 of auto tier plus
-// 0.225 of search_hint evidence outweighed five places.)
 // semantic_only / keyword_only: the bare leg score, for comparison and benchmarks.
-// Per-document cap, then the minimum score.
+// Per-document cap, so one document cannot flood the page (the minimum score
+// applies after it, in page).
 // Positions in score order, and the counts before and after the minimum score.
 // One window for the three: the chunks at or above the minimum come first in
 // this order, so their row numbers are their positions among themselves.

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,6 +30,8 @@ var (
 	once    sync.Once
 	shared  string
 	initErr error
+	// created numbers this binary's databases: parallel tests may create two in one clock tick.
+	created atomic.Int64
 )
 
 // URL returns the URL of this test binary's database, creating and migrating it on
@@ -121,7 +124,7 @@ func create(admin string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	name := fmt.Sprintf("%s%d", ownPrefix(), time.Now().UnixNano()%1e9)
+	name := fmt.Sprintf("%s%d_%d", ownPrefix(), time.Now().UnixNano()%1e9, created.Add(1))
 	if _, err := conn.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", name, template)); err != nil {
 		return "", fmt.Errorf("create %s: %w", name, err)
 	}

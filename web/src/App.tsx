@@ -1,4 +1,4 @@
-import { useEffect, useState } from "react";
+import { Fragment, useEffect, useState } from "react";
 import { ChatPage } from "./ChatPage";
 import { DocPage } from "./DocPage";
 import { GapsPage } from "./GapsPage";
@@ -8,11 +8,14 @@ import { onUnauthorized } from "./api";
 // The app routes on the client: /app/chat, /app/gaps, /app/doc/{project}/{slug}.
 export function App() {
   const [path, setPath] = useState(location.pathname);
-  const [askKey, setAskKey] = useState(false);
+  // askKey is why the key dialog is open (null: closed); keyVersion remounts the
+  // page when a key is saved, so it loads again with it.
+  const [askKey, setAskKey] = useState<string | null>(null);
+  const [keyVersion, setKeyVersion] = useState(0);
   useEffect(() => {
     const pop = () => setPath(location.pathname);
     addEventListener("popstate", pop);
-    const off = onUnauthorized(() => setAskKey(true));
+    const off = onUnauthorized((reason) => setAskKey(reason));
     return () => {
       removeEventListener("popstate", pop);
       off();
@@ -30,11 +33,13 @@ export function App() {
         <nav aria-label="Pages">
           <a href="/app/chat" aria-current={path.startsWith("/app/chat") ? "page" : undefined}>Chat</a>
           <a href="/app/gaps" aria-current={path.startsWith("/app/gaps") ? "page" : undefined}>Content gaps</a>
-          <button type="button" className="link" onClick={() => setAskKey(true)}>API key</button>
+          <button type="button" className="link" onClick={() => setAskKey("")}>API key</button>
         </nav>
       </header>
-      {page}
-      {askKey && <KeyDialog onClose={() => setAskKey(false)} />}
+      <Fragment key={keyVersion}>{page}</Fragment>
+      {askKey !== null && (
+        <KeyDialog key={askKey} reason={askKey} onSaved={() => setKeyVersion((v) => v + 1)} onClose={() => setAskKey(null)} />
+      )}
     </>
   );
 }

@@ -7,7 +7,8 @@ export const apiKey = {
   set: (k: string) => (k ? sessionStorage.setItem(keyName, k) : sessionStorage.removeItem(keyName)),
 };
 
-type Listener = () => void;
+// A listener hears why the page needs a key (none sent, or the one sent was refused).
+type Listener = (reason: string) => void;
 const unauthorized = new Set<Listener>();
 export function onUnauthorized(l: Listener) {
   unauthorized.add(l);
@@ -19,14 +20,21 @@ export function authHeaders(): Record<string, string> {
   return k ? { Authorization: `Bearer ${k}` } : {};
 }
 
-/** fetch with the key; a 401 opens the key dialog. */
+/** fetch with the key; a 401 opens the key dialog, saying whether the key was refused. */
 export const authFetch: typeof fetch = async (input, init) => {
   const headers = new Headers(init?.headers);
   for (const [k, v] of Object.entries(authHeaders())) headers.set(k, v);
   const res = await fetch(input, { ...init, headers });
   if (res.status === 401) {
-    unauthorized.forEach((l) => l());
-    throw new Error("This server needs an API key: enter one and try again.");
+    const said = await res
+      .json()
+      .then((j: { message?: string }) => j.message ?? "")
+      .catch(() => "");
+    const reason = apiKey.get()
+      ? `The server refused the API key saved in this tab${said ? ` (${said})` : ""}: check it and enter it again.`
+      : "This server needs an API key: enter one and try again.";
+    unauthorized.forEach((l) => l(reason));
+    throw new Error(reason);
   }
   return res;
 };

@@ -66,8 +66,12 @@ function psql(url, sql) {
   });
 }
 
-/** Starts the whole fixture; call stop() when done (drops the database). */
-export async function startCanon() {
+/**
+ * Starts the whole fixture; call stop() when done (drops the database). With
+ * auth, canon serve runs with KB_AUTH=required and createKey makes keys with
+ * `canon keys create`.
+ */
+export async function startCanon({ auth = false } = {}) {
   const base = process.env.DATABASE_URL;
   if (!base) throw new Error("DATABASE_URL is not set: run the browser tests through `make web-test`");
   const dbName = `canon_webtest_${process.pid}`;
@@ -86,8 +90,16 @@ export async function startCanon() {
     KB_LLM_API_KEY: "",
     KB_LLM_PRICES: "fake-model=0.5/1.5",
     KB_LLM_MAX_RETRIES: "0",
+    KB_AUTH: auth ? "required" : "off",
   };
   const run = (...args) => execFileSync(canonBin, args, { env, cwd: repo, stdio: ["ignore", "ignore", "inherit"] });
+  /** A new API key (its secret) for one project and role. */
+  const createKey = (project, role = "reader") =>
+    JSON.parse(
+      execFileSync(canonBin, ["keys", "create", "--project", project, "--role", role, "--name", `web-${project}`, "--json"], {
+        env, cwd: repo, stdio: ["ignore", "pipe", "inherit"],
+      }),
+    ).key;
   let serve;
   const stop = async () => {
     if (serve && serve.exitCode === null) {
@@ -120,7 +132,7 @@ export async function startCanon() {
       });
       serve.on("exit", (code) => reject(new Error(`canon serve exited (${code}):\n${log.join("")}`)));
     });
-    return { url, model, stop, log };
+    return { url, model, stop, log, createKey };
   } catch (e) {
     await stop();
     throw e;

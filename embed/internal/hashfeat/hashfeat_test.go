@@ -8,6 +8,7 @@ import (
 // Every configuration the measurements compare must yield deterministic unit
 // vectors, or the comparison measures a bug.
 func TestConfigsYieldDeterministicUnitVectors(t *testing.T) {
+	t.Parallel()
 	configs := map[string]Config{
 		"char 3-5":         {MinN: 3, MaxN: 5, StopWeight: 1},
 		"words only":       {WordWeight: 1},
@@ -39,6 +40,7 @@ func TestConfigsYieldDeterministicUnitVectors(t *testing.T) {
 }
 
 func TestStopWordsAreDroppedWhole(t *testing.T) {
+	t.Parallel()
 	c := Config{MinN: 3, MaxN: 5, WordWeight: 1}
 	s := NewScratch()
 	if n := len(c.Count("the and of to", s)); n != 0 {
@@ -51,6 +53,7 @@ func TestStopWordsAreDroppedWhole(t *testing.T) {
 }
 
 func TestGroupsDoNotCollide(t *testing.T) {
+	t.Parallel()
 	// " ab " is both the word "ab" padded (a char 4-gram) and the word feature
 	// "ab"; the group bits keep them apart.
 	c := Config{MinN: 3, MaxN: 5, WordWeight: 1}
