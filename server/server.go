@@ -79,7 +79,12 @@ type routeMux struct {
 
 func (m *routeMux) Handle(pattern string, h http.Handler) {
 	m.routes = append(m.routes, pattern)
-	m.ServeMux.Handle(pattern, h)
+	m.ServeMux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The request log and metrics name plain HTTP routes by pattern; a
+		// Connect RPC's interceptor later names its procedure instead.
+		telemetry.SetRoute(r.Context(), r.Pattern)
+		h.ServeHTTP(w, r)
+	}))
 }
 
 func (m *routeMux) HandleFunc(pattern string, h http.HandlerFunc) { m.Handle(pattern, h) }

@@ -84,6 +84,14 @@ func TestMetricsAndRequestLog(t *testing.T) {
 	if connect.CodeOf(err) != connect.CodeInvalidArgument {
 		t.Fatalf("blank query: %v", err)
 	}
+	// A plain HTTP route is named by its pattern.
+	docReq, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/api/doc/platform/dec-cache-v2", nil)
+	docReq.Header.Set("Authorization", "Bearer "+bearer)
+	docRes, err := srv.Client().Do(docReq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docRes.Body.Close()
 	closeCtx, cancel := context.WithTimeout(ctx, 10e9)
 	defer cancel()
 	s.chatLog.Close(closeCtx) // the rows are written before they are counted
@@ -100,6 +108,7 @@ func TestMetricsAndRequestLog(t *testing.T) {
 		`canon_requests_total{code="ok",route="/canon.v1.SearchService/Search"} 1`,
 		`canon_requests_total{code="invalid_argument",route="/canon.v1.SearchService/Search"} 1`,
 		`canon_requests_total{code="ok",route="/canon.v1.ChatService/Chat"} 2`,
+		`canon_requests_total{code="ok",route="GET /api/doc/{project}/{slug}"} 1`,
 		`canon_request_duration_seconds_count{code="ok",route="/canon.v1.IngestService/Ingest"} 1`,
 		`canon_stage_duration_seconds_count{stage="embed"}`,
 		`canon_stage_duration_seconds_count{stage="ranking_statement"}`,

@@ -15,6 +15,7 @@ import (
 	"github.com/canonkb/canon/document"
 	"github.com/canonkb/canon/gen/canon/v1/canonv1connect"
 	"github.com/canonkb/canon/lifecycle"
+	"github.com/canonkb/canon/telemetry"
 	"github.com/canonkb/canon/web"
 )
 
@@ -100,6 +101,7 @@ type docViewChunk struct {
 func (h *docHandler) serve(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	project, slug := r.PathValue("project"), r.PathValue("slug")
+	telemetry.SetProject(ctx, project)
 	if !authorizeHTTP(w, r, canonv1connect.CanonServiceShowGraphProcedure, project) {
 		return
 	}

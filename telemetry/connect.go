@@ -23,7 +23,7 @@ type rpcRecorder struct{}
 type projectKeyed interface{ GetProjectKey() string }
 
 func begin(ctx context.Context, procedure string, msg any) {
-	setRoute(ctx, procedure)
+	SetRoute(ctx, procedure)
 	if m, ok := msg.(projectKeyed); ok {
 		SetProject(ctx, m.GetProjectKey())
 	}

@@ -60,7 +60,9 @@ func SetCode(ctx context.Context, code connect.Code) {
 	}
 }
 
-func setRoute(ctx context.Context, route string) {
+// SetRoute records the route pattern that served the request (the mux sets
+// r.Pattern only on the request it was handed, a copy of the logged one).
+func SetRoute(ctx context.Context, route string) {
 	if info := infoFrom(ctx); info != nil {
 		info.mu.Lock()
 		info.route = route
@@ -120,10 +122,6 @@ func Middleware(next http.Handler, log *slog.Logger, m *Metrics) http.Handler {
 		info.mu.Lock()
 		route, project, code := info.route, info.project, info.code
 		info.mu.Unlock()
-		if route == "" {
-			// The mux sets the matched pattern on the request it was given.
-			route = req.Pattern
-		}
 		if route == "" {
 			route = "unmatched"
 		}
