@@ -50,7 +50,7 @@ func newServerWith(t *testing.T, cfg auth.Config) (*httptest.Server, *pgxpool.Po
 
 // newServerOver is newServerWith over other files: each project's files (a
 // file's frontmatter may still name another project).
-func newServerOver(t *testing.T, cfg auth.Config, projects map[string][]ingest.File) (*httptest.Server, *pgxpool.Pool) {
+func newServerOver(t testing.TB, cfg auth.Config, projects map[string][]ingest.File) (*httptest.Server, *pgxpool.Pool) {
 	t.Helper()
 	pool := dbtest.FreshPool(t)
 	emb := embed.NewHash(384)
