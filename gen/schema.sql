@@ -661,3 +661,11 @@ $$;
 -- groups); NULL: only a caller who sees every document (an operator asked it).
 ALTER TABLE content_gaps ADD COLUMN audience text[];
 
+-- db/migrations/00019_document_unrestricted.sql
+ALTER TABLE documents ADD COLUMN unrestricted boolean GENERATED ALWAYS AS (cardinality(access) = 0) STORED;
+
+CREATE OR REPLACE FUNCTION canon_document_visible(d documents, access_all boolean, access_groups text[]) RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT access_all OR d.unrestricted OR d.access && access_groups
+$$;
+

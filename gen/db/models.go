@@ -112,6 +112,7 @@ type Document struct {
 	UpdatedAt         time.Time
 	Embedder          string
 	Access            []string
+	Unrestricted      *bool
 }
 
 type Entity struct {
