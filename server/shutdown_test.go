@@ -242,7 +242,5 @@ func TestShutdownDeadlineCancelsStreams(t *testing.T) {
 		t.Errorf("serve: %v", err)
 	}
 	client.CloseIdleConnections()
-	// The guard's per-key rate limiters live in an expiring LRU whose janitor
-	// runs for the life of the handler, as in the process it serves.
-	goleak.VerifyNone(t, before, goleak.IgnoreAnyFunction("github.com/hashicorp/golang-lru/v2/expirable.NewLRU[...].func1"))
+	goleak.VerifyNone(t, before)
 }
