@@ -661,3 +661,6 @@ $$;
 -- groups); NULL: only a caller who sees every document (an operator asked it).
 ALTER TABLE content_gaps ADD COLUMN audience text[];
 
+-- db/migrations/00030_chat_log_error.sql
+ALTER TABLE chat_logs ADD COLUMN error text;
+
