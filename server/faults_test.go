@@ -575,4 +575,3 @@ func grepLines(text, prefix string) string {
 	}
 	return strings.Join(out, "\n")
 }
-
