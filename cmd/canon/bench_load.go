@@ -209,7 +209,7 @@ func startServer(ctx context.Context, databaseURL string, logf func(string, ...a
 	select {
 	case s.url = <-addr:
 	case err := <-s.exited:
-		return nil, fmt.Errorf("canon serve exited before listening (%v): %s", err, s.stderr.String())
+		return nil, fmt.Errorf("canon serve exited before listening (%w): %s", err, s.stderr.String())
 	case <-time.After(time.Minute):
 		s.stop(logf)
 		return nil, fmt.Errorf("canon serve did not listen within a minute: %s", s.stderr.String())
@@ -244,7 +244,9 @@ func (s *loadServer) stop(logf func(string, ...any)) {
 		}
 	case <-time.After(30 * time.Second):
 		s.cmd.Process.Kill() //nolint:errcheck // it did not stop on SIGTERM; Wait reports what happened
-		<-s.exited
+		if err := <-s.exited; err != nil {
+			logf("load: canon serve killed after 30 s: %v", err)
+		}
 	}
 }
 

@@ -49,7 +49,8 @@ func TestBenchLoad(t *testing.T) {
 		t.Fatalf("bench load: %v\n%s", err, out)
 	}
 	var rep bench.LoadReport
-	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &rep); err != nil {
+	_, report, _ := strings.Cut(out, "\n{") // the progress lines come first
+	if err := json.Unmarshal([]byte("{"+report), &rep); err != nil {
 		t.Fatalf("not a JSON report: %v\n%s", err, out)
 	}
 	if rep.Errors != 0 || rep.Requests == 0 || rep.QPS <= 0 || rep.Clients != 4 || rep.Chunks != 300 {
