@@ -219,6 +219,18 @@ func (l *loadClients) run(n int, stop <-chan struct{}) *sync.WaitGroup {
 	return &wg
 }
 
+func (l *loadClients) succeeded() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, o := range l.out {
+		if o.err == nil {
+			n++
+		}
+	}
+	return n
+}
+
 func (l *loadClients) outcomes() []outcome {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -251,7 +263,12 @@ func TestDatabaseRestartMidLoad(t *testing.T) {
 
 	stop := make(chan struct{})
 	workers := load.run(6, stop)
-	time.Sleep(700 * time.Millisecond)
+	// Healthy first: a dozen requests answered (seconds under -race on a busy machine).
+	for deadline := time.Now().Add(time.Minute); load.succeeded() < 12; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d requests answered in a minute before any fault", load.succeeded())
+		}
+	}
 	faultStart := time.Now()
 	for range 3 {
 		terminateBackends(t, dbName)
