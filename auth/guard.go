@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
-	"github.com/hashicorp/golang-lru/v2/expirable"
 	"golang.org/x/time/rate"
 
 	"github.com/canonkb/canon/domain"
+	"github.com/canonkb/canon/internal/expiring"
 )
 
 // Policy is what calling one procedure takes.
@@ -59,7 +59,7 @@ type Guard struct {
 	scope    func(msg any) Scope
 	log      *slog.Logger
 	errors   *connect.ErrorWriter
-	limiters *expirable.LRU[string, *rate.Limiter]
+	limiters *expiring.Cache[string, *rate.Limiter]
 
 	mu      sync.Mutex
 	streams map[string]int
@@ -79,7 +79,7 @@ func NewGuard(store *Store, cfg Config, policies map[string]Policy, scope func(m
 	}
 	return &Guard{store: store, cfg: cfg, policies: policies, scope: scope, log: log,
 		errors:   connect.NewErrorWriter(),
-		limiters: expirable.NewLRU[string, *rate.Limiter](limiterCacheSize, nil, limiterIdle),
+		limiters: expiring.New[string, *rate.Limiter](limiterCacheSize, limiterIdle),
 		streams:  map[string]int{}}
 }
 

@@ -254,3 +254,50 @@ func (g *Synth) QueriesOver(docs, n int) []string {
 	defer func() { g.docs = saved }()
 	return g.Queries(n)
 }
+
+// EnsureCorpus loads the synthetic corpus of o.Chunks chunks into its project
+// (LatencyProjectKey, shared with the latency bench) unless it is there whole,
+// and returns the project and o.Queries questions about it (`canon bench load`).
+// Other projects in the database are left alone. Without load, a corpus that
+// is not there whole is an error.
+func EnsureCorpus(ctx context.Context, s LatencySetup, o LatencyOptions, load bool) (string, []string, error) {
+	o.defaults()
+	project := LatencyProjectKey(o.Chunks, o.Seed)
+	var have, docs int64
+	err := s.Pool.QueryRow(ctx, `SELECT coalesce(s.chunk_count, 0), (SELECT count(*) FROM documents d WHERE d.project_id = p.id)
+		FROM projects p LEFT JOIN project_stats s ON s.project_id = p.id WHERE p.project_key = $1`, project).Scan(&have, &docs)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return "", nil, err
+	}
+	if (have != int64(o.Chunks) || o.Fresh) && !load {
+		return "", nil, fmt.Errorf("project %s holds %d chunks, not the %d of the corpus: load it first (canon bench load without --url)",
+			project, have, o.Chunks)
+	}
+	if have != int64(o.Chunks) || o.Fresh {
+		if have > 0 {
+			// An interrupted or different load: start over.
+			if _, err := s.Pool.Exec(ctx, "DELETE FROM projects WHERE project_key = $1", project); err != nil {
+				return "", nil, err
+			}
+		}
+		rep := &LatencyReport{Project: project}
+		if err := ingestSynth(ctx, s, o, rep); err != nil {
+			return "", nil, err
+		}
+		o.Log("corpus: %d chunks loaded into %s in %.0f s", o.Chunks, project, rep.Load.IngestS)
+		if err := s.Pool.QueryRow(ctx, `SELECT count(*) FROM documents d JOIN projects p ON p.id = d.project_id
+			WHERE p.project_key = $1`, project).Scan(&docs); err != nil {
+			return "", nil, err
+		}
+		if _, err := s.Pool.Exec(ctx, "VACUUM ANALYZE chunks, postings, documents, lexeme_stats, project_stats, kb_edges"); err != nil {
+			return "", nil, err
+		}
+	} else {
+		o.Log("corpus: %s already loaded (%d chunks)", project, have)
+	}
+	g, err := NewSynth(SynthOptions{Chunks: o.Chunks, Seed: o.Seed, Words: o.Vocabulary, Chunking: s.Chunking})
+	if err != nil {
+		return "", nil, err
+	}
+	return project, g.QueriesOver(int(docs), o.Queries), nil
+}

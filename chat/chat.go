@@ -181,6 +181,13 @@ func (s *Service) Answer(ctx context.Context, req *domain.ChatRequest, acceptLan
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		// The failed turn is logged with its (redacted) error: outages show in the
+		// chat log beside answers and refusals.
+		entry.Model, entry.GenerationMs, entry.TotalMs = meta.Model, meta.GenerationMs, ms(time.Since(start))
+		entry.Error = logError(err)
+		if s.logger != nil {
+			s.logger.Log(entry)
+		}
 		// Outages are Unavailable; anything else (a request the provider rejects as
 		// malformed) is our bug and surfaces as an internal error.
 		if errors.Is(err, llm.ErrUnavailable) {
@@ -386,6 +393,23 @@ func (s *Service) log(e chatlog.Entry, res *domain.ChatResponse) {
 	}
 	e.Citations = cites
 	s.logger.Log(e)
+}
+
+// maxLoggedError bounds the error text a failed turn's log row keeps.
+const maxLoggedError = 1000
+
+// logError is err's text for the chat log: provider errors are redacted by the
+// llm package (no key, no URL, no body), and long ones are cut.
+func logError(err error) string {
+	msg := err.Error()
+	if len(msg) <= maxLoggedError {
+		return msg
+	}
+	cut := maxLoggedError
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return msg[:cut] + "…"
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

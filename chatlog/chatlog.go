@@ -37,7 +37,10 @@ type Entry struct {
 	TotalMs       float64
 	PromptTokens  int
 	CompletionTok int
-	At            time.Time
+	// Error is why the turn failed after retrieval (the language model's
+	// redacted error); empty for an answer or a refusal.
+	Error string
+	At    time.Time
 }
 
 // Stats counts what happened to entries.
@@ -137,14 +140,18 @@ func (l *Logger) write(e Entry) {
 	if len(e.ProjectIDs) > 0 {
 		project = &e.ProjectIDs[0]
 	}
-	var reason *string
+	var reason, failure *string
 	if e.RefusalReason != "" {
 		reason = &e.RefusalReason
+	}
+	if e.Error != "" {
+		failure = &e.Error
 	}
 	err := q.ChatLogInsert(ctx, db.ChatLogInsertParams{
 		ProjectID: project, Question: e.Question, Filters: filters, RefusalReason: reason, Citations: citations,
 		Provider: e.Provider, Model: e.Model, RetrievalMs: e.RetrievalMs, GenerationMs: e.GenerationMs,
 		TotalMs: e.TotalMs, PromptTokens: int32(e.PromptTokens), CompletionTokens: int32(e.CompletionTok),
+		Error: failure,
 	})
 	if err != nil {
 		n := l.failed.Add(1)

@@ -669,3 +669,6 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT access_all OR d.unrestricted OR d.access && access_groups
 $$;
 
+-- db/migrations/00030_chat_log_error.sql
+ALTER TABLE chat_logs ADD COLUMN error text;
+

@@ -56,11 +56,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/canonkb/canon/domain"
 	db "github.com/canonkb/canon/gen/db"
+	"github.com/canonkb/canon/internal/expiring"
 	"github.com/canonkb/canon/search"
 )
 
@@ -218,8 +218,8 @@ type Searcher struct {
 	flat  *search.Searcher
 	pool  *pgxpool.Pool
 	cfg   Config
-	pass1 *expirable.LRU[string, *Pass1Result]
-	links *expirable.LRU[string, []db.EntityLinksRow]
+	pass1 *expiring.Cache[string, *Pass1Result]
+	links *expiring.Cache[string, []db.EntityLinksRow]
 }
 
 // New returns a Searcher over flat. cfg must be valid (Config.Validate); zero
@@ -233,8 +233,8 @@ func New(pool *pgxpool.Pool, flat *search.Searcher, cfg Config) *Searcher {
 	}
 	return &Searcher{
 		flat: flat, pool: pool, cfg: cfg,
-		pass1: expirable.NewLRU[string, *Pass1Result](cfg.CacheSize, nil, cfg.CacheTTL),
-		links: expirable.NewLRU[string, []db.EntityLinksRow](cfg.CacheSize*8, nil, cfg.CacheTTL),
+		pass1: expiring.New[string, *Pass1Result](cfg.CacheSize, cfg.CacheTTL),
+		links: expiring.New[string, []db.EntityLinksRow](cfg.CacheSize*8, cfg.CacheTTL),
 	}
 }
 

@@ -33,7 +33,7 @@ func handbookPool(t testing.TB) *pgxpool.Pool {
 	url := dbtest.URL(t)
 	setupOnce.Do(func() {
 		ctx := context.Background()
-		// Shared by every test of the binary; it ends with the process.
+		// Shared by every test of the binary; TestMain closes it.
 		var err error
 		pool, err = postgres.Connect(ctx, url)
 		if err != nil {

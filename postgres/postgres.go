@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -17,6 +18,10 @@ import (
 
 	"github.com/canonkb/canon/db/migrations"
 )
+
+// DefaultConnectTimeout bounds opening one connection when the URL sets no
+// connect_timeout.
+const DefaultConnectTimeout = 5 * time.Second
 
 // Connect opens a pool. Every connection registers pgvector's types, which needs
 // the extension: a database that lacks it gets a message saying what to do.
@@ -29,6 +34,11 @@ func Connect(ctx context.Context, url string, configure ...func(*pgxpool.Config)
 	if err != nil {
 		// pgx's message may echo the URL, password included.
 		return nil, errors.New("DATABASE_URL is not a valid PostgreSQL connection string")
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		// Without connect_timeout a dial to an unreachable host waits for the
+		// request's deadline; a request should fail fast with Unavailable instead.
+		cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
 	}
 	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
 		if err := pgxvec.RegisterTypes(ctx, conn); err != nil {

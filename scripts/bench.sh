@@ -12,7 +12,8 @@
 #   BENCH_OUT           output directory (default bench/results)
 #   BENCH_QUALITY_ARGS  extra flags for `canon bench quality`, e.g. "--limit-queries 50"
 #   BENCH_LATENCY_ARGS  extra flags for `canon bench latency` (when the binary has it)
-#   BENCH_SKIP          benchmarks to leave out, e.g. "latency" (names: quality, latency)
+#   BENCH_LOAD_ARGS     extra flags for `canon bench load`, e.g. "--duration 20s"
+#   BENCH_SKIP          benchmarks to leave out, e.g. "latency" (names: quality, latency, load)
 #   BENCH_NOTE          a line recorded in machine.md (e.g. how the binary was built)
 #   BENCH_COMMIT        the revision to record (default: read from .git)
 #   CANON               the canon binary (default bin/canon)
@@ -108,7 +109,7 @@ fi
 # Further benchmarks: each `canon bench <name>` listed here runs when the binary has it,
 # given the server's URL (it picks its own database there) and $OUT for its files, plus
 # BENCH_<NAME>_ARGS (e.g. BENCH_LATENCY_ARGS="--chunks 20000").
-for extra in latency; do
+for extra in latency load; do
   if ! skipped "$extra" && "$CANON" bench "$extra" --help >/dev/null 2>&1; then
     log "canon bench $extra"
     args_var="BENCH_${extra^^}_ARGS"

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -20,6 +19,7 @@ import (
 	"github.com/canonkb/canon/domain"
 	"github.com/canonkb/canon/embed"
 	db "github.com/canonkb/canon/gen/db"
+	"github.com/canonkb/canon/internal/expiring"
 )
 
 // Config holds the server-side defaults a request may override.
@@ -43,7 +43,7 @@ type Searcher struct {
 	// project for the project's life, so only keys not seen yet (or an unknown
 	// project, always looked up) cost a round trip. The TTL covers a project
 	// dropped and re-created outside canon.
-	projectIDs *expirable.LRU[string, int64]
+	projectIDs *expiring.Cache[string, int64]
 	// Today anchors the recency signal; tests pin it.
 	Today func() time.Time
 }
@@ -57,7 +57,7 @@ func New(pool *pgxpool.Pool, embedder embed.Embedder, cfg Config) *Searcher {
 		cfg.DefaultFusion = domain.FusionWeighted
 	}
 	return &Searcher{pool: pool, embedder: embedder, cfg: cfg, Today: time.Now,
-		projectIDs: expirable.NewLRU[string, int64](1024, nil, time.Minute)}
+		projectIDs: expiring.New[string, int64](1024, time.Minute)}
 }
 
 // plan is a validated request, ready to bind.

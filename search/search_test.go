@@ -45,7 +45,7 @@ func handbookB(t testing.TB) *search.Searcher {
 	url := dbtest.URL(t)
 	setupOnce.Do(func() {
 		ctx := context.Background()
-		// Shared by every test of the binary; it ends with the process.
+		// Shared by every test of the binary; TestMain closes it.
 		var err error
 		pool, err = postgres.Connect(ctx, url)
 		if err != nil {

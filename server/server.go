@@ -24,6 +24,7 @@ import (
 	"github.com/canonkb/canon/gen/canon/v1/canonv1connect"
 	db "github.com/canonkb/canon/gen/db"
 	"github.com/canonkb/canon/ingest"
+	"github.com/canonkb/canon/postgres"
 	"github.com/canonkb/canon/search"
 	"github.com/canonkb/canon/telemetry"
 )
@@ -298,6 +299,9 @@ func toConnect(ctx context.Context, log *slog.Logger, op string, err error) erro
 		return connect.NewError(connect.CodeCanceled, errors.New("request canceled"))
 	case errors.Is(err, context.DeadlineExceeded):
 		return connect.NewError(connect.CodeDeadlineExceeded, errors.New("request timed out"))
+	case postgres.IsUnavailable(err):
+		log.WarnContext(ctx, op+" failed: database unavailable", "err", err)
+		return connect.NewError(connect.CodeUnavailable, errors.New("the database is unavailable; try again shortly"))
 	}
 	log.ErrorContext(ctx, op+" failed", "err", err)
 	return connect.NewError(connect.CodeInternal, errors.New(op+" failed; the server log has details"))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/goleak"
 
 	"github.com/canonkb/canon/chat"
@@ -66,7 +67,12 @@ type stack struct {
 
 func newStack(t *testing.T, provider llm.Provider, deps func(*server.Deps)) *stack {
 	t.Helper()
-	pool := dbtest.FreshPool(t)
+	return newStackOn(t, dbtest.FreshPool(t), provider, deps)
+}
+
+// newStackOn is newStack over a pool of the caller's (a database behind a proxy).
+func newStackOn(t *testing.T, pool *pgxpool.Pool, provider llm.Provider, deps func(*server.Deps)) *stack {
+	t.Helper()
 	m := telemetry.NewMetrics("test")
 	emb := telemetry.InstrumentEmbedder(embed.NewHash(384), nil, m.ObserveStage)
 	in := ingest.New(pool, emb, markdown.Options{})
@@ -242,7 +248,5 @@ func TestShutdownDeadlineCancelsStreams(t *testing.T) {
 		t.Errorf("serve: %v", err)
 	}
 	client.CloseIdleConnections()
-	// The guard's per-key rate limiters live in an expiring LRU whose janitor
-	// runs for the life of the handler, as in the process it serves.
-	goleak.VerifyNone(t, before, goleak.IgnoreAnyFunction("github.com/hashicorp/golang-lru/v2/expirable.NewLRU[...].func1"))
+	goleak.VerifyNone(t, before)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
 
 	"github.com/canonkb/canon/internal/dbtest"
 	"github.com/canonkb/canon/internal/mcptest"
@@ -25,7 +27,13 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	// Every goroutine a test started (servers, pools, watchers, subprocess pipes) must have ended.
+	if err := goleak.Find(); code == 0 && err != nil {
+		fmt.Fprintln(os.Stderr, "goleak:", err)
+		code = 1
+	}
+	os.Exit(code)
 }
 
 // TestMCPOverStdio starts `canon mcp` as a subprocess, as Claude Desktop does,

@@ -1,11 +1,11 @@
 -- name: ChatLogInsert :exec
 INSERT INTO chat_logs (
     project_id, question, filters, refusal_reason, citations, provider, model,
-    retrieval_ms, generation_ms, total_ms, prompt_tokens, completion_tokens
+    retrieval_ms, generation_ms, total_ms, prompt_tokens, completion_tokens, error
 ) VALUES (
     sqlc.narg(project_id), sqlc.arg(question), sqlc.arg(filters)::jsonb, sqlc.narg(refusal_reason),
     sqlc.arg(citations)::jsonb, sqlc.arg(provider), sqlc.arg(model), sqlc.arg(retrieval_ms), sqlc.arg(generation_ms),
-    sqlc.arg(total_ms), sqlc.arg(prompt_tokens), sqlc.arg(completion_tokens)
+    sqlc.arg(total_ms), sqlc.arg(prompt_tokens), sqlc.arg(completion_tokens), sqlc.narg(error)
 );
 
 -- name: ContentGapRecord :exec

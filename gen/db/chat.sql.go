@@ -13,11 +13,11 @@ import (
 const chatLogInsert = `-- name: ChatLogInsert :exec
 INSERT INTO chat_logs (
     project_id, question, filters, refusal_reason, citations, provider, model,
-    retrieval_ms, generation_ms, total_ms, prompt_tokens, completion_tokens
+    retrieval_ms, generation_ms, total_ms, prompt_tokens, completion_tokens, error
 ) VALUES (
     $1, $2, $3::jsonb, $4,
     $5::jsonb, $6, $7, $8, $9,
-    $10, $11, $12
+    $10, $11, $12, $13
 )
 `
 
@@ -34,6 +34,7 @@ type ChatLogInsertParams struct {
 	TotalMs          float64
 	PromptTokens     int32
 	CompletionTokens int32
+	Error            *string
 }
 
 func (q *Queries) ChatLogInsert(ctx context.Context, arg ChatLogInsertParams) error {
@@ -50,6 +51,7 @@ func (q *Queries) ChatLogInsert(ctx context.Context, arg ChatLogInsertParams) er
 		arg.TotalMs,
 		arg.PromptTokens,
 		arg.CompletionTokens,
+		arg.Error,
 	)
 	return err
 }

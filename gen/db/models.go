@@ -50,6 +50,7 @@ type ChatLog struct {
 	PromptTokens     int32
 	CompletionTokens int32
 	CreatedAt        time.Time
+	Error            *string
 }
 
 type Chunk struct {
