@@ -4,8 +4,8 @@ import (
 	"context"
 	"slices"
 	"strings"
-	"unicode/utf8"
 	"testing"
+	"unicode/utf8"
 
 	"connectrpc.com/connect"
 
