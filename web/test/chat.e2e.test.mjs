@@ -191,3 +191,31 @@ test("a filter changes the sources; Explain shows each hit's signals", async () 
   await shot(p, "07-filters-explain");
   await p.context().close();
 });
+
+/** Presses Tab until the element with the test id has the focus (at most max presses). */
+async function tabTo(p, testId, max = 80) {
+  for (let i = 0; i < max; i++) {
+    await p.keyboard.press("Tab");
+    if (await p.evaluate((id) => document.activeElement?.dataset?.testid === id, testId)) return;
+  }
+  assert.fail(`${testId} never got the focus in ${max} Tab presses`);
+}
+
+test("usable by keyboard alone: ask, open a citation's card, follow it to the document", async () => {
+  const p = await freshPage();
+  await p.getByText("New chat").click();
+  await p.locator("body").focus();
+  await tabTo(p, "question");
+  await p.keyboard.type("what cache layer did we standardise on?");
+  await p.keyboard.press("Enter");
+  await answered(p, 1);
+  // A citation chip is reachable by Tab, and its card opens on focus.
+  await p.locator("body").focus();
+  await tabTo(p, "cite");
+  await p.getByTestId("cite-card").waitFor();
+  await tabTo(p, "cite-link", 3);
+  await p.keyboard.press("Enter");
+  await p.waitForURL(/\/app\/doc\/platform\//);
+  await p.getByTestId("cited-chunk").waitFor();
+  await p.context().close();
+});
