@@ -672,3 +672,6 @@ $$;
 -- db/migrations/00030_chat_log_error.sql
 ALTER TABLE chat_logs ADD COLUMN error text;
 
+-- db/migrations/00031_project_mentions_stale.sql
+ALTER TABLE projects ADD COLUMN mentions_stale boolean NOT NULL DEFAULT false;
+

@@ -328,7 +328,14 @@ func (in *Ingester) ingestProject(ctx context.Context, project string, docs []pa
 			}
 		}
 		if len(gone) > 0 {
-			if err := q.DocumentDeleteByIDs(ctx, db.DocumentDeleteByIDsParams{ProjectID: projectID, Ids: gone}); err != nil {
+			err := pgx.BeginFunc(ctx, in.pool, func(tx pgx.Tx) error {
+				qtx := db.New(tx)
+				if err := qtx.MentionsMarkStale(ctx, projectID); err != nil {
+					return err
+				}
+				return qtx.DocumentDeleteByIDs(ctx, db.DocumentDeleteByIDsParams{ProjectID: projectID, Ids: gone})
+			})
+			if err != nil {
 				return changed, fmt.Errorf("prune %s: %w", project, err)
 			}
 			res.Pruned += len(gone)
@@ -336,7 +343,12 @@ func (in *Ingester) ingestProject(ctx context.Context, project string, docs []pa
 		}
 	}
 
-	if changed {
+	// A run that changed nothing still rebuilds after one that died before its rebuild.
+	stale, err := q.MentionsStale(ctx, projectID)
+	if err != nil {
+		return changed, fmt.Errorf("project %s: %w", project, err)
+	}
+	if changed || stale {
 		if err := in.rebuildTextMentions(ctx, projectID); err != nil {
 			return changed, fmt.Errorf("entity mentions of %s: %w", project, err)
 		}
@@ -533,6 +545,9 @@ func (in *Ingester) storeBatch(ctx context.Context, projectID int64, batch []par
 		if err := q.GraphLock(ctx, projectID); err != nil {
 			return describe("links", err)
 		}
+		if err := q.MentionsMarkStale(ctx, projectID); err != nil {
+			return describe("mentions", err)
+		}
 		for i, p := range batch {
 			if err := in.storeLinks(ctx, q, projectID, docIDs[i], p.doc); err != nil {
 				return inFile(batch, p, err)
@@ -700,8 +715,10 @@ func (in *Ingester) rebuildTextMentions(ctx context.Context, projectID int64) er
 		if err := q.MentionDeleteText(ctx, projectID); err != nil {
 			return err
 		}
-		_, err := q.MentionRebuildText(ctx, projectID)
-		return err
+		if _, err := q.MentionRebuildText(ctx, projectID); err != nil {
+			return err
+		}
+		return q.MentionsMarkFresh(ctx, projectID)
 	})
 }
 

@@ -281,6 +281,37 @@ func TestEntitiesAndMentions(t *testing.T) {
 	}
 }
 
+// TestStaleMentionsRebuiltByTheNextRun: an ingest killed after its batches
+// committed but before the mention rebuild leaves the project marked; the next
+// run rebuilds even when no file changed, and clears the mark.
+func TestStaleMentionsRebuiltByTheNextRun(t *testing.T) {
+	t.Parallel()
+	in, pool := newIngester(t)
+	files, err := ingest.ReadDirs([]string{"../examples/handbook"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, in, "stale", false, files...)
+	const textMentions = `SELECT count(*) FROM entity_mentions WHERE source = 'text'`
+	const stale = `SELECT bool_or(mentions_stale) FROM projects`
+	want := scalar[int64](t, pool, textMentions)
+	if want == 0 || scalar[bool](t, pool, stale) {
+		t.Fatalf("after an ingest: %d text mentions, stale %v", want, scalar[bool](t, pool, stale))
+	}
+	// The state a kill between the last batch and the rebuild leaves.
+	if _, err := pool.Exec(context.Background(),
+		`UPDATE projects SET mentions_stale = true; DELETE FROM entity_mentions WHERE source = 'text'`); err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, in, "stale", false, files...)
+	if res.Created+res.Updated != 0 {
+		t.Fatalf("the re-run changed %d documents; it should change none", res.Created+res.Updated)
+	}
+	if got := scalar[int64](t, pool, textMentions); got != want || scalar[bool](t, pool, stale) {
+		t.Errorf("after the re-run: %d text mentions (want %d), stale %v", got, want, scalar[bool](t, pool, stale))
+	}
+}
+
 func TestCompositeKeysKeepProjectsApart(t *testing.T) {
 	t.Parallel()
 	in, pool := newIngester(t)

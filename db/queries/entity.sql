@@ -70,3 +70,15 @@ hits AS (
 INSERT INTO entity_mentions (project_id, entity_slug, document_id, strength, source)
 SELECT sqlc.arg(project_id), slug, document_id, n, 'text' FROM hits WHERE n > 0
 ON CONFLICT (project_id, entity_slug, document_id, source) DO UPDATE SET strength = excluded.strength;
+
+-- name: MentionsMarkStale :exec
+-- In the transaction that changes a project's documents: their body mentions
+-- wait for the rebuild.
+UPDATE projects SET mentions_stale = true WHERE id = sqlc.arg(project_id) AND NOT mentions_stale;
+
+-- name: MentionsMarkFresh :exec
+-- In the rebuild's transaction, after MentionRebuildText.
+UPDATE projects SET mentions_stale = false WHERE id = sqlc.arg(project_id) AND mentions_stale;
+
+-- name: MentionsStale :one
+SELECT mentions_stale FROM projects WHERE id = sqlc.arg(project_id);

@@ -163,6 +163,38 @@ func (q *Queries) MentionRebuildText(ctx context.Context, projectID int64) (int6
 	return result.RowsAffected(), nil
 }
 
+const mentionsMarkFresh = `-- name: MentionsMarkFresh :exec
+UPDATE projects SET mentions_stale = false WHERE id = $1 AND mentions_stale
+`
+
+// In the rebuild's transaction, after MentionRebuildText.
+func (q *Queries) MentionsMarkFresh(ctx context.Context, projectID int64) error {
+	_, err := q.db.Exec(ctx, mentionsMarkFresh, projectID)
+	return err
+}
+
+const mentionsMarkStale = `-- name: MentionsMarkStale :exec
+UPDATE projects SET mentions_stale = true WHERE id = $1 AND NOT mentions_stale
+`
+
+// In the transaction that changes a project's documents: their body mentions
+// wait for the rebuild.
+func (q *Queries) MentionsMarkStale(ctx context.Context, projectID int64) error {
+	_, err := q.db.Exec(ctx, mentionsMarkStale, projectID)
+	return err
+}
+
+const mentionsStale = `-- name: MentionsStale :one
+SELECT mentions_stale FROM projects WHERE id = $1
+`
+
+func (q *Queries) MentionsStale(ctx context.Context, projectID int64) (bool, error) {
+	row := q.db.QueryRow(ctx, mentionsStale, projectID)
+	var mentions_stale bool
+	err := row.Scan(&mentions_stale)
+	return mentions_stale, err
+}
+
 const teamMembersDelete = `-- name: TeamMembersDelete :exec
 DELETE FROM team_members WHERE project_id = $1 AND team_id = $2
 `

@@ -185,9 +185,10 @@ type Posting struct {
 }
 
 type Project struct {
-	ID         int64
-	ProjectKey string
-	CreatedAt  time.Time
+	ID            int64
+	ProjectKey    string
+	CreatedAt     time.Time
+	MentionsStale bool
 }
 
 type ProjectStat struct {

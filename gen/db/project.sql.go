@@ -7,6 +7,7 @@ package db
 
 import (
 	"context"
+	"time"
 )
 
 const projectEnsure = `-- name: ProjectEnsure :many
@@ -51,9 +52,15 @@ const projectGetByKey = `-- name: ProjectGetByKey :one
 SELECT id, project_key, created_at FROM projects WHERE project_key = $1
 `
 
-func (q *Queries) ProjectGetByKey(ctx context.Context, projectKey string) (Project, error) {
+type ProjectGetByKeyRow struct {
+	ID         int64
+	ProjectKey string
+	CreatedAt  time.Time
+}
+
+func (q *Queries) ProjectGetByKey(ctx context.Context, projectKey string) (ProjectGetByKeyRow, error) {
 	row := q.db.QueryRow(ctx, projectGetByKey, projectKey)
-	var i Project
+	var i ProjectGetByKeyRow
 	err := row.Scan(&i.ID, &i.ProjectKey, &i.CreatedAt)
 	return i, err
 }
