@@ -343,12 +343,13 @@ func (in *Ingester) ingestProject(ctx context.Context, project string, docs []pa
 		}
 	}
 
-	// A run that changed nothing still rebuilds after one that died before its rebuild.
+	// Every change marked the project, so the mark alone decides: it also catches
+	// a run that died before its rebuild when this one changed nothing.
 	stale, err := q.MentionsStale(ctx, projectID)
 	if err != nil {
 		return changed, fmt.Errorf("project %s: %w", project, err)
 	}
-	if changed || stale {
+	if stale {
 		if err := in.rebuildTextMentions(ctx, projectID); err != nil {
 			return changed, fmt.Errorf("entity mentions of %s: %w", project, err)
 		}

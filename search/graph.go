@@ -166,7 +166,7 @@ func (s *Searcher) graphParams(ctx context.Context, req *domain.SearchRequest, p
 		vec := pgvector.NewVector(v)
 		qvec = &vec
 	}
-	f := p.filters
+	f, viewer := p.filters, domain.PrincipalFrom(ctx)
 	params = db.GraphSearchParams{
 		RelevantDocumentIds: relevant, PrimaryDocumentIds: page, ProjectIds: p.projectIDs, QueryEmbedding: qvec,
 		HubTypes: nonNil(cfg.HubTypes), ExpansionEnabled: expansion, EdgeTypes: nonNil(cfg.EdgeTypes),
@@ -177,7 +177,7 @@ func (s *Searcher) graphParams(ctx context.Context, req *domain.SearchRequest, p
 		Tags:                  nonNil(f.Tags), SourceTypes: nonNil(f.SourceTypes), CanonicalTypes: nonNil(f.CanonicalTypes),
 		Statuses: nonNil(f.Statuses), EvidenceTiers: nonNil(f.EvidenceTiers), DateFrom: f.DateFrom, DateTo: f.DateTo,
 		IncludeSuperseded: f.IncludeSuperseded, DocIdsFilter: f.DocIDsFilter, DocIds: nonNil(f.DocIDs),
-		AccessAll: domain.PrincipalFrom(ctx).AllDocuments, AccessGroups: nonNil(domain.PrincipalFrom(ctx).Groups),
+		AccessAll: viewer.AllDocuments, AccessGroups: viewer.DocumentGroups(),
 	}
 	return params, expansion, rejected, true, nil
 }

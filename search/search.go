@@ -280,7 +280,7 @@ func (s *Searcher) plan(ctx context.Context, req *domain.SearchRequest) (*plan, 
 		CanonicalTypes: nonNil(filters.CanonicalTypes), Statuses: nonNil(filters.Statuses),
 		EvidenceTiers: nonNil(filters.EvidenceTiers), DateFrom: filters.DateFrom, DateTo: filters.DateTo,
 		IncludeSuperseded: filters.IncludeSuperseded, DocIdsFilter: filters.DocIDsFilter, DocIds: nonNil(filters.DocIDs),
-		AccessAll: viewer.AllDocuments, AccessGroups: nonNil(viewer.Groups),
+		AccessAll: viewer.AllDocuments, AccessGroups: viewer.DocumentGroups(),
 		Fanout: int32(fanout), PageLimit: int32(limit), RunnerUpLimit: int32(limit),
 		// A filter may exclude most of a term's highest-impact postings, so
 		// filtered requests read the exact ranges and the page still fills.

@@ -119,15 +119,10 @@ func genACLCorpus(r *rand.Rand) aclCorpus {
 		}
 		return prefix + string(b)
 	}
-	some := func(from []string, n int) []string {
-		out := slices.Clone(from)
-		r.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
-		return out[:min(n, len(out))]
-	}
-	words := func(n int) string { return strings.Join(some(aclWords, n), " ") }
+	words := func(n int) string { return strings.Join(pick(r, aclWords, n), " ") }
 	access := func() []string {
 		if r.IntN(10) < 4 {
-			return some(aclGroups, 1+r.IntN(2))
+			return pick(r, aclGroups, 1+r.IntN(2))
 		}
 		return nil
 	}
@@ -160,7 +155,7 @@ func genACLCorpus(r *rand.Rand) aclCorpus {
 			slug := token("team")
 			name := aclTeams[r.IntN(len(aclTeams))] + " team"
 			c.teams = append(c.teams, name)
-			add(slug, fmt.Sprintf("type: team\nmembers: %s\nrole: %q\n", list(some(people, 2+r.IntN(2))), "owns the "+words(2)),
+			add(slug, fmt.Sprintf("type: team\nmembers: %s\nrole: %q\n", list(pick(r, people, 2+r.IntN(2))), "owns the "+words(2)),
 				name+" "+slug, sentence(slug))
 		}
 		var rejected []string
@@ -174,9 +169,9 @@ func genACLCorpus(r *rand.Rand) aclCorpus {
 		for range 3 + r.IntN(3) {
 			slug := token("dec")
 			fm := fmt.Sprintf("type: decision\nstatus: accepted\nsource_type: adr\nowners: %s\ntags: %s\n",
-				list(some(people, 1+r.IntN(2))), list(some(aclWords, 2)))
+				list(pick(r, people, 1+r.IntN(2))), list(pick(r, aclWords, 2)))
 			if r.IntN(2) == 0 {
-				fm += "rejects: " + list(some(rejected, 1)) + "\n"
+				fm += "rejects: " + list(pick(r, rejected, 1)) + "\n"
 			}
 			if len(decisions) > 0 && r.IntN(3) == 0 {
 				fm += "related:\n  - {to: " + decisions[r.IntN(len(decisions))] + ", type: depends_on, weight: 0.8}\n"
@@ -187,11 +182,11 @@ func genACLCorpus(r *rand.Rand) aclCorpus {
 		for range 2 + r.IntN(2) {
 			slug := token("mtg")
 			add(slug, fmt.Sprintf("source_type: meeting-notes\nattendees: %s\ndate: 2025-0%d-1%d\n",
-				list(some(people, 2)), 1+r.IntN(9), r.IntN(10)), "Meeting about "+words(2)+" "+slug, sentence(slug))
+				list(pick(r, people, 2)), 1+r.IntN(9), r.IntN(10)), "Meeting about "+words(2)+" "+slug, sentence(slug))
 		}
 		for range 3 + r.IntN(3) {
 			slug := token("doc")
-			add(slug, fmt.Sprintf("tags: %s\n", list(some(aclWords, 2))), "Runbook for "+words(2)+" "+slug,
+			add(slug, fmt.Sprintf("tags: %s\n", list(pick(r, aclWords, 2))), "Runbook for "+words(2)+" "+slug,
 				sentence(slug)+"\n\n## Steps\n\n"+sentence(slug))
 		}
 	}

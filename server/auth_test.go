@@ -409,7 +409,8 @@ func TestContentGapAudience(t *testing.T) {
 			t.Fatalf("ask: %v, %v: want a refusal", res, err)
 		}
 	}
-	listed := func(key string) bool {
+	// count is how often the key's gap listing says the question was asked (0: not listed).
+	count := func(key string) int64 {
 		c := canonv1connect.NewChatServiceClient(srv.Client(), srv.URL, bearer(key))
 		res, err := c.ContentGaps(context.Background(), connect.NewRequest(&canonv1.ContentGapsRequest{ProjectKey: "platform"}))
 		if err != nil {
@@ -417,27 +418,21 @@ func TestContentGapAudience(t *testing.T) {
 		}
 		for _, g := range res.Msg.GetGaps() {
 			if g.GetQuestion() == question {
-				return true
+				return g.GetCount()
 			}
 		}
-		return false
+		return 0
 	}
+	listed := func(key string) bool { return count(key) > 0 }
 	// The chat log writes in the background: wait for a caller who must see it.
-	waitListed := func(key string, count int64) {
+	waitListed := func(key string, want int64) {
 		t.Helper()
 		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			c := canonv1connect.NewChatServiceClient(srv.Client(), srv.URL, bearer(key))
-			res, err := c.ContentGaps(context.Background(), connect.NewRequest(&canonv1.ContentGapsRequest{ProjectKey: "platform"}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, g := range res.Msg.GetGaps() {
-				if g.GetQuestion() == question && g.GetCount() == count {
-					return
-				}
+			if count(key) == want {
+				return
 			}
 		}
-		t.Fatalf("the gap was not listed with count %d within 10 s", count)
+		t.Fatalf("the gap was not listed with count %d within 10 s", want)
 	}
 	ask(insider)
 	waitListed(wider, 1)
