@@ -675,3 +675,41 @@ ALTER TABLE chat_logs ADD COLUMN error text;
 -- db/migrations/00031_project_mentions_stale.sql
 ALTER TABLE projects ADD COLUMN mentions_stale boolean NOT NULL DEFAULT false;
 
+-- db/migrations/00032_rejected_approach_index.sql
+ALTER TABLE chunks ADD COLUMN represents_rejected boolean NOT NULL DEFAULT false;
+
+-- The mark follows the document's canonical type when a chunk is written...
+CREATE FUNCTION chunks_represents_rejected() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    NEW.represents_rejected := NEW.ordinal = 0 AND EXISTS (
+        SELECT FROM documents d
+        WHERE d.project_id = NEW.project_id AND d.id = NEW.document_id AND d.canonical_type = 'rejected-approach');
+    RETURN NEW;
+END
+$$;
+
+CREATE TRIGGER chunks_represents_rejected BEFORE INSERT OR UPDATE OF ordinal, document_id ON chunks
+    FOR EACH ROW EXECUTE FUNCTION chunks_represents_rejected();
+
+-- ...and when the type changes under existing chunks (canon lifecycle).
+CREATE FUNCTION documents_represents_rejected() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE chunks c SET represents_rejected = NEW.canonical_type IS NOT DISTINCT FROM 'rejected-approach'
+    WHERE c.project_id = NEW.project_id AND c.document_id = NEW.id AND c.ordinal = 0;
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER documents_represents_rejected AFTER UPDATE OF canonical_type ON documents
+    FOR EACH ROW WHEN (OLD.canonical_type IS DISTINCT FROM NEW.canonical_type)
+    EXECUTE FUNCTION documents_represents_rejected();
+
+UPDATE chunks c SET represents_rejected = true
+FROM documents d
+WHERE d.project_id = c.project_id AND d.id = c.document_id AND c.ordinal = 0
+  AND d.canonical_type = 'rejected-approach';
+
+CREATE INDEX chunks_rejected_hnsw ON chunks USING hnsw (embedding vector_cosine_ops) WHERE represents_rejected;
+

@@ -92,7 +92,8 @@ func (s *Searcher) graph(ctx context.Context, req *domain.SearchRequest, p *plan
 		return err
 	}
 	start := time.Now()
-	out, err := db.New(s.pool).GraphSearch(ctx, params)
+	// The rejected approaches' index scan needs the ranking's HNSW settings.
+	out, err := db.New(s.session(p)).GraphSearch(ctx, params)
 	s.cfg.Stages.Observe(ctx, domain.StageGraph, start)
 	if err != nil {
 		return fmt.Errorf("graph step: %w", err)

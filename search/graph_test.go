@@ -835,8 +835,21 @@ func TestGraphStatementIsRunnable(t *testing.T) {
 	if !ok || !strings.Contains(graph, "WITH") {
 		t.Fatalf("no graph statement after the ranking:\n%s", graph)
 	}
-	graph = graph[strings.Index(graph, "WITH"):strings.LastIndex(graph, ";")]
-	rows, err = conn.Query(context.Background(), "SELECT origin, slug FROM ("+graph+") g ORDER BY origin, position")
+	tx, err := conn.Begin(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(context.Background()) }()
+	// It runs in the transaction its SET LOCAL lines configure.
+	for _, line := range strings.Split(graph, "\n") {
+		if strings.HasPrefix(line, "SET LOCAL ") {
+			if _, err := tx.Exec(context.Background(), line); err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+		}
+	}
+	graph = graph[strings.Index(graph, "WITH"):strings.LastIndex(graph, ";\nCOMMIT;")]
+	rows, err = tx.Query(context.Background(), "SELECT origin, slug FROM ("+graph+") g ORDER BY origin, position")
 	if err != nil {
 		t.Fatalf("bound graph statement does not run: %v", err)
 	}
@@ -862,4 +875,137 @@ func TestGraphStatementIsRunnable(t *testing.T) {
 	if want := docIDs(res.Rejected); len(want) == 0 || !slices.Equal(rejected, want) {
 		t.Errorf("psql graph statement rejected %v, Search %v", rejected, want)
 	}
+}
+
+// Rejected approaches near the question come from their own HNSW index
+// (chunks_rejected_hnsw over chunks.represents_rejected): the section must be
+// exactly the exact scan's, for every caller and filter, with hidden, archived
+// and filtered approaches skipped past, and a document made a rejected approach
+// later (canon lifecycle reject) found by similarity too.
+func TestRejectedNearestMatchesExactScan(t *testing.T) {
+	t.Parallel()
+	p := dbtest.FreshPool(t)
+	ctx := context.Background()
+	words := strings.Fields("cache queue shard broker ledger tenant replica index vacuum backup " +
+		"gateway token session schema rollout canary latency quota audit region")
+	files := map[string]string{
+		"dec-keep.md":  doc("dec-keep", "decision", "accepted", "We keep the ledger queue.", "tags: [ops]"),
+		"dec-other.md": doc("dec-other", "decision", "accepted", "Lunch is at noon."),
+	}
+	for i := range 40 {
+		extra := []string{fmt.Sprintf("summary: '%s %s %s rejected.'", words[i%20], words[(i*7+3)%20], words[(i*3+1)%20])}
+		status := "accepted"
+		switch {
+		case i%5 == 1:
+			extra = append(extra, "access: [vault]")
+		case i%7 == 2:
+			status = "archived"
+		case i%4 == 3:
+			extra = append(extra, "tags: [ops]")
+		}
+		slug := fmt.Sprintf("rej-%02d", i)
+		files[slug+".md"] = doc(slug, "rejected-approach", status, "Turned down.", extra...)
+	}
+	ingestFiles(t, p, "n", files)
+	svc := lifecycle.New(p)
+	if _, err := svc.Reject(ctx, "test", "n", "dec-keep", "dec-other"); err != nil {
+		t.Fatal(err)
+	}
+	var marked int
+	if err := p.QueryRow(ctx, `SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id
+		WHERE c.represents_rejected AND c.ordinal = 0 AND d.canonical_type = 'rejected-approach'`).Scan(&marked); err != nil {
+		t.Fatal(err)
+	}
+	if marked != 41 {
+		t.Fatalf("%d representative chunks marked, want 41 (40 ingested, 1 rejected by lifecycle)", marked)
+	}
+
+	cfg := search.DefaultGraphConfig()
+	cfg.RejectedMinSimilarity, cfg.RejectedMaxDocs, cfg.Expansion = 0.05, 4, false
+	s := graphSearcher(p, cfg)
+	reader := domain.Principal{Name: "reader", Projects: []string{"n"}, Role: domain.RoleReader}
+	vault := reader
+	vault.Groups = []string{"vault"}
+	callers := map[string]domain.Principal{"operator": domain.Operator(), "reader": reader, "vault": vault}
+	compared, hidden := 0, 0
+	for _, q := range []string{"cache shard rejected", "queue broker ledger", "token session gateway", "vacuum backup region"} {
+		for name, who := range callers {
+			for _, tags := range [][]string{nil, {"ops"}} {
+				r := req(q, func(r *domain.SearchRequest) {
+					r.Filters.ProjectKeys = []string{"n"}
+					r.Filters.Tags = tags
+					r.Options.Limit = 1
+				})
+				res, err := s.Search(domain.WithPrincipal(ctx, who), r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(res.Primary) == 0 || !cfg.SeedGate.Relevant(domain.Evidence{
+					VectorSimilarity: res.Primary[0].VectorSimilarity, KeywordCoverage: res.Primary[0].KeywordCoverage}) {
+					continue // no relevant hit: the step does not run
+				}
+				var got []string
+				for _, h := range res.Rejected {
+					if h.DocID != res.Primary[0].DocID {
+						got = append(got, h.DocID)
+					}
+				}
+				want := exactNearestRejected(t, p, q, who, tags, cfg, res.Primary[0].DocID)
+				if len(want) > 0 {
+					compared++
+				}
+				if name == "reader" && !slices.Equal(want, exactNearestRejected(t, p, q, domain.Operator(), tags, cfg, res.Primary[0].DocID)) {
+					hidden++
+				}
+				slices.Sort(got)
+				if !slices.Equal(got, want) {
+					t.Errorf("%q as %s, tags %v: rejected %v, exact scan %v", q, name, tags, got, want)
+				}
+			}
+		}
+	}
+	// The premise: sections were compared, and hiding changed some of them.
+	if compared < 12 || hidden == 0 {
+		t.Errorf("compared %d non-empty sections, %d changed by hidden approaches", compared, hidden)
+	}
+}
+
+// exactNearestRejected is the rejected section's similarity part by brute force:
+// every rejected approach the caller may see under the tags filter, not archived,
+// measured on its ordinal-0 chunk, the best cfg.RejectedMaxDocs at or above the
+// threshold, without the page's own hit; sorted by slug.
+func exactNearestRejected(t *testing.T, p *pgxpool.Pool, q string, who domain.Principal, tags []string,
+	cfg search.GraphConfig, onPage string) []string {
+	t.Helper()
+	qv, err := embed.NewHash(dim).EmbedQuery(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := p.Query(context.Background(), `
+		SELECT d.slug FROM documents d JOIN chunks c ON c.document_id = d.id AND c.ordinal = 0
+		WHERE d.canonical_type = 'rejected-approach' AND d.status IS DISTINCT FROM 'archived'
+		  AND ($1 OR cardinality(d.access) = 0 OR d.access && $2)
+		  AND (cardinality($3::text[]) = 0 OR d.tags && $3)
+		  AND 1 - (c.embedding <=> $4) >= $5
+		ORDER BY c.embedding <=> $4, d.id
+		LIMIT $6`,
+		who.AllDocuments, nonNilStrings(who.Groups), nonNilStrings(tags), pgvector.NewVector(qv),
+		cfg.RejectedMinSimilarity, cfg.RejectedMaxDocs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slugs, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	slugs = slices.DeleteFunc(slugs, func(s string) bool { return s == onPage })
+	slices.Sort(slugs)
+	return slugs
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

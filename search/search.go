@@ -383,12 +383,16 @@ func planCacheMode(p *plan) string {
 // run executes the settings and the ranking statement in one round trip.
 func (s *Searcher) run(ctx context.Context, p *plan) ([]db.SearchRankRow, error) {
 	defer s.cfg.Stages.Observe(ctx, domain.StageRanking, time.Now())
-	rows, err := db.New(&batched{pool: s.pool, prelude: sessionSettings, preludeArgs: []any{fmt.Sprint(p.efSearch), planCacheMode(p)}}).
-		SearchRank(ctx, p.params)
+	rows, err := db.New(s.session(p)).SearchRank(ctx, p.params)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
 	return rows, nil
+}
+
+// session runs each statement after sessionSettings for p, in one round trip.
+func (s *Searcher) session(p *plan) *batched {
+	return &batched{pool: s.pool, prelude: sessionSettings, preludeArgs: []any{fmt.Sprint(p.efSearch), planCacheMode(p)}}
 }
 
 // batched is a db.DBTX that sends a prelude statement and the query together as one

@@ -59,8 +59,7 @@ func (s *Searcher) Statement(ctx context.Context, req *domain.SearchRequest) (st
 	if err != nil {
 		return "", err
 	}
-	b.WriteString(strings.TrimSpace(graphBody))
-	b.WriteString(";\n")
+	b.WriteString(inSession(p, graphBody))
 	return b.String(), nil
 }
 
@@ -85,6 +84,12 @@ func rankingScript(ctx context.Context, p *plan) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return inSession(p, body), nil
+}
+
+// inSession wraps a bound statement in the transaction that applies
+// sessionSettings as SET LOCAL lines.
+func inSession(p *plan, body string) string {
 	var b strings.Builder
 	b.WriteString("BEGIN;\n")
 	fmt.Fprintf(&b, "SET LOCAL hnsw.ef_search = %d;\n", p.efSearch)
@@ -93,7 +98,7 @@ func rankingScript(ctx context.Context, p *plan) (string, error) {
 	b.WriteString("SET LOCAL max_parallel_workers_per_gather = 0;\n")
 	b.WriteString(strings.TrimSpace(body))
 	b.WriteString(";\nCOMMIT;\n")
-	return b.String(), nil
+	return b.String()
 }
 
 var placeholder = regexp.MustCompile(`\$(\d+)`)

@@ -9,8 +9,9 @@
 -- the primary page, which exists only once SearchRank has fused, capped and cut it,
 -- so folding this into SearchRank would mean re-deriving the page inside that
 -- statement (and editing the ranking pipeline for something that does not rank).
--- The rejected-approach cosine scan is exact, linear in the project's rejected
--- approaches (timings: bench/results/graph_step.md).
+-- Rejected approaches near the question come from their own partial HNSW index,
+-- so the step reads a handful of documents whatever the project holds (timings:
+-- bench/results/graph_step.md).
 --
 -- Relevance: the caller sends it only when both features are not off and some
 -- primary hit carries the evidence the refusal gate counts (a raw cosine or a
@@ -63,17 +64,50 @@ hops AS (
     WHERE sqlc.arg(expansion_enabled)::boolean AND l.edge_type = ANY (sqlc.arg(edge_types)::text[])
       AND l.node_type <> ALL (sqlc.arg(hub_types)::text[])
 ),
--- Everything the step may return, read from documents once: the neighbours
--- (primary key) and the projects' rejected approaches (documents_project_canonical).
--- It passes the request's filters (canon_document_matches, as SearchRank's legs) and,
--- unless asked for, is not archived.
+-- Rejected approaches nearest the question, from their own HNSW index (the
+-- partial index over each one's representative chunk, migration 00032): the best
+-- rejected_max_docs the request may see, in one ordered index scan that probes
+-- each chunk's document for the filters (an iterative scan goes on past what
+-- they reject). The probe is a LATERAL with LIMIT, which the planner cannot turn
+-- into a join driven from documents: a generic plan guesses the filters keep a
+-- handful of documents and, as a join, read every document first (2 s).
+rejected_nearest AS MATERIALIZED (
+    SELECT c.document_id
+    FROM chunks c
+    CROSS JOIN LATERAL (
+        SELECT FROM documents d
+        WHERE d.project_id = c.project_id AND d.id = c.document_id
+          AND canon_document_matches(d, tags => sqlc.arg(tags)::text[],
+              source_types => sqlc.arg(source_types)::text[], canonical_types => sqlc.arg(canonical_types)::text[],
+              statuses => sqlc.arg(statuses)::text[], evidence_tiers => sqlc.arg(evidence_tiers)::text[],
+              date_from => sqlc.narg(date_from)::date, date_to => sqlc.narg(date_to)::date,
+              include_superseded => sqlc.arg(include_superseded)::boolean,
+              doc_ids_filter => sqlc.arg(doc_ids_filter)::boolean, doc_ids => sqlc.arg(doc_ids)::text[],
+              access_all => sqlc.arg(access_all)::boolean, access_groups => sqlc.arg(access_groups)::text[])
+          AND (sqlc.arg(include_archived)::boolean OR d.status IS DISTINCT FROM 'archived')
+        LIMIT 1
+    ) AS visible_document
+    WHERE sqlc.arg(rejected_enabled)::boolean AND c.represents_rejected
+      AND c.project_id = ANY (sqlc.arg(project_ids)::bigint[])
+    ORDER BY c.embedding <=> sqlc.arg(query_embedding)::vector
+    LIMIT sqlc.arg(rejected_max_docs)::integer
+),
+-- Everything the step may return, read from documents once by primary key: the
+-- neighbours, and the rejected approaches that are nearest, linked to a seed or
+-- on the page. It passes the request's filters (canon_document_matches, as
+-- SearchRank's legs) and, unless asked for, is not archived.
 visible AS (
     SELECT d.id AS document_id, d.project_id, d.slug,
            sqlc.arg(rejected_enabled)::boolean AND d.canonical_type = 'rejected-approach' AS rejected
     FROM documents d
     WHERE d.project_id = ANY (sqlc.arg(project_ids)::bigint[])
-      AND (d.id = ANY (ARRAY(SELECT h.document_id FROM hops h))
-           OR (sqlc.arg(rejected_enabled)::boolean AND d.canonical_type = 'rejected-approach'))
+      AND d.id = ANY (ARRAY(SELECT h.document_id FROM hops h
+                            UNION ALL
+                            SELECT l.document_id FROM links l WHERE sqlc.arg(rejected_enabled)::boolean AND l.seed_type = 'decision'
+                            UNION ALL
+                            SELECT r.document_id FROM rejected_nearest r)
+                      || CASE WHEN sqlc.arg(rejected_enabled)::boolean
+                              THEN sqlc.arg(relevant_document_ids)::bigint[] END)
       AND canon_document_matches(d, tags => sqlc.arg(tags)::text[],
           source_types => sqlc.arg(source_types)::text[], canonical_types => sqlc.arg(canonical_types)::text[],
           statuses => sqlc.arg(statuses)::text[], evidence_tiers => sqlc.arg(evidence_tiers)::text[],
@@ -84,47 +118,31 @@ visible AS (
       AND (sqlc.arg(include_archived)::boolean OR d.status IS DISTINCT FROM 'archived')
 ),
 -- The chunk that stands for a document: its summary chunk, else its first chunk
--- (ingest puts a canonical document's summary chunk at ordinal 0, so the first
--- row of the chunks_document index is the one, read without a sort), with its
--- cosine to the question (0, not NaN, for a zero query vector).
+-- (ingest puts a canonical document's summary chunk at ordinal 0), with its
+-- cosine to the question (0, not NaN, for a zero query vector). A handful of
+-- documents, one index probe each.
 representative AS (
     SELECT v.document_id, v.project_id, v.slug, v.rejected, c.id AS chunk_id,
            coalesce(1 - nullif(c.embedding <=> sqlc.arg(query_embedding)::vector, 'NaN'::float8), 0)::float8
                AS similarity
     FROM visible v
-    CROSS JOIN LATERAL (
-        SELECT c.id, c.embedding FROM chunks c
-        WHERE c.project_id = v.project_id AND c.document_id = v.document_id
-        ORDER BY c.ordinal
-        LIMIT 1
-    ) AS c
+    JOIN chunks c ON c.document_id = v.document_id AND c.ordinal = 0
 ),
--- The representatives of the neighbours, a handful. The steps below join these
--- and rejected_representative, never representative itself, which holds every
--- rejected approach of the projects (888 at 100,000 chunks): a cached plan counts
--- it as one row, and joined it to each later step by nested loops that tested
--- every pair (8 ms of an 18 ms graph step). The ids are read back from an array,
--- as SearchRank's candidate_ids do, so each filter is one pass over representative.
-neighbour_representative AS (
-    SELECT r.* FROM representative r
-    WHERE r.document_id = ANY (ARRAY(SELECT h.document_id FROM hops h))
-),
--- Rejected approaches close to the question: the best `rejected_max_docs` at or
--- above the calibrated cosine threshold.
+-- Rejected approaches close to the question: the nearest, at or above the
+-- calibrated cosine threshold.
 rejected_similar AS (
     SELECT r.document_id
     FROM representative r
     WHERE r.rejected AND r.similarity >= sqlc.arg(rejected_min_similarity)::float8
-    ORDER BY r.similarity DESC, r.document_id
-    LIMIT sqlc.arg(rejected_max_docs)::integer
+      AND r.document_id IN (SELECT n.document_id FROM rejected_nearest n)
 ),
 -- Rejected approaches linked, by an edge of any type in either direction, to a
 -- relevant decision on the primary page: always injected, whatever their cosine.
 rejected_linked AS (
     SELECT l.document_id, l.seed_rank, l.seed_slug, l.edge_type, l.weight, l.direction
     FROM links l
-    WHERE l.seed_type = 'decision'
-      AND l.document_id = ANY (ARRAY(SELECT r.document_id FROM representative r WHERE r.rejected))
+    JOIN representative r ON r.document_id = l.document_id
+    WHERE l.seed_type = 'decision' AND r.rejected
 ),
 -- Rejected approaches that are themselves relevant primary hits: the question is
 -- about them, whatever their summary's cosine.
@@ -147,12 +165,6 @@ rejected AS (
     ) AS x
     ORDER BY x.document_id, x.weight DESC NULLS LAST, x.seed_rank, x.edge_type
 ),
--- The representatives of the injected rejected approaches (rejected_max_docs plus
--- the linked and on-page ones), for their section's order and output.
-rejected_representative AS (
-    SELECT r.* FROM representative r
-    WHERE r.document_id = ANY (ARRAY(SELECT x.document_id FROM rejected x))
-),
 -- One row per seed and neighbour: the strongest edge between them (weight, then
 -- outgoing before incoming), skipping primary documents (primary_document_ids is
 -- the whole page) and rejected approaches already injected.
@@ -160,7 +172,7 @@ seed_neighbours AS (
     SELECT DISTINCT ON (h.seed_rank, r.document_id) r.document_id, r.slug, h.seed_rank, h.seed_slug,
            h.edge_type, h.weight, h.direction
     FROM hops h
-    JOIN neighbour_representative r ON r.document_id = h.document_id
+    JOIN representative r ON r.document_id = h.document_id
     WHERE r.document_id <> ALL (sqlc.arg(primary_document_ids)::bigint[])
       AND r.document_id NOT IN (SELECT document_id FROM rejected)
     ORDER BY h.seed_rank, r.document_id, h.weight DESC, h.direction DESC, h.edge_type
@@ -187,7 +199,7 @@ expanded AS (
 expanded_page AS (
     SELECT x.*, r.chunk_id, r.similarity, row_number() OVER (ORDER BY x.weight DESC, x.seed_rank, r.slug) AS position
     FROM expanded x
-    JOIN neighbour_representative r USING (document_id)
+    JOIN representative r USING (document_id)
     ORDER BY x.weight DESC, x.seed_rank, r.slug
     LIMIT sqlc.arg(max_nodes)::integer
 ),
@@ -195,7 +207,7 @@ expanded_page AS (
 rejected_page AS (
     SELECT x.*, r.chunk_id, r.similarity, row_number() OVER (ORDER BY r.similarity DESC, r.slug) AS position
     FROM rejected x
-    JOIN rejected_representative r USING (document_id)
+    JOIN representative r USING (document_id)
 ),
 sections AS (
     SELECT 'graph_expansion'::text AS origin, 1 AS section, document_id, chunk_id, similarity, position, seed_slug,

@@ -172,50 +172,66 @@ hops AS (
     WHERE $5::boolean AND l.edge_type = ANY ($6::text[])
       AND l.node_type <> ALL ($4::text[])
 ),
+rejected_nearest AS MATERIALIZED (
+    SELECT c.document_id
+    FROM chunks c
+    CROSS JOIN LATERAL (
+        SELECT FROM documents d
+        WHERE d.project_id = c.project_id AND d.id = c.document_id
+          AND canon_document_matches(d, tags => $7::text[],
+              source_types => $8::text[], canonical_types => $9::text[],
+              statuses => $10::text[], evidence_tiers => $11::text[],
+              date_from => $12::date, date_to => $13::date,
+              include_superseded => $14::boolean,
+              doc_ids_filter => $15::boolean, doc_ids => $16::text[],
+              access_all => $17::boolean, access_groups => $18::text[])
+          AND ($19::boolean OR d.status IS DISTINCT FROM 'archived')
+        LIMIT 1
+    ) AS visible_document
+    WHERE $20::boolean AND c.represents_rejected
+      AND c.project_id = ANY ($2::bigint[])
+    ORDER BY c.embedding <=> $21::vector
+    LIMIT $22::integer
+),
 visible AS (
     SELECT d.id AS document_id, d.project_id, d.slug,
-           $7::boolean AND d.canonical_type = 'rejected-approach' AS rejected
+           $20::boolean AND d.canonical_type = 'rejected-approach' AS rejected
     FROM documents d
     WHERE d.project_id = ANY ($2::bigint[])
-      AND (d.id = ANY (ARRAY(SELECT h.document_id FROM hops h))
-           OR ($7::boolean AND d.canonical_type = 'rejected-approach'))
-      AND canon_document_matches(d, tags => $8::text[],
-          source_types => $9::text[], canonical_types => $10::text[],
-          statuses => $11::text[], evidence_tiers => $12::text[],
-          date_from => $13::date, date_to => $14::date,
-          include_superseded => $15::boolean,
-          doc_ids_filter => $16::boolean, doc_ids => $17::text[],
-          access_all => $18::boolean, access_groups => $19::text[])
-      AND ($20::boolean OR d.status IS DISTINCT FROM 'archived')
+      AND d.id = ANY (ARRAY(SELECT h.document_id FROM hops h
+                            UNION ALL
+                            SELECT l.document_id FROM links l WHERE $20::boolean AND l.seed_type = 'decision'
+                            UNION ALL
+                            SELECT r.document_id FROM rejected_nearest r)
+                      || CASE WHEN $20::boolean
+                              THEN $3::bigint[] END)
+      AND canon_document_matches(d, tags => $7::text[],
+          source_types => $8::text[], canonical_types => $9::text[],
+          statuses => $10::text[], evidence_tiers => $11::text[],
+          date_from => $12::date, date_to => $13::date,
+          include_superseded => $14::boolean,
+          doc_ids_filter => $15::boolean, doc_ids => $16::text[],
+          access_all => $17::boolean, access_groups => $18::text[])
+      AND ($19::boolean OR d.status IS DISTINCT FROM 'archived')
 ),
 representative AS (
     SELECT v.document_id, v.project_id, v.slug, v.rejected, c.id AS chunk_id,
            coalesce(1 - nullif(c.embedding <=> $21::vector, 'NaN'::float8), 0)::float8
                AS similarity
     FROM visible v
-    CROSS JOIN LATERAL (
-        SELECT c.id, c.embedding FROM chunks c
-        WHERE c.project_id = v.project_id AND c.document_id = v.document_id
-        ORDER BY c.ordinal
-        LIMIT 1
-    ) AS c
-),
-neighbour_representative AS (
-    SELECT r.document_id, r.project_id, r.slug, r.rejected, r.chunk_id, r.similarity FROM representative r
-    WHERE r.document_id = ANY (ARRAY(SELECT h.document_id FROM hops h))
+    JOIN chunks c ON c.document_id = v.document_id AND c.ordinal = 0
 ),
 rejected_similar AS (
     SELECT r.document_id
     FROM representative r
-    WHERE r.rejected AND r.similarity >= $22::float8
-    ORDER BY r.similarity DESC, r.document_id
-    LIMIT $23::integer
+    WHERE r.rejected AND r.similarity >= $23::float8
+      AND r.document_id IN (SELECT n.document_id FROM rejected_nearest n)
 ),
 rejected_linked AS (
     SELECT l.document_id, l.seed_rank, l.seed_slug, l.edge_type, l.weight, l.direction
     FROM links l
-    WHERE l.seed_type = 'decision'
-      AND l.document_id = ANY (ARRAY(SELECT r.document_id FROM representative r WHERE r.rejected))
+    JOIN representative r ON r.document_id = l.document_id
+    WHERE l.seed_type = 'decision' AND r.rejected
 ),
 rejected_on_page AS (
     SELECT r.document_id
@@ -235,15 +251,11 @@ rejected AS (
     ) AS x
     ORDER BY x.document_id, x.weight DESC NULLS LAST, x.seed_rank, x.edge_type
 ),
-rejected_representative AS (
-    SELECT r.document_id, r.project_id, r.slug, r.rejected, r.chunk_id, r.similarity FROM representative r
-    WHERE r.document_id = ANY (ARRAY(SELECT x.document_id FROM rejected x))
-),
 seed_neighbours AS (
     SELECT DISTINCT ON (h.seed_rank, r.document_id) r.document_id, r.slug, h.seed_rank, h.seed_slug,
            h.edge_type, h.weight, h.direction
     FROM hops h
-    JOIN neighbour_representative r ON r.document_id = h.document_id
+    JOIN representative r ON r.document_id = h.document_id
     WHERE r.document_id <> ALL ($1::bigint[])
       AND r.document_id NOT IN (SELECT document_id FROM rejected)
     ORDER BY h.seed_rank, r.document_id, h.weight DESC, h.direction DESC, h.edge_type
@@ -265,14 +277,14 @@ expanded AS (
 expanded_page AS (
     SELECT x.document_id, x.seed_rank, x.seed_slug, x.edge_type, x.weight, x.direction, r.chunk_id, r.similarity, row_number() OVER (ORDER BY x.weight DESC, x.seed_rank, r.slug) AS position
     FROM expanded x
-    JOIN neighbour_representative r USING (document_id)
+    JOIN representative r USING (document_id)
     ORDER BY x.weight DESC, x.seed_rank, r.slug
     LIMIT $25::integer
 ),
 rejected_page AS (
     SELECT x.document_id, x.seed_rank, x.seed_slug, x.edge_type, x.weight, x.direction, r.chunk_id, r.similarity, row_number() OVER (ORDER BY r.similarity DESC, r.slug) AS position
     FROM rejected x
-    JOIN rejected_representative r USING (document_id)
+    JOIN representative r USING (document_id)
 ),
 sections AS (
     SELECT 'graph_expansion'::text AS origin, 1 AS section, document_id, chunk_id, similarity, position, seed_slug,
@@ -302,7 +314,6 @@ type GraphSearchParams struct {
 	HubTypes              []string
 	ExpansionEnabled      bool
 	EdgeTypes             []string
-	RejectedEnabled       bool
 	Tags                  []string
 	SourceTypes           []string
 	CanonicalTypes        []string
@@ -316,9 +327,10 @@ type GraphSearchParams struct {
 	AccessAll             bool
 	AccessGroups          []string
 	IncludeArchived       bool
+	RejectedEnabled       bool
 	QueryEmbedding        *pgvector.Vector
-	RejectedMinSimilarity float64
 	RejectedMaxDocs       int32
+	RejectedMinSimilarity float64
 	MaxPerSeed            int32
 	MaxNodes              int32
 }
@@ -355,8 +367,9 @@ type GraphSearchRow struct {
 // the primary page, which exists only once SearchRank has fused, capped and cut it,
 // so folding this into SearchRank would mean re-deriving the page inside that
 // statement (and editing the ranking pipeline for something that does not rank).
-// The rejected-approach cosine scan is exact, linear in the project's rejected
-// approaches (timings: bench/results/graph_step.md).
+// Rejected approaches near the question come from their own partial HNSW index,
+// so the step reads a handful of documents whatever the project holds (timings:
+// bench/results/graph_step.md).
 //
 // Relevance: the caller sends it only when both features are not off and some
 // primary hit carries the evidence the refusal gate counts (a raw cosine or a
@@ -378,29 +391,28 @@ type GraphSearchRow struct {
 // view. The seeds drive nested loops over the unique (project_id, from_node_id,
 // ...) index and kb_edges_to, so the cost follows the seeds' degree, not the graph.
 // Expansion follows the allowed edge types only, and never enters a hub node.
-// Everything the step may return, read from documents once: the neighbours
-// (primary key) and the projects' rejected approaches (documents_project_canonical).
-// It passes the request's filters (canon_document_matches, as SearchRank's legs) and,
-// unless asked for, is not archived.
+// Rejected approaches nearest the question, from their own HNSW index (the
+// partial index over each one's representative chunk, migration 00032): the best
+// rejected_max_docs the request may see, in one ordered index scan that probes
+// each chunk's document for the filters (an iterative scan goes on past what
+// they reject). The probe is a LATERAL with LIMIT, which the planner cannot turn
+// into a join driven from documents: a generic plan guesses the filters keep a
+// handful of documents and, as a join, read every document first (2 s).
+// Everything the step may return, read from documents once by primary key: the
+// neighbours, and the rejected approaches that are nearest, linked to a seed or
+// on the page. It passes the request's filters (canon_document_matches, as
+// SearchRank's legs) and, unless asked for, is not archived.
 // The chunk that stands for a document: its summary chunk, else its first chunk
-// (ingest puts a canonical document's summary chunk at ordinal 0, so the first
-// row of the chunks_document index is the one, read without a sort), with its
-// cosine to the question (0, not NaN, for a zero query vector).
-// The representatives of the neighbours, a handful. The steps below join these
-// and rejected_representative, never representative itself, which holds every
-// rejected approach of the projects (888 at 100,000 chunks): a cached plan counts
-// it as one row, and joined it to each later step by nested loops that tested
-// every pair (8 ms of an 18 ms graph step). The ids are read back from an array,
-// as SearchRank's candidate_ids do, so each filter is one pass over representative.
-// Rejected approaches close to the question: the best `rejected_max_docs` at or
-// above the calibrated cosine threshold.
+// (ingest puts a canonical document's summary chunk at ordinal 0), with its
+// cosine to the question (0, not NaN, for a zero query vector). A handful of
+// documents, one index probe each.
+// Rejected approaches close to the question: the nearest, at or above the
+// calibrated cosine threshold.
 // Rejected approaches linked, by an edge of any type in either direction, to a
 // relevant decision on the primary page: always injected, whatever their cosine.
 // Rejected approaches that are themselves relevant primary hits: the question is
 // about them, whatever their summary's cosine.
 // One row per rejected document; a linked one reports its strongest link to the page.
-// The representatives of the injected rejected approaches (rejected_max_docs plus
-// the linked and on-page ones), for their section's order and output.
 // One row per seed and neighbour: the strongest edge between them (weight, then
 // outgoing before incoming), skipping primary documents (primary_document_ids is
 // the whole page) and rejected approaches already injected.
@@ -418,7 +430,6 @@ func (q *Queries) GraphSearch(ctx context.Context, arg GraphSearchParams) ([]Gra
 		arg.HubTypes,
 		arg.ExpansionEnabled,
 		arg.EdgeTypes,
-		arg.RejectedEnabled,
 		arg.Tags,
 		arg.SourceTypes,
 		arg.CanonicalTypes,
@@ -432,9 +443,10 @@ func (q *Queries) GraphSearch(ctx context.Context, arg GraphSearchParams) ([]Gra
 		arg.AccessAll,
 		arg.AccessGroups,
 		arg.IncludeArchived,
+		arg.RejectedEnabled,
 		arg.QueryEmbedding,
-		arg.RejectedMinSimilarity,
 		arg.RejectedMaxDocs,
+		arg.RejectedMinSimilarity,
 		arg.MaxPerSeed,
 		arg.MaxNodes,
 	)

@@ -54,19 +54,20 @@ type ChatLog struct {
 }
 
 type Chunk struct {
-	ProjectID      int64
-	ID             int64
-	DocumentID     int64
-	Ordinal        int32
-	HeadingPath    []string
-	Text           string
-	TokenCount     int32
-	IsSummary      bool
-	Embedding      *pgvector.Vector
-	Tsv            string
-	HeadingLexemes []string
-	Length         int32
-	LexemeBloom    pgtype.Bits
+	ProjectID          int64
+	ID                 int64
+	DocumentID         int64
+	Ordinal            int32
+	HeadingPath        []string
+	Text               string
+	TokenCount         int32
+	IsSummary          bool
+	Embedding          *pgvector.Vector
+	Tsv                string
+	HeadingLexemes     []string
+	Length             int32
+	LexemeBloom        pgtype.Bits
+	RepresentsRejected bool
 }
 
 type ContentGap struct {
