@@ -56,6 +56,11 @@ func latencyMethods(s LatencySetup, o LatencyOptions, rep *LatencyReport, projec
 			search(s.Searcher, domain.FusionKeywordOnly, false)},
 		{"canon/weighted+graph", "Searcher.Search as served by default: weighted plus the graph step (expansion, rejected injection)",
 			search(s.Searcher, domain.FusionWeighted, true)},
+		{"canon/key+graph", "the same as an API key's reader (not the operator: every leg probes documents' access lists; this corpus has none, so it sees everything)",
+			func(ctx context.Context, q string) (int, error) {
+				key := domain.Principal{KeyID: "bench", Name: "bench", Projects: []string{rep.Project}, Role: domain.RoleReader}
+				return search(s.Searcher, domain.FusionWeighted, true)(domain.WithPrincipal(ctx, key), q)
+			}},
 	}
 	if s.HTTP != nil {
 		ms = append(ms, method{"http/weighted+graph", "the same through canon's server (Connect, protobuf) on 127.0.0.1",

@@ -201,6 +201,10 @@ func TestPageFillsAtOnePercentVisibility(t *testing.T) {
 			if len(res.Primary) != 10 {
 				t.Errorf("%d hits, want a full page of 10 out of the 20 visible documents", len(res.Primary))
 			}
+			// The approximate keyword leg found too few visible chunks and was widened.
+			if mode := res.Meta.SearchStrategy.KeywordMode; fusion != domain.FusionSemanticOnly && mode != "exact" {
+				t.Errorf("keyword mode %q, want the leg widened to exact", mode)
+			}
 			for _, h := range append(res.Primary, res.RunnerUp...) {
 				if !strings.HasPrefix(h.DocID, "public-") {
 					t.Errorf("hit %s: the caller may not see it", h.DocID)

@@ -270,9 +270,12 @@ func (s *Searcher) plan(ctx context.Context, req *domain.SearchRequest) (*plan, 
 		// The statement still binds a vector; a zero vector of the right size is inert.
 		qvec = pgvector.NewVector(make([]float32, s.embedder.Dim()))
 	}
-	// The caller's groups restrict documents inside every leg (canon_document_matches).
+	// Filters sit inside every leg (canon_document_matches) and read exact postings
+	// ranges; a caller held back by access lists alone has each leg's chunks probed
+	// instead (canon_document_visible), on the generic plan, and the keyword leg is
+	// widened to exact ranges only when that leaves it short (run).
 	viewer := domain.PrincipalFrom(ctx)
-	restricted := filters.RestrictsDocuments() || !viewer.AllDocuments
+	restricted := filters.RestrictsDocuments()
 	p.params = db.SearchRankParams{
 		Query: p.query, QueryEmbedding: &qvec, ProjectIds: p.projectIDs,
 		SemanticEnabled: semantic, FtsEnabled: keyword,
@@ -380,12 +383,22 @@ func planCacheMode(p *plan) string {
 	return "force_generic_plan"
 }
 
-// run executes the settings and the ranking statement in one round trip.
+// run executes the settings and the ranking statement in one round trip. When
+// the approximate keyword leg came up short for a caller who may not see every
+// document (keyword_leg_short; or no row at all, which cannot say), it ranks
+// again with exact postings ranges, and p stays exact for the rest of the request.
 func (s *Searcher) run(ctx context.Context, p *plan) ([]db.SearchRankRow, error) {
 	defer s.cfg.Stages.Observe(ctx, domain.StageRanking, time.Now())
 	rows, err := db.New(s.session(p)).SearchRank(ctx, p.params)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
+	}
+	approximate := p.params.FtsEnabled && !p.params.Bm25Exact && !p.params.AccessAll && !p.params.Filtered
+	if approximate && (len(rows) == 0 || rows[0].KeywordLegShort) {
+		p.params.Bm25Exact = true
+		if rows, err = db.New(s.session(p)).SearchRank(ctx, p.params); err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
 	}
 	return rows, nil
 }

@@ -631,3 +631,45 @@ func diff(a, b string) string {
 	}
 	return out.String()
 }
+
+// A key that may see every document of the handbook (it has no access lists)
+// takes the access-probing path, not the operator's: its results must be the
+// operator's, hit for hit and score for score, under every fusion.
+func TestAccessProbeMatchesOperatorWhenNothingIsHidden(t *testing.T) {
+	t.Parallel()
+	s := handbook(t)
+	reader := domain.WithPrincipal(context.Background(),
+		domain.Principal{KeyID: "k", Projects: []string{"platform"}, Role: domain.RoleReader, Groups: []string{"staff"}})
+	questions := []string{
+		"what cache layer did we standardise on?", "how do we roll back a failed deploy?",
+		"who owns the payments ledger?", "E5032 error during checkout", "postgres vacuum runbook",
+	}
+	for _, fusion := range []string{domain.FusionWeighted, domain.FusionRRF, domain.FusionSemanticOnly, domain.FusionKeywordOnly} {
+		for _, q := range questions {
+			r := req(q, func(r *domain.SearchRequest) { r.Options.Fusion = fusion; r.Options.Limit = 8 })
+			want := mustSearch(t, s, r)
+			got, err := s.Search(reader, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g, w := scored(got), scored(want); !slices.Equal(g, w) {
+				t.Errorf("%s %q: key %v, operator %v", fusion, q, g, w)
+			}
+			if g, w := docIDs(got.Rejected), docIDs(want.Rejected); !slices.Equal(g, w) {
+				t.Errorf("%s %q: rejected: key %v, operator %v", fusion, q, g, w)
+			}
+			if g, w := got.Meta.SearchStrategy.KeywordMode, want.Meta.SearchStrategy.KeywordMode; g != w {
+				t.Errorf("%s %q: keyword mode: key %q, operator %q", fusion, q, g, w)
+			}
+		}
+	}
+}
+
+// scored lists a result's primary hits and runners-up as chunk:score.
+func scored(r *domain.SearchResult) []string {
+	var out []string
+	for _, h := range append(slices.Clone(r.Primary), r.RunnerUp...) {
+		out = append(out, fmt.Sprintf("%d:%.9f", h.ChunkID, h.Score))
+	}
+	return out
+}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
 
@@ -96,14 +97,24 @@ func TestMetricsAndRequestLog(t *testing.T) {
 	defer cancel()
 	s.chatLog.Close(closeCtx) // the rows are written before they are counted
 
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/metrics", nil)
-	res, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
+	scrape := func() string {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/metrics", nil)
+		res, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		return string(body)
 	}
-	body, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	metrics := string(body)
+	// A response with a length can be read whole before its handler returns and
+	// the request is counted: wait (bounded) for the last request's count.
+	const lastCounted = `canon_requests_total{code="ok",route="GET /api/doc/{project}/{slug}"} 1`
+	metrics := scrape()
+	for i := 0; i < 50 && !strings.Contains(metrics, lastCounted); i++ {
+		time.Sleep(20 * time.Millisecond)
+		metrics = scrape()
+	}
 	for _, want := range []string{
 		`canon_requests_total{code="ok",route="/canon.v1.SearchService/Search"} 1`,
 		`canon_requests_total{code="invalid_argument",route="/canon.v1.SearchService/Search"} 1`,
@@ -160,7 +171,7 @@ func TestMetricsAndRequestLog(t *testing.T) {
 	if strings.Contains(logs.String(), llmKey) {
 		t.Error("a value carrying the LLM key was logged as is")
 	}
-	req, _ = http.NewRequestWithContext(context.Background(), http.MethodGet, srv.URL+"/healthz", nil)
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, srv.URL+"/healthz", nil)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

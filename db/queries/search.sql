@@ -79,6 +79,25 @@ vector_leg AS (
         (SELECT c.id AS chunk_id, c.embedding <=> sqlc.arg(query_embedding)::vector AS distance
          FROM chunks c
          WHERE sqlc.arg(semantic_enabled)::boolean AND NOT sqlc.arg(filtered)::boolean
+           AND sqlc.arg(access_all)::boolean
+           AND c.project_id = ANY (sqlc.arg(project_ids)::bigint[])
+         ORDER BY c.embedding <=> sqlc.arg(query_embedding)::vector
+         LIMIT sqlc.arg(fanout)::integer)
+        UNION ALL
+        -- A caller held back by access lists alone: the same index scan, each
+        -- chunk's document probed for the caller's groups until `fanout` pass. The
+        -- probe is a LATERAL with LIMIT, which a generic plan cannot turn into a
+        -- join driven from documents (it guesses a handful of them are visible).
+        (SELECT c.id, c.embedding <=> sqlc.arg(query_embedding)::vector
+         FROM chunks c
+         CROSS JOIN LATERAL (
+             SELECT FROM documents d
+             WHERE d.project_id = c.project_id AND d.id = c.document_id
+               AND canon_document_visible(d, sqlc.arg(access_all)::boolean, sqlc.arg(access_groups)::text[])
+             LIMIT 1
+         ) AS visible_document
+         WHERE sqlc.arg(semantic_enabled)::boolean AND NOT sqlc.arg(filtered)::boolean
+           AND NOT sqlc.arg(access_all)::boolean
            AND c.project_id = ANY (sqlc.arg(project_ids)::bigint[])
          ORDER BY c.embedding <=> sqlc.arg(query_embedding)::vector
          LIMIT sqlc.arg(fanout)::integer)
@@ -189,12 +208,34 @@ keyword_scored AS (
     HAVING NOT sqlc.arg(filtered)::boolean OR sqlc.arg(doc_ids_filter)::boolean
         OR p.chunk_id IN (SELECT fc.id FROM filtered_chunks fc)
 ),
--- Keyword leg, step 2: its best `fanout` chunks (keyword_scored holds only chunks
--- that pass the filters).
+-- Keyword leg, step 2: its best `fanout` chunks the caller may see. With filters
+-- keyword_scored holds only chunks that pass them; a caller held back by access
+-- lists alone has each chunk's document probed, best first, until `fanout` pass
+-- (a LATERAL with LIMIT, as in the vector leg).
 keyword_top AS (
-    SELECT ks.chunk_id, ks.bm25 FROM keyword_scored ks
+    SELECT ks.chunk_id, ks.bm25
+    FROM keyword_scored ks
+    CROSS JOIN LATERAL (
+        SELECT WHERE sqlc.arg(access_all)::boolean OR sqlc.arg(filtered)::boolean
+        UNION ALL
+        (SELECT FROM chunks c
+         JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
+         WHERE NOT sqlc.arg(access_all)::boolean AND NOT sqlc.arg(filtered)::boolean
+           AND c.id = ks.chunk_id
+           AND canon_document_visible(d, sqlc.arg(access_all)::boolean, sqlc.arg(access_groups)::text[])
+         LIMIT 1)
+    ) AS visible_chunk
     ORDER BY ks.bm25 DESC, ks.chunk_id
     LIMIT sqlc.arg(fanout)::integer
+),
+-- The approximate keyword leg came up short: fewer than `fanout` chunks the
+-- caller may see, while some term's postings were read in part. The searcher
+-- then ranks again with whole ranges (bm25_exact), so a caller who sees little of
+-- a project still fills the page.
+keyword_leg AS (
+    SELECT sqlc.arg(fts_enabled)::boolean AND NOT sqlc.arg(bm25_exact)::boolean
+           AND (SELECT count(*) FROM keyword_top) < sqlc.arg(fanout)::integer
+           AND EXISTS (SELECT FROM term_stats t WHERE NOT t.complete) AS short
 ),
 -- The mention leg: chunks of the documents the question names (@slug or doc_ids),
 -- so their boost can act even when neither leg found them; filtered like the legs.
@@ -430,7 +471,8 @@ SELECT p.chunk_id, p.document_id, d.slug, d.title, d.source_path, pr.project_key
        p.evidence_distrust::float8 AS evidence_distrust,
        p.candidates_pre_threshold::integer AS candidates_pre_threshold,
        p.candidates_post_threshold::integer AS candidates_post_threshold,
-       (SELECT q.lexemes FROM query_lexemes q)::text[] AS query_lexemes
+       (SELECT q.lexemes FROM query_lexemes q)::text[] AS query_lexemes,
+       coalesce((SELECT k.short FROM keyword_leg k), false)::boolean AS keyword_leg_short
 FROM page p
 JOIN chunks c ON c.id = p.chunk_id
 JOIN documents d ON d.project_id = p.project_id AND d.id = p.document_id

@@ -69,26 +69,45 @@ vector_leg AS (
         (SELECT c.id AS chunk_id, c.embedding <=> $10::vector AS distance
          FROM chunks c
          WHERE $11::boolean AND NOT $12::boolean
+           AND $13::boolean
            AND c.project_id = ANY ($6::bigint[])
          ORDER BY c.embedding <=> $10::vector
-         LIMIT $13::integer)
+         LIMIT $14::integer)
+        UNION ALL
+        -- A caller held back by access lists alone: the same index scan, each
+        -- chunk's document probed for the caller's groups until ` + "`" + `fanout` + "`" + ` pass. The
+        -- probe is a LATERAL with LIMIT, which a generic plan cannot turn into a
+        -- join driven from documents (it guesses a handful of them are visible).
+        (SELECT c.id, c.embedding <=> $10::vector
+         FROM chunks c
+         CROSS JOIN LATERAL (
+             SELECT FROM documents d
+             WHERE d.project_id = c.project_id AND d.id = c.document_id
+               AND canon_document_visible(d, $13::boolean, $15::text[])
+             LIMIT 1
+         ) AS visible_document
+         WHERE $11::boolean AND NOT $12::boolean
+           AND NOT $13::boolean
+           AND c.project_id = ANY ($6::bigint[])
+         ORDER BY c.embedding <=> $10::vector
+         LIMIT $14::integer)
         UNION ALL
         (SELECT c.id, c.embedding <=> $10::vector
          FROM chunks c
          JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
          WHERE $11::boolean AND $12::boolean
-           AND NOT $14::boolean
+           AND NOT $16::boolean
            AND c.project_id = ANY ($6::bigint[])
            AND d.project_id = ANY ($6::bigint[])
            AND canon_document_matches(d, tags => $5::text[],
-               source_types => $15::text[], canonical_types => $16::text[],
-               statuses => $17::text[], evidence_tiers => $18::text[],
-               date_from => $19::date, date_to => $20::date,
-               include_superseded => $21::boolean,
-               doc_ids_filter => $14::boolean, doc_ids => $22::text[],
-               access_all => $23::boolean, access_groups => $24::text[])
+               source_types => $17::text[], canonical_types => $18::text[],
+               statuses => $19::text[], evidence_tiers => $20::text[],
+               date_from => $21::date, date_to => $22::date,
+               include_superseded => $23::boolean,
+               doc_ids_filter => $16::boolean, doc_ids => $24::text[],
+               access_all => $13::boolean, access_groups => $15::text[])
          ORDER BY c.embedding <=> $10::vector
-         LIMIT $13::integer)
+         LIMIT $14::integer)
         UNION ALL
         -- A list of documents (doc_ids_mode=filter, pass 2 of a two-pass search):
         -- measuring its few hundred documents' chunks exactly beats an HNSW scan
@@ -97,17 +116,17 @@ vector_leg AS (
          FROM documents d
          JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
          WHERE $11::boolean AND $12::boolean
-           AND $14::boolean
+           AND $16::boolean
            AND d.project_id = ANY ($6::bigint[])
            AND canon_document_matches(d, tags => $5::text[],
-               source_types => $15::text[], canonical_types => $16::text[],
-               statuses => $17::text[], evidence_tiers => $18::text[],
-               date_from => $19::date, date_to => $20::date,
-               include_superseded => $21::boolean,
-               doc_ids_filter => $14::boolean, doc_ids => $22::text[],
-               access_all => $23::boolean, access_groups => $24::text[])
+               source_types => $17::text[], canonical_types => $18::text[],
+               statuses => $19::text[], evidence_tiers => $20::text[],
+               date_from => $21::date, date_to => $22::date,
+               include_superseded => $23::boolean,
+               doc_ids_filter => $16::boolean, doc_ids => $24::text[],
+               access_all => $13::boolean, access_groups => $15::text[])
          ORDER BY (c.embedding <=> $10::vector) + 0
-         LIMIT $13::integer)
+         LIMIT $14::integer)
     ) AS v
 ),
 filtered_chunks AS MATERIALIZED (
@@ -117,12 +136,12 @@ filtered_chunks AS MATERIALIZED (
     WHERE $12::boolean AND $7::boolean
       AND d.project_id = ANY ($6::bigint[])
       AND canon_document_matches(d, tags => $5::text[],
-          source_types => $15::text[], canonical_types => $16::text[],
-          statuses => $17::text[], evidence_tiers => $18::text[],
-          date_from => $19::date, date_to => $20::date,
-          include_superseded => $21::boolean,
-          doc_ids_filter => $14::boolean, doc_ids => $22::text[],
-          access_all => $23::boolean, access_groups => $24::text[])
+          source_types => $17::text[], canonical_types => $18::text[],
+          statuses => $19::text[], evidence_tiers => $20::text[],
+          date_from => $21::date, date_to => $22::date,
+          include_superseded => $23::boolean,
+          doc_ids_filter => $16::boolean, doc_ids => $24::text[],
+          access_all => $13::boolean, access_groups => $15::text[])
 ),
 keyword_scored AS (
     SELECT p.chunk_id, sum(p.part) AS bm25,
@@ -144,7 +163,7 @@ keyword_scored AS (
             ORDER BY p.impact DESC, p.chunk_id
             LIMIT CASE WHEN $8::boolean THEN NULL ELSE $9::integer END
         ) AS p
-        WHERE $7::boolean AND NOT $14::boolean
+        WHERE $7::boolean AND NOT $16::boolean
         UNION ALL
         SELECT p.chunk_id, t.bit,
                canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $25::float8, $26::float8,
@@ -152,19 +171,35 @@ keyword_scored AS (
         FROM term_stats t
         CROSS JOIN corpus c
         JOIN postings p ON p.project_id = ANY ($6::bigint[]) AND p.lexeme = t.lexeme
-        WHERE $7::boolean AND $12::boolean AND $14::boolean
+        WHERE $7::boolean AND $12::boolean AND $16::boolean
           AND p.chunk_id IN (SELECT fc.id FROM filtered_chunks fc)
     ) AS p
     GROUP BY p.chunk_id
     -- Other filters keep the chunks of filtered_chunks after the sums: a hash
     -- lookup per posting, never an index probe.
-    HAVING NOT $12::boolean OR $14::boolean
+    HAVING NOT $12::boolean OR $16::boolean
         OR p.chunk_id IN (SELECT fc.id FROM filtered_chunks fc)
 ),
 keyword_top AS (
-    SELECT ks.chunk_id, ks.bm25 FROM keyword_scored ks
+    SELECT ks.chunk_id, ks.bm25
+    FROM keyword_scored ks
+    CROSS JOIN LATERAL (
+        SELECT WHERE $13::boolean OR $12::boolean
+        UNION ALL
+        (SELECT FROM chunks c
+         JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
+         WHERE NOT $13::boolean AND NOT $12::boolean
+           AND c.id = ks.chunk_id
+           AND canon_document_visible(d, $13::boolean, $15::text[])
+         LIMIT 1)
+    ) AS visible_chunk
     ORDER BY ks.bm25 DESC, ks.chunk_id
-    LIMIT $13::integer
+    LIMIT $14::integer
+),
+keyword_leg AS (
+    SELECT $7::boolean AND NOT $8::boolean
+           AND (SELECT count(*) FROM keyword_top) < $14::integer
+           AND EXISTS (SELECT FROM term_stats t WHERE NOT t.complete) AS short
 ),
 mention_leg AS (
     SELECT c.id AS chunk_id
@@ -173,14 +208,14 @@ mention_leg AS (
     WHERE cardinality($28::text[]) > 0
       AND d.project_id = ANY ($6::bigint[]) AND d.slug = ANY ($28::text[])
       AND canon_document_matches(d, tags => $5::text[],
-          source_types => $15::text[], canonical_types => $16::text[],
-          statuses => $17::text[], evidence_tiers => $18::text[],
-          date_from => $19::date, date_to => $20::date,
-          include_superseded => $21::boolean,
-          doc_ids_filter => $14::boolean, doc_ids => $22::text[],
-          access_all => $23::boolean, access_groups => $24::text[])
+          source_types => $17::text[], canonical_types => $18::text[],
+          statuses => $19::text[], evidence_tiers => $20::text[],
+          date_from => $21::date, date_to => $22::date,
+          include_superseded => $23::boolean,
+          doc_ids_filter => $16::boolean, doc_ids => $24::text[],
+          access_all => $13::boolean, access_groups => $15::text[])
     ORDER BY c.id
-    LIMIT $13::integer
+    LIMIT $14::integer
 ),
 candidate_ids AS (
     SELECT DISTINCT u.chunk_id
@@ -353,7 +388,8 @@ SELECT p.chunk_id, p.document_id, d.slug, d.title, d.source_path, pr.project_key
        p.evidence_distrust::float8 AS evidence_distrust,
        p.candidates_pre_threshold::integer AS candidates_pre_threshold,
        p.candidates_post_threshold::integer AS candidates_post_threshold,
-       (SELECT q.lexemes FROM query_lexemes q)::text[] AS query_lexemes
+       (SELECT q.lexemes FROM query_lexemes q)::text[] AS query_lexemes,
+       coalesce((SELECT k.short FROM keyword_leg k), false)::boolean AS keyword_leg_short
 FROM page p
 JOIN chunks c ON c.id = p.chunk_id
 JOIN documents d ON d.project_id = p.project_id AND d.id = p.document_id
@@ -376,7 +412,9 @@ type SearchRankParams struct {
 	QueryEmbedding      *pgvector.Vector
 	SemanticEnabled     bool
 	Filtered            bool
+	AccessAll           bool
 	Fanout              int32
+	AccessGroups        []string
 	DocIdsFilter        bool
 	SourceTypes         []string
 	CanonicalTypes      []string
@@ -386,8 +424,6 @@ type SearchRankParams struct {
 	DateTo              *time.Time
 	IncludeSuperseded   bool
 	DocIds              []string
-	AccessAll           bool
-	AccessGroups        []string
 	Bm25K1              float64
 	Bm25B               float64
 	Bm25HeadingBoost    float64
@@ -459,6 +495,7 @@ type SearchRankRow struct {
 	CandidatesPreThreshold  int32
 	CandidatesPostThreshold int32
 	QueryLexemes            []string
+	KeywordLegShort         bool
 }
 
 // The ranking pipeline, one statement, top to bottom:
@@ -507,8 +544,14 @@ type SearchRankRow struct {
 //	starts from the few documents; for the other filters, the whole ranges as
 //	without filters, then the chunks that are in filtered_chunks.
 //
-// Keyword leg, step 2: its best `fanout` chunks (keyword_scored holds only chunks
-// that pass the filters).
+// Keyword leg, step 2: its best `fanout` chunks the caller may see. With filters
+// keyword_scored holds only chunks that pass them; a caller held back by access
+// lists alone has each chunk's document probed, best first, until `fanout` pass
+// (a LATERAL with LIMIT, as in the vector leg).
+// The approximate keyword leg came up short: fewer than `fanout` chunks the
+// caller may see, while some term's postings were read in part. The searcher
+// then ranks again with whole ranges (bm25_exact), so a caller who sees little of
+// a project still fills the page.
 // The mention leg: chunks of the documents the question names (@slug or doc_ids),
 // so their boost can act even when neither leg found them; filtered like the legs.
 // Union of the legs' chunks, read back from an array (duplicates removed after
@@ -578,7 +621,9 @@ func (q *Queries) SearchRank(ctx context.Context, arg SearchRankParams) ([]Searc
 		arg.QueryEmbedding,
 		arg.SemanticEnabled,
 		arg.Filtered,
+		arg.AccessAll,
 		arg.Fanout,
+		arg.AccessGroups,
 		arg.DocIdsFilter,
 		arg.SourceTypes,
 		arg.CanonicalTypes,
@@ -588,8 +633,6 @@ func (q *Queries) SearchRank(ctx context.Context, arg SearchRankParams) ([]Searc
 		arg.DateTo,
 		arg.IncludeSuperseded,
 		arg.DocIds,
-		arg.AccessAll,
-		arg.AccessGroups,
 		arg.Bm25K1,
 		arg.Bm25B,
 		arg.Bm25HeadingBoost,
@@ -667,6 +710,7 @@ func (q *Queries) SearchRank(ctx context.Context, arg SearchRankParams) ([]Searc
 			&i.CandidatesPreThreshold,
 			&i.CandidatesPostThreshold,
 			&i.QueryLexemes,
+			&i.KeywordLegShort,
 		); err != nil {
 			return nil, err
 		}
