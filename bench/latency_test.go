@@ -45,7 +45,7 @@ func TestLatencySmall(t *testing.T) {
 	if rep.Load.Chunks != 150 || !rep.Load.Loaded || rep.Load.IngestChunksPerS <= 0 || rep.Load.HNSWBuildS <= 0 {
 		t.Errorf("load: %+v", rep.Load)
 	}
-	if want := len(rep.Methods) * 2; len(rep.Cells) != want || len(rep.Methods) != 9 {
+	if want := len(rep.Methods) * 2; len(rep.Cells) != want || len(rep.Methods) != 10 {
 		t.Errorf("%d methods, %d cells", len(rep.Methods), len(rep.Cells))
 	}
 	for _, c := range rep.Cells {
