@@ -465,23 +465,18 @@ func (h *Searcher) twoPass(ctx context.Context, pr *search.Prepared, p1 *Pass1Re
 		}
 	}
 	var (
-		page     []scored
-		prev     []int64
-		stable   int
-		batches  int
-		admitted int
+		page    []scored
+		prev    []int64
+		stable  int
+		batches int
 	)
-	for {
-		admitted = h.cfg.nextAdmission(admitted, len(slugs))
+	for _, admitted := range h.cfg.schedule(len(slugs)) {
 		rows, err := pr.Rank(ctx, slugs[:admitted])
 		if err != nil {
 			return nil, err
 		}
 		batches++
 		page = rescore(rows, byDoc, alpha, intents, h.cfg.IntentWeight)
-		if admitted == min(len(slugs), h.cfg.maxAdmitted()) || batches >= h.cfg.MaxBatches {
-			break
-		}
 		top := topK(page, pr.Limit())
 		// A page that is not full yet has not converged: later batches can only add.
 		if prev != nil && len(top) == pr.Limit() && slices.Equal(top, prev) {
@@ -552,26 +547,29 @@ func (h *Searcher) twoPass(ctx context.Context, pr *search.Prepared, p1 *Pass1Re
 	return res, nil
 }
 
-// nextAdmission is the number of candidates (of n) pass 2's next round ranks,
-// admitted holding so far. The first round admits (StableRounds+1)·BatchSize:
-// fewer rounds of BatchSize can never stop early (the first stable-round stop
-// comes after StableRounds+1 of them), so their last round would rank that
-// many anyway, and one statement does it. Each later round doubles the set: a
-// round re-ranks everything admitted, so rounds of BatchSize more cost the
-// square of the candidates (545 candidates took 9 rounds and 200 ms on the
-// latency corpus), doubling at most twice one ranking of them all. Never more
-// than maxAdmitted.
-func (c Config) nextAdmission(admitted, n int) int {
-	next := 2 * admitted
-	if admitted == 0 {
-		next = (c.StableRounds + 1) * c.BatchSize
+// schedule lists how many of n candidates each pass-2 round ranks (rounds stop
+// earlier when StableRounds of them leave the page unchanged). The first round
+// admits (StableRounds+1)·BatchSize: rounds of BatchSize could never stop early
+// before that many were in, so their last round would rank them anyway. Each
+// later round doubles the set: a round re-ranks everything admitted, so rounds
+// of BatchSize more cost the square of the candidates (545 took 9 rounds and
+// 200 ms on the latency corpus), doubling at most twice one ranking of them
+// all. Never more than MaxBatches·BatchSize candidates (so never more than
+// MaxBatches rounds).
+// A schedule too short for a stable-round stop (StableRounds+1 rounds or
+// fewer) can only end on its last round, the one round it then runs: with the
+// defaults the 1,000-candidate cap comes first, so pass 2 is one statement.
+func (c Config) schedule(n int) []int {
+	end := min(n, c.MaxBatches*c.BatchSize)
+	out := []int{min((c.StableRounds+1)*c.BatchSize, end)}
+	for last := out[0]; last < end; last = out[len(out)-1] {
+		out = append(out, min(2*last, end))
 	}
-	return min(next, n, c.maxAdmitted())
+	if len(out) <= c.StableRounds+1 {
+		return out[len(out)-1:]
+	}
+	return out
 }
-
-// maxAdmitted bounds the candidates pass 2 ranks: MaxBatches rounds of
-// BatchSize (1,000 by default).
-func (c Config) maxAdmitted() int { return c.MaxBatches * c.BatchSize }
 
 // activeIntents keeps the question's intents that some candidate fits: an intent
 // no document answers ("how" in a corpus without runbooks) is off.

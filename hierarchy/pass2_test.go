@@ -15,8 +15,9 @@ import (
 )
 
 // The admission schedule of pass 2: (StableRounds+1)·BatchSize first, then
-// doubling, never past the candidates nor MaxBatches·BatchSize.
-func TestNextAdmission(t *testing.T) {
+// doubling, never past the candidates nor MaxBatches·BatchSize; a schedule that
+// could not stop early runs its last round alone.
+func TestSchedule(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name                         string
@@ -24,26 +25,21 @@ func TestNextAdmission(t *testing.T) {
 		want                         []int
 	}{
 		{name: "defaults, one candidate", batch: 50, stable: 3, maxBatches: 20, n: 1, want: []int{1}},
-		{name: "defaults, fewer than four batches", batch: 50, stable: 3, maxBatches: 20, n: 199, want: []int{199}},
 		{name: "defaults, exactly four batches", batch: 50, stable: 3, maxBatches: 20, n: 200, want: []int{200}},
-		{name: "defaults, the latency corpus's largest", batch: 50, stable: 3, maxBatches: 20, n: 545, want: []int{200, 400, 545}},
-		{name: "defaults, capped at 20 batches", batch: 50, stable: 3, maxBatches: 20, n: 5000, want: []int{200, 400, 800, 1000}},
+		{name: "defaults, the latency corpus's largest", batch: 50, stable: 3, maxBatches: 20, n: 545, want: []int{545}},
+		{name: "defaults, capped at 20 batches", batch: 50, stable: 3, maxBatches: 20, n: 5000, want: []int{1000}},
+		{name: "a cap far enough for a stable stop", batch: 50, stable: 3, maxBatches: 200, n: 5000,
+			want: []int{200, 400, 800, 1600, 3200, 5000}},
 		{name: "MaxBatches below StableRounds+1", batch: 50, stable: 3, maxBatches: 2, n: 500, want: []int{100}},
+		{name: "batches of one, capped", batch: 1, stable: 1, maxBatches: 12, n: 1000, want: []int{2, 4, 8, 12}},
 		{name: "batches of one", batch: 1, stable: 1, maxBatches: 20, n: 21, want: []int{2, 4, 8, 16, 20}},
+		{name: "batches of one, two rounds", batch: 1, stable: 1, maxBatches: 20, n: 3, want: []int{3}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := DefaultConfig()
 			c.BatchSize, c.StableRounds, c.MaxBatches = tc.batch, tc.stable, tc.maxBatches
-			var got []int
-			for a := 0; len(got) < 100; {
-				a = c.nextAdmission(a, tc.n)
-				got = append(got, a)
-				if a == min(tc.n, c.maxAdmitted()) {
-					break
-				}
-			}
-			if !slices.Equal(got, tc.want) {
-				t.Errorf("admitted %v, want %v", got, tc.want)
+			if got := c.schedule(tc.n); !slices.Equal(got, tc.want) {
+				t.Errorf("schedule %v, want %v", got, tc.want)
 			}
 		})
 	}
@@ -217,13 +213,13 @@ func TestPass2Batches(t *testing.T) {
 				t.Fatal(err)
 			}
 			first := map[string]bool{}
-			for _, c := range cands[:min(len(cands), h.cfg.maxAdmitted())] {
+			for _, c := range cands[:min(len(cands), h.cfg.MaxBatches*h.cfg.BatchSize)] {
 				first[c.slug] = true
 			}
 			ranked := distinctDocs(append(slices.Clone(res.Primary), res.RunnerUp...))
 			for _, d := range ranked {
 				if !first[d] {
-					t.Errorf("%s ranked, not among the first %d candidates", d, h.cfg.maxAdmitted())
+					t.Errorf("%s ranked, not among the first %d candidates", d, h.cfg.MaxBatches*h.cfg.BatchSize)
 				}
 			}
 			tc.check(t, res.Meta, ranked)
