@@ -48,7 +48,7 @@ func TestSchedule(t *testing.T) {
 // linearPass2 is pass 2 as it ran before the admission schedule: BatchSize more
 // candidates a round, stopping as Search does. TestFirstRoundIsTheLastLinearRound
 // compares the two.
-func linearPass2(t *testing.T, h *Searcher, r *domain.SearchRequest) (chunks []int64, scores []float64, rounds int) {
+func linearPass2(t testing.TB, h *Searcher, r *domain.SearchRequest) (chunks []int64, scores []float64, rounds int) {
 	t.Helper()
 	ctx := context.Background()
 	pr, err := h.flat.Prepare(ctx, r)
