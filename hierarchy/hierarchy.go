@@ -28,12 +28,15 @@
 //     ranks the question without the words that named a chosen entity: the
 //     entity's part is already in parent_entity_score.
 //
-// Candidates are admitted by descending parent score in batches (BatchSize, 50);
-// each round ranks everything admitted so far in one statement, so the scores of
-// a round are normalised over one set and alpha = 1 gives exactly the flat
-// ordering of the admitted documents. The search stops when every candidate is
-// admitted, after StableRounds (3) rounds in which the full top-k did not change,
-// or after MaxBatches rounds; meta.pass2_batches reports the rounds.
+// Candidates are admitted by descending parent score: (StableRounds+1)·BatchSize
+// (200) first, then twice as many each round (Config.schedule); each round ranks
+// everything admitted so far in one statement, so the scores of a round are
+// normalised over one set and alpha = 1 gives exactly the flat ordering of the
+// admitted documents. The search stops when every candidate is admitted, after
+// StableRounds (3) rounds in which the full top-k did not change, or at
+// MaxBatches·BatchSize (1,000) candidates; with the defaults that cap comes
+// before a stable-round stop could, so pass 2 is one statement.
+// meta.pass2_batches reports the rounds.
 //
 // A search runs flat, with meta.hierarchy_reason saying why, when the request or
 // KB_HIERARCHY_ENABLED turns it off (disabled), under keyword_only fusion
@@ -108,13 +111,15 @@ type Config struct {
 	// chosen entity (KB_HIERARCHY_STRIP_NAMES): kept, a team's name sends the
 	// team's own pages to the top and its members' decisions never reach the result.
 	StripNames bool
-	// BatchSize is the number of candidates each pass-2 round admits
+	// BatchSize is pass 2's unit of admission: the first round admits
+	// (StableRounds+1)·BatchSize candidates, later rounds double
 	// (KB_HIERARCHY_BATCH_SIZE).
 	BatchSize int
 	// StableRounds ends pass 2 after that many rounds left the top-k unchanged
 	// (KB_HIERARCHY_STABLE_ROUNDS).
 	StableRounds int
-	// MaxBatches bounds the rounds of one search (KB_HIERARCHY_MAX_BATCHES).
+	// MaxBatches·BatchSize bounds the candidates pass 2 ranks, and so its rounds
+	// (KB_HIERARCHY_MAX_BATCHES).
 	MaxBatches int
 	// CacheSize and CacheTTL size the pass-1 and entity-to-documents caches
 	// (KB_HIERARCHY_CACHE_SIZE, KB_HIERARCHY_CACHE_TTL).
