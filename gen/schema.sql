@@ -713,3 +713,11 @@ WHERE d.project_id = c.project_id AND d.id = c.document_id AND c.ordinal = 0
 
 CREATE INDEX chunks_rejected_hnsw ON chunks USING hnsw (embedding vector_cosine_ops) WHERE represents_rejected;
 
+-- db/migrations/00038_document_tag_forms.sql
+CREATE FUNCTION canon_tag_forms(tags text[]) RETURNS text[]
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+    SELECT coalesce(array_agg(replace(lower(t.tag), ' ', '-')), '{}') FROM unnest(tags) AS t (tag)
+$$;
+
+CREATE INDEX documents_tag_forms ON documents USING gin (canon_tag_forms(tags));
+

@@ -13,6 +13,7 @@ import (
 
 	"github.com/canonkb/canon/domain"
 	"github.com/canonkb/canon/embed"
+	"github.com/canonkb/canon/ingest"
 )
 
 // timed runs fn b.N times and reports, besides the mean, the median and the
@@ -168,4 +169,49 @@ func BenchmarkSearch(b *testing.B) {
 	run("two_pass_uncached", person, true)
 	run("no_entity_flat", noEntityFlat, false)
 	run("no_entity_fallback", noEntity, true)
+}
+
+// BenchmarkPass2Candidates times a two-pass search whose person is linked to
+// many documents (the handbook plus n notes tagged with Dana's slug, found
+// through documents_tag_forms): schedule is the whole search as it runs (pass
+// 2 one statement over every candidate, up to 1,000, then the graph step and
+// the evidence), linear_rounds pass 2 alone as the rounds of 50 more candidates
+// it replaced ran (each re-ranking everything admitted so far; pass 1 and the
+// links from the cache).
+func BenchmarkPass2Candidates(b *testing.B) {
+	ctx := context.Background()
+	for _, n := range []int{100, 600} {
+		b.Run(fmt.Sprintf("candidates=%d", n), func(b *testing.B) {
+			pool := freshHandbook(b)
+			files := make([]ingest.File, n)
+			for i := range files {
+				files[i] = ingest.File{Path: fmt.Sprintf("platform/notes/note-%04d.md", i), Content: fmt.Appendf(nil,
+					"---\nid: note-%04d\ntitle: Weekly note %d\ntags: [dana]\nproject: platform\n---\n\n# Weekly note %d\n\n"+
+						"Progress on the migration work, item %d: replicas, backups and the queue.\n", i, i, i, i)}
+			}
+			if _, err := newIngester(pool).Ingest(ctx, files, ingest.Options{Project: "platform"}); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := pool.Exec(ctx, "ANALYZE"); err != nil {
+				b.Fatal(err)
+			}
+			h := New(pool, flatSearcher(pool), DefaultConfig())
+			r := req("What has Dana been working on?", func(r *domain.SearchRequest) { r.Options.Limit = 8 })
+			b.Run("schedule", func(b *testing.B) {
+				timed(b, func() {
+					res, err := h.Search(ctx, r)
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.ReportMetric(float64(res.Meta.Pass2Batches), "rounds")
+				})
+			})
+			b.Run("linear_rounds", func(b *testing.B) {
+				timed(b, func() {
+					_, _, rounds := linearPass2(b, h, r)
+					b.ReportMetric(float64(rounds), "rounds")
+				})
+			})
+		})
+	}
 }

@@ -333,31 +333,6 @@ func TestParentScoreIsTheMaxOverEntities(t *testing.T) {
 	}
 }
 
-func TestPass2Batches(t *testing.T) {
-	t.Parallel()
-	q := "what did the platform team decide about migration?"
-	one := mustSearch(t, newSearcher(t), req(q))
-	if n := one.Meta.Pass2Candidates; n <= 20 || n > 50 {
-		t.Fatalf("candidates %d: the test needs between 21 and 50", n)
-	}
-	if b := one.Meta.Pass2Batches; b != 1 {
-		t.Errorf("%d candidates in batches of 50: %d batches, want 1", one.Meta.Pass2Candidates, b)
-	}
-	// Batches of 2 stop once the top 5 stayed the same for 3 rounds.
-	small := newSearcher(t, func(c *Config) { c.BatchSize = 2 })
-	res := mustSearch(t, small, req(q))
-	cands := res.Meta.Pass2Candidates
-	b := res.Meta.Pass2Batches
-	if b < 4 || b >= (cands+1)/2 {
-		t.Errorf("batches of 2 over %d candidates: %d rounds, want an early stop after at least 4", cands, b)
-	}
-	// MaxBatches bounds the rounds when the top-k never settles.
-	capped := newSearcher(t, func(c *Config) { c.BatchSize = 1; c.StableRounds = 100; c.MaxBatches = 3 })
-	if b := mustSearch(t, capped, req(q)).Meta.Pass2Batches; b != 3 {
-		t.Errorf("MaxBatches 3: %d rounds", b)
-	}
-}
-
 func TestProjectWithOneEntity(t *testing.T) {
 	t.Parallel()
 	// payments has a single entity: the missing 2nd..5th score 0, so a named

@@ -286,12 +286,12 @@ mentioned AS (
     JOIN entity_mentions m ON m.project_id = c.project_id AND m.entity_slug = c.slug
 ),
 -- Documents carrying the entity as a tag (tags: [atlas] for Project Atlas, when
--- Atlas is one of its aliases).
+-- Atlas is one of its aliases), found through the documents_tag_forms index.
 tagged AS (
     SELECT c.id AS entity_id, d.id AS document_id, 'tag'::text AS link, sqlc.arg(tag_weight)::float8 AS weight
     FROM chosen c
     JOIN documents d ON d.project_id = c.project_id AND d.id <> c.document_id
-    WHERE EXISTS (SELECT 1 FROM unnest(d.tags) AS t (tag) WHERE replace(lower(t.tag), ' ', '-') = ANY (c.tag_forms))
+    WHERE canon_tag_forms(d.tags) && c.tag_forms
 ),
 -- Meetings a team's members attended, in proportion to the share of the attendees
 -- who are members: the team's own meeting counts fully, a meeting one member of

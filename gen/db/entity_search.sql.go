@@ -43,7 +43,7 @@ tagged AS (
     SELECT c.id AS entity_id, d.id AS document_id, 'tag'::text AS link, $10::float8 AS weight
     FROM chosen c
     JOIN documents d ON d.project_id = c.project_id AND d.id <> c.document_id
-    WHERE EXISTS (SELECT 1 FROM unnest(d.tags) AS t (tag) WHERE replace(lower(t.tag), ' ', '-') = ANY (c.tag_forms))
+    WHERE canon_tag_forms(d.tags) && c.tag_forms
 ),
 member_meetings AS (
     SELECT c.id AS entity_id, a.document_id, 'member_meeting'::text AS link,
@@ -117,7 +117,7 @@ type EntityLinksRow struct {
 // The entity's own page.
 // Declared links, attendance and body mentions, as the ingester recorded them.
 // Documents carrying the entity as a tag (tags: [atlas] for Project Atlas, when
-// Atlas is one of its aliases).
+// Atlas is one of its aliases), found through the documents_tag_forms index.
 // Meetings a team's members attended, in proportion to the share of the attendees
 // who are members: the team's own meeting counts fully, a meeting one member of
 // three joined counts a third.
