@@ -713,3 +713,10 @@ WHERE d.project_id = c.project_id AND d.id = c.document_id AND c.ordinal = 0
 
 CREATE INDEX chunks_rejected_hnsw ON chunks USING hnsw (embedding vector_cosine_ops) WHERE represents_rejected;
 
+-- db/migrations/00035_deferred_indexes.sql
+CREATE TABLE deferred_indexes (
+    name        text PRIMARY KEY,
+    definition  text NOT NULL CHECK (definition LIKE 'CREATE %INDEX %'),
+    deferred_at timestamptz NOT NULL DEFAULT now()
+);
+
