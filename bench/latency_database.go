@@ -303,10 +303,12 @@ func ingestGenerated(ctx context.Context, in *ingest.Ingester, g *Synth, project
 	if err != nil {
 		return run, err
 	}
-	// The index build at the end of the bulk load is part of the ingest.
-	ingestTime += bulk.IndexBuild
+	// The index build and the mention rebuild at the end of the bulk load are
+	// part of the ingest.
+	ingestTime += bulk.IndexBuild + bulk.Mentions
 	run.Bulk = bulk.Deferred
 	run.Steps.IndexBuild += bulk.IndexBuild.Seconds()
+	run.Steps.Mentions += bulk.Mentions.Seconds()
 	run.Seconds = ingestTime.Seconds()
 	run.GenerateS = genTime.Seconds()
 	if run.Chunks > 0 {

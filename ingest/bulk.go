@@ -10,8 +10,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime"
+	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -53,7 +56,13 @@ func DefaultBulkPolicy() BulkPolicy {
 
 // deferrableIndexes are the indexes a bulk load drops and builds after its rows
 // are in, by name; their definitions are read from the database when dropped.
-var deferrableIndexes = []string{"chunks_embedding_hnsw"}
+// The HNSW index costs a graph search per insert; postings_lexeme_impact takes
+// about 70 random inserts per chunk, and once it outgrows shared_buffers (1 GB
+// of postings indexes at 100,000 chunks) each batch waits on page reads and
+// evictions: 72,000 postings took 5–30 s with it and 0.3 s without. The
+// postings themselves and postings_chunk_lexeme (new chunk ids append at its
+// end; deletes by chunk need it) stay with the triggers.
+var deferrableIndexes = []string{"chunks_embedding_hnsw", "postings_lexeme_impact"}
 
 // applies says whether a load of chunks chunks, with stored chunks already in
 // the database, is a bulk load.
@@ -68,27 +77,47 @@ func (p BulkPolicy) buildWorkers() int {
 	return max(runtime.NumCPU()-1, 0)
 }
 
-// bulkScope is a bulk load in progress: the connection holding the bulk lock.
+// bulkScope is a bulk load in progress: the connection holding the bulk lock,
+// and the projects whose entity mentions it rebuilds once, at its end.
 type bulkScope struct {
 	conn *pgxpool.Conn
+	mu   sync.Mutex
+	// staleMentions: projects whose rebuild the load's Ingest calls left to it.
+	staleMentions map[int64]bool
 }
 
 type bulkKey struct{}
 
 // inBulk reports whether ctx runs inside Ingester.BulkLoad's load.
-func inBulk(ctx context.Context) bool { return ctx.Value(bulkKey{}) != nil }
+func inBulk(ctx context.Context) bool { return bulkOf(ctx) != nil }
+
+func bulkOf(ctx context.Context) *bulkScope {
+	s, _ := ctx.Value(bulkKey{}).(*bulkScope)
+	return s
+}
+
+// deferMentions leaves a project's mention rebuild to the end of the load
+// (its mark stays set until then, so a load that dies leaves it to the next run).
+func (s *bulkScope) deferMentions(projectID int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.staleMentions[projectID] = true
+}
 
 // BulkResult says what BulkLoad did.
 type BulkResult struct {
-	// Deferred: the load ran without the vector index, built at its end.
+	// Deferred: the load ran without the deferrable indexes, built at its end.
 	Deferred   bool
 	IndexBuild time.Duration
+	// Mentions: rebuilding the entity mentions of the projects loaded, once.
+	Mentions time.Duration
 }
 
 // BulkLoad runs load, one or more Ingest calls storing about chunks chunks, as one
-// bulk load when the policy allows it: the vector index is dropped first and
-// built once at the end (also when load fails). Ingest calls inside load do
-// not decide on their own.
+// bulk load when the policy allows it: the deferrable indexes are dropped first
+// and built once at the end (also when load fails), and the projects' entity
+// mentions are rebuilt once, after the build. Ingest calls inside load do not
+// decide on their own.
 func (in *Ingester) BulkLoad(ctx context.Context, chunks int, load func(ctx context.Context) error) (BulkResult, error) {
 	scope, err := in.startBulk(ctx, chunks)
 	if err != nil {
@@ -99,7 +128,19 @@ func (in *Ingester) BulkLoad(ctx context.Context, chunks int, load func(ctx cont
 	}
 	loadErr := load(context.WithValue(ctx, bulkKey{}, scope))
 	took, buildErr := scope.finish(context.WithoutCancel(ctx), in.Bulk)
-	return BulkResult{Deferred: true, IndexBuild: took}, errors.Join(loadErr, buildErr)
+	res := BulkResult{Deferred: true, IndexBuild: took}
+	if loadErr != nil || buildErr != nil {
+		return res, errors.Join(loadErr, buildErr)
+	}
+	start := time.Now()
+	projects := slices.Sorted(maps.Keys(scope.staleMentions))
+	for _, id := range projects {
+		if err := in.rebuildTextMentions(ctx, id); err != nil {
+			return res, fmt.Errorf("entity mentions: %w", err)
+		}
+	}
+	res.Mentions = time.Since(start)
+	return res, nil
 }
 
 // startBulk begins a bulk load when the policy says a load of chunks chunks is
@@ -119,7 +160,7 @@ func (in *Ingester) startBulk(ctx context.Context, chunks int) (*bulkScope, erro
 	if err != nil {
 		return nil, fmt.Errorf("bulk load: %w", err)
 	}
-	scope := &bulkScope{conn: conn}
+	scope := &bulkScope{conn: conn, staleMentions: map[int64]bool{}}
 	q := db.New(conn)
 	locked, err := q.BulkTryLock(ctx)
 	if err != nil || !locked {

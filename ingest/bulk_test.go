@@ -217,4 +217,51 @@ func TestBulkLoadSpansCalls(t *testing.T) {
 		t.Errorf("indexes after a failed bulk load:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	checkStats(t, pool)
+	// The failed load left its mention rebuild to the next run.
+	if !scalar[bool](t, pool, "SELECT bool_or(mentions_stale) FROM projects") {
+		t.Error("a failed bulk load cleared the mentions mark")
+	}
+}
+
+// A bulk load of the handbook in two Ingest calls stores what the same two
+// calls row by row do, entity mentions (rebuilt once, at the end) included.
+func TestBulkLoadOfTheHandbook(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	files, err := ingest.ReadDirs([]string{"../examples/handbook"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same two calls row by row: the postings' impacts follow each
+	// statement's view of the average chunk length, so the calls must match.
+	half := len(files) / 2
+	rowByRow, rowPool := newIngester(t)
+	rowByRow.Workers = 1
+	rowByRow.Bulk.MinChunks = 0
+	run(t, rowByRow, "p", false, files[:half]...)
+	run(t, rowByRow, "p", false, files[half:]...)
+	bulk, bulkPool := newIngester(t)
+	bulk.Workers = 1
+	bulk.Bulk = bulkEverything
+	br, err := bulk.BulkLoad(ctx, 100, func(ctx context.Context) error {
+		for _, part := range [][]ingest.File{files[:half], files[half:]} {
+			if res, err := bulk.Ingest(ctx, part, ingest.Options{Project: "p"}); err != nil || len(res.Errors) > 0 {
+				return fmt.Errorf("%v %v", err, res.Errors)
+			}
+		}
+		return nil
+	})
+	if err != nil || !br.Deferred || br.Mentions <= 0 {
+		t.Fatalf("BulkLoad = %+v, %v", br, err)
+	}
+	compareDerived(t, "handbook", derivedRows(t, rowPool), derivedRows(t, bulkPool))
+	mentions := `SELECT p.project_key || ' ' || m.entity_slug || ' ' || d.slug || ' ' || m.source || ' ' || m.strength
+		FROM entity_mentions m JOIN documents d ON d.id = m.document_id JOIN projects p ON p.id = m.project_id ORDER BY 1`
+	want, got := queryStrings(t, rowPool, mentions), queryStrings(t, bulkPool, mentions)
+	if len(want) == 0 || !slices.Equal(got, want) {
+		t.Errorf("entity mentions: bulk %d rows, row by row %d", len(got), len(want))
+	}
+	if scalar[bool](t, bulkPool, "SELECT bool_or(mentions_stale) FROM projects") {
+		t.Error("projects still marked for a mention rebuild")
+	}
 }

@@ -381,7 +381,9 @@ func (in *Ingester) ingestProject(ctx context.Context, project string, docs []pa
 	if err != nil {
 		return changed, fmt.Errorf("project %s: %w", project, err)
 	}
-	if stale {
+	if scope := bulkOf(ctx); stale && scope != nil {
+		scope.deferMentions(projectID)
+	} else if stale {
 		start := time.Now()
 		if err := in.rebuildTextMentions(ctx, projectID); err != nil {
 			return changed, fmt.Errorf("entity mentions of %s: %w", project, err)
