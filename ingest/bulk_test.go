@@ -265,3 +265,29 @@ func TestBulkLoadOfTheHandbook(t *testing.T) {
 		t.Error("projects still marked for a mention rebuild")
 	}
 }
+
+// BenchmarkIngestBulk measures a first load of 200 generated documents (about
+// 2,200 chunks) into an empty project, row by row and as a bulk load (the
+// vector and postings_lexeme_impact indexes built after the rows, included).
+func BenchmarkIngestBulk(b *testing.B) {
+	for _, bc := range []struct {
+		name   string
+		policy ingest.BulkPolicy
+	}{
+		{"row_by_row", ingest.BulkPolicy{}},
+		{"bulk", bulkEverything},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			in, _ := newIngester(b)
+			in.Bulk = bc.policy
+			files := synthetic(200, 0)
+			for i := 0; b.Loop(); i++ {
+				res, err := in.Ingest(context.Background(), files, ingest.Options{Project: fmt.Sprintf("bench-%d", i)})
+				if err != nil || len(res.Errors) > 0 {
+					b.Fatal(err, res.Errors)
+				}
+				b.ReportMetric(float64(res.Chunks)/res.Elapsed.Seconds(), "chunks/s")
+			}
+		})
+	}
+}
