@@ -245,8 +245,12 @@ func TestBulkLoadOfTheHandbook(t *testing.T) {
 	bulk.Bulk = bulkEverything
 	br, err := bulk.BulkLoad(ctx, 100, func(ctx context.Context) error {
 		for _, part := range [][]ingest.File{files[:half], files[half:]} {
-			if res, err := bulk.Ingest(ctx, part, ingest.Options{Project: "p"}); err != nil || len(res.Errors) > 0 {
-				return fmt.Errorf("%v %v", err, res.Errors)
+			res, err := bulk.Ingest(ctx, part, ingest.Options{Project: "p"})
+			if err != nil {
+				return err
+			}
+			if len(res.Errors) > 0 {
+				return fmt.Errorf("files rejected: %v", res.Errors)
 			}
 		}
 		return nil

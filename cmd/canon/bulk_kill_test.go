@@ -109,7 +109,9 @@ func TestBulkIngestKilledMidLoad(t *testing.T) {
 					if err := cmd.Process.Kill(); err != nil { // SIGKILL: no handler, no cleanup
 						t.Fatal(err)
 					}
-					<-exited
+					if err := <-exited; err == nil {
+						t.Fatal("canon ingest exited cleanly though it was killed")
+					}
 					killed = true
 					continue
 				}
