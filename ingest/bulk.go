@@ -77,8 +77,9 @@ func (p BulkPolicy) buildWorkers() int {
 	return max(runtime.NumCPU()-1, 0)
 }
 
-// bulkScope is a bulk load in progress: the connection holding the bulk lock,
-// and the projects whose entity mentions it rebuilds once, at its end.
+// bulkScope is a BulkLoad in progress: the connection holding the bulk lock
+// (nil when the load is too small to defer the indexes), and the projects whose
+// entity mentions it rebuilds once, at its end.
 type bulkScope struct {
 	conn *pgxpool.Conn
 	mu   sync.Mutex
@@ -114,21 +115,26 @@ type BulkResult struct {
 }
 
 // BulkLoad runs load, one or more Ingest calls storing about chunks chunks, as one
-// bulk load when the policy allows it: the deferrable indexes are dropped first
-// and built once at the end (also when load fails), and the projects' entity
-// mentions are rebuilt once, after the build. Ingest calls inside load do not
-// decide on their own.
+// load: a bulk load when the policy allows it (the deferrable indexes dropped
+// first and built once at the end, also when load fails); either way the
+// projects' entity mentions are rebuilt once, at the end. Ingest calls inside
+// load do not decide on their own.
 func (in *Ingester) BulkLoad(ctx context.Context, chunks int, load func(ctx context.Context) error) (BulkResult, error) {
 	scope, err := in.startBulk(ctx, chunks)
 	if err != nil {
 		return BulkResult{}, err
 	}
+	var res BulkResult
 	if scope == nil {
-		return BulkResult{}, load(ctx)
+		// Too small to defer the indexes; the calls still rebuild the mentions once.
+		scope = &bulkScope{staleMentions: map[int64]bool{}}
 	}
 	loadErr := load(context.WithValue(ctx, bulkKey{}, scope))
-	took, buildErr := scope.finish(context.WithoutCancel(ctx), in.Bulk)
-	res := BulkResult{Deferred: true, IndexBuild: took}
+	var buildErr error
+	if scope.conn != nil {
+		res.Deferred = true
+		res.IndexBuild, buildErr = scope.finish(context.WithoutCancel(ctx), in.Bulk)
+	}
 	if loadErr != nil || buildErr != nil {
 		return res, errors.Join(loadErr, buildErr)
 	}

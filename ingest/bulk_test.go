@@ -223,11 +223,11 @@ func TestBulkLoadSpansCalls(t *testing.T) {
 	}
 }
 
-// A bulk load of the handbook in two Ingest calls stores what the same two
-// calls row by row do, entity mentions (rebuilt once, at the end) included.
+// A BulkLoad of the handbook in two Ingest calls stores what the same two
+// calls row by row do, entity mentions (rebuilt once, at the end) included;
+// also when the load is too small to defer the indexes.
 func TestBulkLoadOfTheHandbook(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	files, err := ingest.ReadDirs([]string{"../examples/handbook"})
 	if err != nil {
 		t.Fatal(err)
@@ -240,33 +240,48 @@ func TestBulkLoadOfTheHandbook(t *testing.T) {
 	rowByRow.Bulk.MinChunks = 0
 	run(t, rowByRow, "p", false, files[:half]...)
 	run(t, rowByRow, "p", false, files[half:]...)
-	bulk, bulkPool := newIngester(t)
-	bulk.Workers = 1
-	bulk.Bulk = bulkEverything
-	br, err := bulk.BulkLoad(ctx, 100, func(ctx context.Context) error {
-		for _, part := range [][]ingest.File{files[:half], files[half:]} {
-			res, err := bulk.Ingest(ctx, part, ingest.Options{Project: "p"})
-			if err != nil {
-				return err
-			}
-			if len(res.Errors) > 0 {
-				return fmt.Errorf("files rejected: %v", res.Errors)
-			}
-		}
-		return nil
-	})
-	if err != nil || !br.Deferred || br.Mentions <= 0 {
-		t.Fatalf("BulkLoad = %+v, %v", br, err)
-	}
-	compareDerived(t, "handbook", derivedRows(t, rowPool), derivedRows(t, bulkPool))
 	mentions := `SELECT p.project_key || ' ' || m.entity_slug || ' ' || d.slug || ' ' || m.source || ' ' || m.strength
 		FROM entity_mentions m JOIN documents d ON d.id = m.document_id JOIN projects p ON p.id = m.project_id ORDER BY 1`
-	want, got := queryStrings(t, rowPool, mentions), queryStrings(t, bulkPool, mentions)
-	if len(want) == 0 || !slices.Equal(got, want) {
-		t.Errorf("entity mentions: bulk %d rows, row by row %d", len(got), len(want))
-	}
-	if scalar[bool](t, bulkPool, "SELECT bool_or(mentions_stale) FROM projects") {
-		t.Error("projects still marked for a mention rebuild")
+	want := queryStrings(t, rowPool, mentions)
+	for _, tc := range []struct {
+		name     string
+		policy   ingest.BulkPolicy
+		deferred bool
+	}{
+		{"deferred indexes", bulkEverything, true},
+		{"too small to defer", ingest.DefaultBulkPolicy(), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			bulk, bulkPool := newIngester(t)
+			bulk.Workers = 1
+			bulk.Bulk = tc.policy
+			br, err := bulk.BulkLoad(context.Background(), 100, func(ctx context.Context) error {
+				for _, part := range [][]ingest.File{files[:half], files[half:]} {
+					res, err := bulk.Ingest(ctx, part, ingest.Options{Project: "p"})
+					if err != nil {
+						return err
+					}
+					if len(res.Errors) > 0 {
+						return fmt.Errorf("files rejected: %v", res.Errors)
+					}
+					if res.Steps.Mentions != 0 {
+						t.Errorf("an Ingest inside BulkLoad rebuilt the mentions itself")
+					}
+				}
+				return nil
+			})
+			if err != nil || br.Deferred != tc.deferred || br.Mentions <= 0 {
+				t.Fatalf("BulkLoad = %+v, %v", br, err)
+			}
+			compareDerived(t, "handbook", derivedRows(t, rowPool), derivedRows(t, bulkPool))
+			if got := queryStrings(t, bulkPool, mentions); len(want) == 0 || !slices.Equal(got, want) {
+				t.Errorf("entity mentions: bulk %d rows, row by row %d", len(got), len(want))
+			}
+			if scalar[bool](t, bulkPool, "SELECT bool_or(mentions_stale) FROM projects") {
+				t.Error("projects still marked for a mention rebuild")
+			}
+		})
 	}
 }
 
