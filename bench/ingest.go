@@ -10,8 +10,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -160,6 +162,13 @@ func (r *IngestReport) WriteMarkdown(w io.Writer) {
 		fmt.Fprintf(w, "| %s | %d / %d | %d | %v | %.1f | **%.0f** | %.1f | %.1f | %.1f | %.1f | %.1f |\n",
 			run.name, run.r.Stored, run.r.Documents, run.r.Chunks, run.r.Bulk, run.r.Seconds, run.r.ChunksPerS,
 			st.Convert, st.Embed, st.Store, st.IndexBuild, st.Mentions)
+	}
+	if len(r.First.IndexBuilds) > 0 {
+		var builds []string
+		for _, name := range slices.Sorted(maps.Keys(r.First.IndexBuilds)) {
+			builds = append(builds, fmt.Sprintf("%s %.1f s", name, r.First.IndexBuilds[name]))
+		}
+		fmt.Fprintf(w, "\nIndex builds of the first load: %s.\n", strings.Join(builds, ", "))
 	}
 	fmt.Fprintf(w, "\nSeconds include the index build. Embed and store add up the time of every worker (they overlap); "+
 		"store is the batches' transactions: rows, the triggers deriving the full text, postings and BM25 statistics, index maintenance, commit.\n\n")

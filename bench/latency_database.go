@@ -229,6 +229,8 @@ type IngestRun struct {
 	ChunksPerS float64     `json:"chunks_per_s"`
 	GenerateS  float64     `json:"generate_s"`
 	Steps      IngestSteps `json:"steps_s"`
+	// IndexBuilds: seconds of each index the bulk load built at its end.
+	IndexBuilds map[string]float64 `json:"index_builds_s,omitempty"`
 }
 
 // IngestSteps is ingest.Steps in seconds (Embed and Store add up every
@@ -309,6 +311,12 @@ func ingestGenerated(ctx context.Context, in *ingest.Ingester, g *Synth, project
 	run.Bulk = bulk.Deferred
 	run.Steps.IndexBuild += bulk.IndexBuild.Seconds()
 	run.Steps.Mentions += bulk.Mentions.Seconds()
+	for _, b := range bulk.Built {
+		if run.IndexBuilds == nil {
+			run.IndexBuilds = map[string]float64{}
+		}
+		run.IndexBuilds[b.Name] = b.Took.Seconds()
+	}
 	run.Seconds = ingestTime.Seconds()
 	run.GenerateS = genTime.Seconds()
 	if run.Chunks > 0 {

@@ -110,6 +110,7 @@ type BulkResult struct {
 	// Deferred: the load ran without the deferrable indexes, built at its end.
 	Deferred   bool
 	IndexBuild time.Duration
+	Built      []BuiltIndex
 	// Mentions: rebuilding the entity mentions of the projects loaded, once.
 	Mentions time.Duration
 }
@@ -133,7 +134,7 @@ func (in *Ingester) BulkLoad(ctx context.Context, chunks int, load func(ctx cont
 	var buildErr error
 	if scope.conn != nil {
 		res.Deferred = true
-		res.IndexBuild, buildErr = scope.finish(context.WithoutCancel(ctx), in.Bulk)
+		res.IndexBuild, res.Built, buildErr = scope.finish(context.WithoutCancel(ctx), in.Bulk)
 	}
 	if loadErr != nil || buildErr != nil {
 		return res, errors.Join(loadErr, buildErr)
@@ -182,7 +183,7 @@ func (in *Ingester) startBulk(ctx context.Context, chunks int) (*bulkScope, erro
 	}
 	for _, name := range deferrableIndexes {
 		if err := deferIndex(ctx, conn, name); err != nil {
-			_, _ = scope.finish(context.WithoutCancel(ctx), in.Bulk)
+			_, _, _ = scope.finish(context.WithoutCancel(ctx), in.Bulk)
 			return nil, err
 		}
 	}
@@ -210,12 +211,28 @@ func deferIndex(ctx context.Context, conn *pgxpool.Conn, name string) error {
 	})
 }
 
+// BuiltIndex is an index built from its recorded definition, and how long
+// that took.
+type BuiltIndex struct {
+	Name string
+	Took time.Duration
+}
+
+// IndexNames lists the names of built.
+func IndexNames(built []BuiltIndex) []string {
+	names := make([]string, len(built))
+	for i, b := range built {
+		names[i] = b.Name
+	}
+	return names
+}
+
 // finish builds the deferred indexes and ends the bulk load.
-func (s *bulkScope) finish(ctx context.Context, policy BulkPolicy) (time.Duration, error) {
+func (s *bulkScope) finish(ctx context.Context, policy BulkPolicy) (time.Duration, []BuiltIndex, error) {
 	defer s.release()
 	start := time.Now()
-	_, err := restoreDeferred(ctx, s.conn, policy)
-	return time.Since(start), err
+	built, err := restoreDeferred(ctx, s.conn, policy)
+	return time.Since(start), built, err
 }
 
 func (s *bulkScope) release() {
@@ -227,13 +244,14 @@ func (s *bulkScope) release() {
 // restoreDeferred builds every deferred index from its recorded definition, on
 // a connection holding the bulk lock; each in its own transaction with the
 // policy's build settings.
-func restoreDeferred(ctx context.Context, conn *pgxpool.Conn, policy BulkPolicy) ([]string, error) {
+func restoreDeferred(ctx context.Context, conn *pgxpool.Conn, policy BulkPolicy) ([]BuiltIndex, error) {
 	deferred, err := db.New(conn).IndexDeferredList(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("deferred indexes: %w", err)
 	}
-	var built []string
+	var built []BuiltIndex
 	for _, d := range deferred {
+		start := time.Now()
 		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 			q := db.New(tx)
 			if !d.Present {
@@ -254,7 +272,7 @@ func restoreDeferred(ctx context.Context, conn *pgxpool.Conn, policy BulkPolicy)
 		if err != nil {
 			return built, fmt.Errorf("build index %s: %w", d.Name, err)
 		}
-		built = append(built, d.Name)
+		built = append(built, BuiltIndex{Name: d.Name, Took: time.Since(start)})
 	}
 	return built, nil
 }
@@ -262,7 +280,7 @@ func restoreDeferred(ctx context.Context, conn *pgxpool.Conn, policy BulkPolicy)
 // RestoreDeferredIndexes builds the indexes a bulk load deferred and did not
 // build (it died), unless a bulk load is running now: that one will. It
 // returns the indexes built. Ingest and `canon migrate up` call it.
-func RestoreDeferredIndexes(ctx context.Context, pool *pgxpool.Pool, policy BulkPolicy) ([]string, error) {
+func RestoreDeferredIndexes(ctx context.Context, pool *pgxpool.Pool, policy BulkPolicy) ([]BuiltIndex, error) {
 	deferred, err := db.New(pool).IndexDeferredList(ctx)
 	if err != nil || len(deferred) == 0 {
 		return nil, err

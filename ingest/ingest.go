@@ -161,7 +161,7 @@ func (in *Ingester) Ingest(ctx context.Context, files []File, opts Options) (Res
 		} else if len(built) > 0 {
 			res.Steps.IndexBuild += time.Since(took)
 			res.Notices = append(res.Notices, fmt.Sprintf("built index %s, which an interrupted bulk load had left unbuilt",
-				strings.Join(built, ", ")))
+				strings.Join(IndexNames(built), ", ")))
 		}
 	}
 
@@ -338,7 +338,7 @@ func (in *Ingester) ingestProject(ctx context.Context, project string, docs []pa
 		progress: opts.Progress, res: res, done: done, total: total}
 	changed, err := in.storeAll(ctx, todo, &st)
 	if scope != nil {
-		took, buildErr := scope.finish(context.WithoutCancel(ctx), in.Bulk)
+		took, _, buildErr := scope.finish(context.WithoutCancel(ctx), in.Bulk)
 		res.Steps.IndexBuild += took
 		if err == nil && buildErr != nil {
 			err = fmt.Errorf("project %s: %w", project, buildErr)

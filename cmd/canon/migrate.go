@@ -40,7 +40,7 @@ The embedding dimension of the schema is fixed at migration time by KB_EMBEDDING
 			defer pool.Close()
 			built, err := ingest.RestoreDeferredIndexes(ctx, pool, bulkPolicy(cfg))
 			if len(built) > 0 {
-				fmt.Fprintf(cmd.OutOrStdout(), "built %s, which an interrupted bulk load had left unbuilt\n", strings.Join(built, ", "))
+				fmt.Fprintf(cmd.OutOrStdout(), "built %s, which an interrupted bulk load had left unbuilt\n", strings.Join(ingest.IndexNames(built), ", "))
 			}
 			return err
 		},
