@@ -121,7 +121,10 @@ type LatencyLoad struct {
 	IngestS          float64 `json:"ingest_s,omitempty"`
 	IngestChunksPerS float64 `json:"ingest_chunks_per_s,omitempty"`
 	GenerateS        float64 `json:"generate_s,omitempty"`
-	AnalyzeS         float64 `json:"vacuum_analyze_s"`
+	// Bulk: the load built the vector index after its rows (in IngestS).
+	Bulk     bool        `json:"bulk_load,omitempty"`
+	Steps    IngestSteps `json:"ingest_steps_s"`
+	AnalyzeS float64     `json:"vacuum_analyze_s"`
 	// HNSW rebuild of chunks_embedding_hnsw on the loaded table.
 	HNSWBuildS float64          `json:"hnsw_build_s,omitempty"`
 	HNSWIndex  string           `json:"hnsw_index_def"`

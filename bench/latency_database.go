@@ -196,55 +196,135 @@ func load(ctx context.Context, s LatencySetup, o LatencyOptions, rep *LatencyRep
 // ingestBatchChunks bounds the files handed to one Ingest call (memory stays flat).
 const ingestBatchChunks = 4000
 
+// ingestSynth loads the corpus as one bulk load (ingest.BulkPolicy decides
+// whether the vector index is built after the rows); the ingest time includes
+// that build.
 func ingestSynth(ctx context.Context, s LatencySetup, o LatencyOptions, rep *LatencyReport) error {
 	g, err := NewSynth(SynthOptions{Chunks: o.Chunks, Seed: o.Seed, Project: rep.Project, Words: o.Vocabulary, Chunking: s.Chunking})
 	if err != nil {
 		return err
 	}
-	var ingestTime, genTime time.Duration
-	stored := 0
-	lastLog := time.Now()
-	for {
-		start := time.Now()
-		var batch []ingest.File
-		n := 0
-		for n < ingestBatchChunks {
-			f, c, ok, err := g.Next()
-			if err != nil {
-				return err
-			}
-			if !ok {
-				break
-			}
-			batch = append(batch, f)
-			n += c
-		}
-		genTime += time.Since(start)
-		if len(batch) == 0 {
-			break
-		}
-		start = time.Now()
-		res, err := s.Ingester.Ingest(ctx, batch, ingest.Options{Project: rep.Project})
-		ingestTime += time.Since(start)
-		if err != nil {
-			return fmt.Errorf("ingest: %w", err)
-		}
-		if len(res.Errors) > 0 {
-			return fmt.Errorf("ingest: %d synthetic files rejected, first: %s", len(res.Errors), res.Errors[0].Error())
-		}
-		stored += res.Chunks
-		if time.Since(lastLog) > 10*time.Second || g.Chunks() == o.Chunks {
-			o.Log("latency: ingested %d/%d chunks (%.0f chunks/s)", g.Chunks(), o.Chunks, float64(stored)/max(ingestTime.Seconds(), 1e-9))
-			lastLog = time.Now()
-		}
+	run, err := ingestGenerated(ctx, s.Ingester, g, rep.Project, o.Chunks, nil, o.Log)
+	if err != nil {
+		return err
 	}
 	rep.Load.Loaded = true
-	rep.Load.IngestS = ingestTime.Seconds()
-	rep.Load.GenerateS = genTime.Seconds()
-	if stored > 0 {
-		rep.Load.IngestChunksPerS = float64(stored) / ingestTime.Seconds()
-	}
+	rep.Load.IngestS = run.Seconds
+	rep.Load.GenerateS = run.GenerateS
+	rep.Load.IngestChunksPerS = run.ChunksPerS
+	rep.Load.Bulk = run.Bulk
+	rep.Load.Steps = run.Steps
 	return nil
+}
+
+// IngestRun is one timed ingest of a generated corpus.
+type IngestRun struct {
+	// Chunks stored (changed or new), documents seen and documents stored.
+	Chunks    int  `json:"chunks"`
+	Documents int  `json:"documents"`
+	Stored    int  `json:"documents_stored"`
+	Bulk      bool `json:"bulk_load"`
+	// Seconds of ingest, index build included; generating the files is apart.
+	Seconds    float64     `json:"seconds"`
+	ChunksPerS float64     `json:"chunks_per_s"`
+	GenerateS  float64     `json:"generate_s"`
+	Steps      IngestSteps `json:"steps_s"`
+	// IndexBuilds: seconds of each index the bulk load built at its end.
+	IndexBuilds map[string]float64 `json:"index_builds_s,omitempty"`
+}
+
+// IngestSteps is ingest.Steps in seconds (Embed and Store add up every
+// worker's time).
+type IngestSteps struct {
+	Convert    float64 `json:"convert"`
+	Embed      float64 `json:"embed_workers"`
+	Store      float64 `json:"store_workers"`
+	IndexBuild float64 `json:"index_build"`
+	Mentions   float64 `json:"mentions"`
+}
+
+func (st *IngestSteps) add(s ingest.Steps) {
+	st.Convert += s.Convert.Seconds()
+	st.Embed += s.Embed.Seconds()
+	st.Store += s.Store.Seconds()
+	st.IndexBuild += s.IndexBuild.Seconds()
+	st.Mentions += s.Mentions.Seconds()
+}
+
+// ingestGenerated ingests g's files in calls of about ingestBatchChunks chunks,
+// inside one ingest.Ingester.BulkLoad of expect chunks; edit, when set, rewrites
+// files before they are ingested.
+func ingestGenerated(ctx context.Context, in *ingest.Ingester, g *Synth, project string, expect int,
+	edit func(i int, f ingest.File) ingest.File, logf func(string, ...any)) (IngestRun, error) {
+	var run IngestRun
+	var ingestTime, genTime time.Duration
+	lastLog := time.Now()
+	began := time.Now()
+	bulk, err := in.BulkLoad(ctx, expect, func(ctx context.Context) error {
+		for {
+			start := time.Now()
+			var batch []ingest.File
+			n := 0
+			for n < ingestBatchChunks {
+				f, c, ok, err := g.Next()
+				if err != nil {
+					return err
+				}
+				if !ok {
+					break
+				}
+				if edit != nil {
+					f = edit(run.Documents+len(batch), f)
+				}
+				batch = append(batch, f)
+				n += c
+			}
+			genTime += time.Since(start)
+			if len(batch) == 0 {
+				return nil
+			}
+			start = time.Now()
+			res, err := in.Ingest(ctx, batch, ingest.Options{Project: project})
+			ingestTime += time.Since(start)
+			if err != nil {
+				return fmt.Errorf("ingest: %w", err)
+			}
+			if len(res.Errors) > 0 {
+				return fmt.Errorf("ingest: %d synthetic files rejected, first: %s", len(res.Errors), res.Errors[0].Error())
+			}
+			run.Documents += len(batch)
+			run.Stored += res.Created + res.Updated
+			run.Chunks += res.Chunks
+			run.Steps.add(res.Steps)
+			if time.Since(lastLog) > 10*time.Second {
+				logf("ingest: %d chunks generated, %d stored (%.0f chunks/s)", g.Chunks(), run.Chunks, float64(run.Chunks)/max(ingestTime.Seconds(), 1e-9))
+				lastLog = time.Now()
+			}
+		}
+	})
+	if err != nil {
+		return run, err
+	}
+	// The index build and the mention rebuild at the end of the bulk load are
+	// part of the ingest.
+	ingestTime += bulk.IndexBuild + bulk.Mentions
+	run.Bulk = bulk.Deferred
+	run.Steps.IndexBuild += bulk.IndexBuild.Seconds()
+	run.Steps.Mentions += bulk.Mentions.Seconds()
+	for _, b := range bulk.Built {
+		if run.IndexBuilds == nil {
+			run.IndexBuilds = map[string]float64{}
+		}
+		run.IndexBuilds[b.Name] = b.Took.Seconds()
+	}
+	run.Seconds = ingestTime.Seconds()
+	run.GenerateS = genTime.Seconds()
+	if run.Chunks > 0 {
+		run.ChunksPerS = float64(run.Chunks) / run.Seconds
+	}
+	logf("ingest: %d chunks of %d documents stored in %.1f s (%.0f chunks/s; bulk load %v, index build %.1f s); all %d chunks took %.1f s",
+		run.Chunks, run.Stored, run.Seconds, run.ChunksPerS, run.Bulk, bulk.IndexBuild.Seconds(), g.Chunks(), time.Since(began).Seconds())
+	return run, nil
 }
 
 // QueriesOver is Queries for a corpus of docs documents (no need to generate it).

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"reflect"
+	"regexp"
 	"strings"
 	"time"
 
@@ -16,6 +17,9 @@ import (
 
 	"github.com/canonkb/canon/domain"
 )
+
+// memorySetting is a PostgreSQL memory size (maintenance_work_mem's units).
+var memorySetting = regexp.MustCompile(`^[1-9][0-9]*(kB|MB|GB|TB)$`)
 
 // Config is everything canon reads from its environment.
 type Config struct {
@@ -52,6 +56,13 @@ type Config struct {
 
 	// Batches of documents an ingest stores at once (0: one per core, at most 4).
 	IngestWorkers int `env:"KB_INGEST_WORKERS" envDefault:"0"`
+	// A load of at least this many chunks, and at least KB_INGEST_BULK_RATIO times
+	// the chunks already stored, builds the vector index after its rows (0: never).
+	IngestBulkMinChunks int     `env:"KB_INGEST_BULK_MIN_CHUNKS" envDefault:"10000"`
+	IngestBulkRatio     float64 `env:"KB_INGEST_BULK_RATIO" envDefault:"1"`
+	// maintenance_work_mem and max_parallel_maintenance_workers of that build (0: one per core beside the leader).
+	IndexBuildMemory  string `env:"KB_INDEX_BUILD_MEMORY" envDefault:"1GB"`
+	IndexBuildWorkers int    `env:"KB_INDEX_BUILD_WORKERS" envDefault:"0"`
 
 	ChunkTokens  int    `env:"KB_CHUNK_TOKENS" envDefault:"512"`
 	ChunkOverlap int    `env:"KB_CHUNK_OVERLAP" envDefault:"64"`
@@ -210,6 +221,14 @@ func (c Config) validate() error {
 		return fmt.Errorf("KB_CHUNK_OVERLAP must be between 0 and KB_CHUNK_TOKENS-1 (got %d)", c.ChunkOverlap)
 	case c.IngestWorkers < 0 || c.IngestWorkers > 64:
 		return fmt.Errorf("KB_INGEST_WORKERS must be between 0 (one per core) and 64 (got %d)", c.IngestWorkers)
+	case c.IngestBulkMinChunks < 0:
+		return fmt.Errorf("KB_INGEST_BULK_MIN_CHUNKS must not be negative (0 turns bulk loads off; got %d)", c.IngestBulkMinChunks)
+	case !(c.IngestBulkRatio >= 0) || math.IsInf(c.IngestBulkRatio, 0):
+		return fmt.Errorf("KB_INGEST_BULK_RATIO must be a finite number, 0 or more (got %g)", c.IngestBulkRatio)
+	case !memorySetting.MatchString(c.IndexBuildMemory):
+		return fmt.Errorf("KB_INDEX_BUILD_MEMORY must be a size such as 512MB or 2GB (got %q)", c.IndexBuildMemory)
+	case c.IndexBuildWorkers < 0 || c.IndexBuildWorkers > 64:
+		return fmt.Errorf("KB_INDEX_BUILD_WORKERS must be between 0 (one per core) and 64 (got %d)", c.IndexBuildWorkers)
 	case c.DefaultLimit < 1 || c.DefaultLimit > 100:
 		return fmt.Errorf("KB_SEARCH_LIMIT must be between 1 and 100 (got %d)", c.DefaultLimit)
 	case c.RejectedMinSimilarity < -1 || c.RejectedMinSimilarity > 1:

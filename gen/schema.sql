@@ -713,6 +713,13 @@ WHERE d.project_id = c.project_id AND d.id = c.document_id AND c.ordinal = 0
 
 CREATE INDEX chunks_rejected_hnsw ON chunks USING hnsw (embedding vector_cosine_ops) WHERE represents_rejected;
 
+-- db/migrations/00035_deferred_indexes.sql
+CREATE TABLE deferred_indexes (
+    name        text PRIMARY KEY,
+    definition  text NOT NULL CHECK (definition LIKE 'CREATE %INDEX %'),
+    deferred_at timestamptz NOT NULL DEFAULT now()
+);
+
 -- db/migrations/00038_document_tag_forms.sql
 CREATE FUNCTION canon_tag_forms(tags text[]) RETURNS text[]
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$

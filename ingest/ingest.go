@@ -62,6 +62,22 @@ type Result struct {
 	Errors                                             []FileError
 	Notices                                            []string
 	Elapsed                                            time.Duration
+	Steps                                              Steps
+}
+
+// Steps splits a run's time. Embed and Store add up every worker's time (they
+// overlap); the others are wall-clock.
+type Steps struct {
+	// Convert: files to documents (in parallel).
+	Convert time.Duration
+	// Embed: the embedder's calls.
+	Embed time.Duration
+	// Store: the batches' transactions (rows, triggers, indexes, commit).
+	Store time.Duration
+	// IndexBuild: building the indexes a bulk load deferred.
+	IndexBuild time.Duration
+	// Mentions: rebuilding the projects' body mentions of entities.
+	Mentions time.Duration
 }
 
 // Progress receives the number of files handled so far and the total.
@@ -75,8 +91,12 @@ type Ingester struct {
 	chunking markdown.Options
 	// Converter turns files into documents (its limits, where poppler is).
 	Converter convert.Converter
-	// Workers is how many batches are stored at once (0: DefaultWorkers).
+	// Workers is how many batches are stored at once, and files converted at
+	// once (0: DefaultWorkers).
 	Workers int
+	// Bulk decides when a large load builds the vector index after its rows
+	// (see BulkPolicy).
+	Bulk BulkPolicy
 	// AfterChange runs after a run that changed something (caches keyed on the
 	// corpus drop their entries).
 	AfterChange func(projectKeys []string)
@@ -84,7 +104,8 @@ type Ingester struct {
 
 // New returns an Ingester.
 func New(pool *pgxpool.Pool, embedder embed.Embedder, chunking markdown.Options) *Ingester {
-	return &Ingester{pool: pool, embedder: embedder, chunking: chunking, Converter: convert.Converter{Chunking: chunking}}
+	return &Ingester{pool: pool, embedder: embedder, chunking: chunking, Converter: convert.Converter{Chunking: chunking},
+		Bulk: DefaultBulkPolicy()}
 }
 
 // EmbedderIdentity names what made a document's vectors (documents.embedder):
@@ -132,6 +153,18 @@ func (in *Ingester) Ingest(ctx context.Context, files []File, opts Options) (Res
 	suffix := ":" + hex.EncodeToString(sum[:4])
 	identity := EmbedderIdentity(in.embedder)
 
+	// A bulk load that died left its index unbuilt: build it before anything.
+	if scope := bulkOf(ctx); scope == nil || scope.conn == nil {
+		took := time.Now()
+		if built, err := RestoreDeferredIndexes(ctx, in.pool, in.Bulk); err != nil {
+			return res, err
+		} else if len(built) > 0 {
+			res.Steps.IndexBuild += time.Since(took)
+			res.Notices = append(res.Notices, fmt.Sprintf("built index %s, which an interrupted bulk load had left unbuilt",
+				strings.Join(IndexNames(built), ", ")))
+		}
+	}
+
 	// A file stored in the run's project from the same bytes (and sidecar) by
 	// the same embedder is unchanged: it is not even converted.
 	known, err := db.New(in.pool).DocumentHashes(ctx, opts.Project)
@@ -160,16 +193,17 @@ func (in *Ingester) Ingest(ctx context.Context, files []File, opts Options) (Res
 		}
 		toConvert = append(toConvert, i)
 	}
-	for _, i := range toConvert {
+	convertStart := time.Now()
+	converted, err := in.convertAll(ctx, docs, toConvert, sidecars)
+	res.Steps.Convert = time.Since(convertStart)
+	if err != nil {
+		return res, err
+	}
+	// Checked in file order, whichever conversion finished first.
+	for k, i := range toConvert {
 		f := docs[i]
-		if err := ctx.Err(); err != nil {
-			return res, err
-		}
-		doc, err := in.Converter.Document(ctx, f.Path, f.Content, sidecars[f.Path])
+		doc, err := converted[k].doc, converted[k].err
 		if err != nil {
-			if ctx.Err() != nil {
-				return res, ctx.Err()
-			}
 			res.Errors = append(res.Errors, toFileError(f.Path, err))
 			failed[f.Path] = true
 			continue
@@ -225,6 +259,38 @@ func (in *Ingester) Ingest(ctx context.Context, files []File, opts Options) (Res
 	return res, nil
 }
 
+// conversion is one file's document, or why it has none.
+type conversion struct {
+	doc *markdown.Document
+	err error
+}
+
+// convertAll converts docs[i] for each i of which, several at once (each file
+// on its own: the results do not depend on the order they finish in).
+func (in *Ingester) convertAll(ctx context.Context, docs []File, which []int, sidecars map[string]*markdown.Sidecar) ([]conversion, error) {
+	out := make([]conversion, len(which))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(in.workers())
+	for k, i := range which {
+		if gctx.Err() != nil {
+			break
+		}
+		g.Go(func() error {
+			f := docs[i]
+			doc, err := in.Converter.Document(gctx, f.Path, f.Content, sidecars[f.Path])
+			out[k] = conversion{doc: doc, err: err}
+			return gctx.Err()
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (in *Ingester) ingestProject(ctx context.Context, project string, docs []parsed, failed map[string]bool,
 	opts Options, res *Result, done *int, total int) (bool, error) {
 	q := db.New(in.pool)
@@ -244,6 +310,7 @@ func (in *Ingester) ingestProject(ctx context.Context, project string, docs []pa
 	var todo []parsed
 	var declared []lifecycle.Declared
 	identity := EmbedderIdentity(in.embedder)
+	chunks := 0
 	for _, p := range docs {
 		if s, ok := storedBySlug[p.slug]; p.doc == nil || ok && s.ContentHash == p.hash && s.SourcePath == p.file.Path && s.Embedder == identity {
 			res.Unchanged++
@@ -252,6 +319,7 @@ func (in *Ingester) ingestProject(ctx context.Context, project string, docs []pa
 		}
 		todo = append(todo, p)
 		declared = append(declared, lifecycle.Declare(p.doc))
+		chunks += len(p.doc.Chunks)
 	}
 	// Files are the source of truth: a rewrite that undoes a lifecycle change made
 	// since the last ingest is applied, and reported (see package lifecycle).
@@ -260,60 +328,24 @@ func (in *Ingester) ingestProject(ctx context.Context, project string, docs []pa
 		return false, fmt.Errorf("project %s: %w", project, err)
 	}
 
-	// Batches of documents are embedded and stored by several workers at once
-	// (one transaction each): HNSW and postings inserts, most of an ingest's
-	// time, then use every core. Chunk ids are reserved here, in file order, so
-	// they do not depend on which batch commits first.
-	var (
-		mu      sync.Mutex
-		changed bool
-	)
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(in.workers())
-	var reserveErr error
-	for _, batch := range batches(todo, batchChunks) {
-		ids, err := in.reserveIDs(gctx, batch)
-		if err != nil {
-			reserveErr = err
-			break
+	// A large load builds the vector index once, after its batches, instead of
+	// inserting into it (see BulkPolicy).
+	scope, err := in.startBulk(ctx, chunks)
+	if err != nil {
+		return false, fmt.Errorf("project %s: %w", project, err)
+	}
+	st := storing{projectID: projectID, storedBySlug: storedBySlug, overrides: overrides, failed: failed,
+		progress: opts.Progress, res: res, done: done, total: total}
+	changed, err := in.storeAll(ctx, todo, &st)
+	if scope != nil {
+		took, _, buildErr := scope.finish(context.WithoutCancel(ctx), in.Bulk)
+		res.Steps.IndexBuild += took
+		if err == nil && buildErr != nil {
+			err = fmt.Errorf("project %s: %w", project, buildErr)
 		}
-		g.Go(func() error {
-			errs, err := in.storeWithFallback(gctx, projectID, batch, ids)
-			if err != nil {
-				return err
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			for i, p := range batch {
-				_, existed := storedBySlug[p.doc.Slug]
-				*done++
-				if opts.Progress != nil {
-					opts.Progress(*done, total)
-				}
-				if errs[i] != nil {
-					res.Errors = append(res.Errors, FileError{Path: p.file.Path, Line: 1, Reason: "not stored: " + errs[i].Error()})
-					failed[p.file.Path] = true
-					continue
-				}
-				changed = true
-				if notice, ok := overrides[p.doc.Slug]; ok {
-					res.Notices = append(res.Notices, notice)
-				}
-				res.Chunks += len(p.doc.Chunks)
-				if existed {
-					res.Updated++
-				} else {
-					res.Created++
-				}
-			}
-			return nil
-		})
 	}
-	if err := g.Wait(); err != nil {
+	if err != nil {
 		return changed, err
-	}
-	if reserveErr != nil {
-		return changed, reserveErr
 	}
 
 	if opts.Prune {
@@ -349,10 +381,14 @@ func (in *Ingester) ingestProject(ctx context.Context, project string, docs []pa
 	if err != nil {
 		return changed, fmt.Errorf("project %s: %w", project, err)
 	}
-	if stale {
+	if scope := bulkOf(ctx); stale && scope != nil {
+		scope.deferMentions(projectID)
+	} else if stale {
+		start := time.Now()
 		if err := in.rebuildTextMentions(ctx, projectID); err != nil {
 			return changed, fmt.Errorf("entity mentions of %s: %w", project, err)
 		}
+		res.Steps.Mentions += time.Since(start)
 	}
 	unresolved, err := q.LinkUnresolved(ctx, projectID)
 	if err != nil {
@@ -363,6 +399,79 @@ func (in *Ingester) ingestProject(ctx context.Context, project string, docs []pa
 			u.DeclaredBy, u.EdgeType, u.FromSlug, u.ToSlug))
 	}
 	return changed, nil
+}
+
+// storing is what storeAll's workers report into (under its lock).
+type storing struct {
+	projectID    int64
+	storedBySlug map[string]db.DocumentHashesRow
+	overrides    map[string]string
+	failed       map[string]bool
+	progress     Progress
+	res          *Result
+	done         *int
+	total        int
+}
+
+// storeAll embeds and stores a project's changed documents. Batches of
+// documents are embedded and stored by several workers at once (one
+// transaction each): HNSW and postings inserts, most of an ingest's time, then
+// use every core. Chunk ids are reserved here, in file order, so they do not
+// depend on which batch commits first.
+func (in *Ingester) storeAll(ctx context.Context, todo []parsed, st *storing) (bool, error) {
+	var (
+		mu      sync.Mutex
+		changed bool
+	)
+	res := st.res
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(in.workers())
+	var reserveErr error
+	for _, batch := range batches(todo, batchChunks) {
+		ids, err := in.reserveIDs(gctx, batch)
+		if err != nil {
+			reserveErr = err
+			break
+		}
+		g.Go(func() error {
+			start := time.Now()
+			errs, embedding, err := in.storeWithFallback(gctx, st.projectID, batch, ids)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			res.Steps.Embed += embedding
+			res.Steps.Store += time.Since(start) - embedding
+			for i, p := range batch {
+				_, existed := st.storedBySlug[p.doc.Slug]
+				*st.done++
+				if st.progress != nil {
+					st.progress(*st.done, st.total)
+				}
+				if errs[i] != nil {
+					res.Errors = append(res.Errors, FileError{Path: p.file.Path, Line: 1, Reason: "not stored: " + errs[i].Error()})
+					st.failed[p.file.Path] = true
+					continue
+				}
+				changed = true
+				if notice, ok := st.overrides[p.doc.Slug]; ok {
+					res.Notices = append(res.Notices, notice)
+				}
+				res.Chunks += len(p.doc.Chunks)
+				if existed {
+					res.Updated++
+				} else {
+					res.Created++
+				}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return changed, err
+	}
+	return changed, reserveErr
 }
 
 // batchChunks bounds the chunks of one batch: one embedder call and one
@@ -422,25 +531,29 @@ func (in *Ingester) reserveIDs(ctx context.Context, batch []parsed) ([][]int64, 
 // storeWithFallback embeds and stores a batch in one transaction; when that
 // fails, each file on its own, so one bad file costs only itself. errs[i] is
 // file i's failure; err a failure of the run (embedder, cancellation).
-func (in *Ingester) storeWithFallback(ctx context.Context, projectID int64, batch []parsed, ids [][]int64) (errs []error, err error) {
+// embedding is the time the embedder took.
+func (in *Ingester) storeWithFallback(ctx context.Context, projectID int64, batch []parsed, ids [][]int64) (
+	errs []error, embedding time.Duration, err error) {
+	start := time.Now()
 	vectors, err := in.embedBatch(ctx, batch)
+	embedding = time.Since(start)
 	if err != nil {
-		return nil, err
+		return nil, embedding, err
 	}
 	errs = make([]error, len(batch))
 	if err := in.storeBatch(ctx, projectID, batch, vectors, ids); err == nil {
-		return errs, nil
+		return errs, embedding, nil
 	}
 	for i, p := range batch {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, embedding, ctx.Err()
 		}
 		errs[i] = in.storeBatch(ctx, projectID, []parsed{p}, vectors[i:i+1], ids[i:i+1])
 	}
 	if ctx.Err() != nil {
-		return nil, ctx.Err()
+		return nil, embedding, ctx.Err()
 	}
-	return errs, nil
+	return errs, embedding, nil
 }
 
 func ensureProject(ctx context.Context, q *db.Queries, key string) (int64, error) {

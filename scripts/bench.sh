@@ -109,7 +109,7 @@ fi
 # Further benchmarks: each `canon bench <name>` listed here runs when the binary has it,
 # given the server's URL (it picks its own database there) and $OUT for its files, plus
 # BENCH_<NAME>_ARGS (e.g. BENCH_LATENCY_ARGS="--chunks 20000").
-for extra in latency load; do
+for extra in latency load ingest; do
   if ! skipped "$extra" && "$CANON" bench "$extra" --help >/dev/null 2>&1; then
     log "canon bench $extra"
     args_var="BENCH_${extra^^}_ARGS"

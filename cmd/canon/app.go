@@ -141,6 +141,7 @@ func openObservedApp(ctx context.Context, cfg config.Config, obs observability) 
 	a.hierarchy = hierarchy.New(pool, a.searcher, hcfg)
 	a.ingester = ingest.New(pool, embedder, markdown.Options{ChunkTokens: cfg.ChunkTokens, OverlapTokens: cfg.ChunkOverlap})
 	a.ingester.Workers = cfg.IngestWorkers
+	a.ingester.Bulk = bulkPolicy(cfg)
 	// An ingest that changed a project drops the two-pass caches' entries for it.
 	afterChange := a.ingester.AfterChange
 	a.ingester.AfterChange = func(projectKeys []string) {
@@ -217,3 +218,9 @@ func (a *app) Close() {
 
 // chatLogFlushTimeout bounds how long closing waits for queued chat-log rows.
 const chatLogFlushTimeout = 3 * time.Second
+
+// bulkPolicy is when an ingest builds the vector index after its rows, and how.
+func bulkPolicy(cfg config.Config) ingest.BulkPolicy {
+	return ingest.BulkPolicy{MinChunks: cfg.IngestBulkMinChunks, Ratio: cfg.IngestBulkRatio,
+		BuildMemory: cfg.IndexBuildMemory, BuildWorkers: cfg.IndexBuildWorkers}
+}

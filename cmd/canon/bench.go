@@ -22,7 +22,7 @@ func newBenchCmd() *cobra.Command {
 		Long: `Benchmarks of canon's retrieval, run against the configured database and embedder.
 ` + "`make bench`" + ` runs them all and writes bench/results/.`,
 	}
-	cmd.AddCommand(newBenchQualityCmd(), newBenchScenariosCmd(), newBenchLatencyCmd(), newBenchRefusalCmd(), newBenchLoadCmd())
+	cmd.AddCommand(newBenchQualityCmd(), newBenchScenariosCmd(), newBenchLatencyCmd(), newBenchRefusalCmd(), newBenchLoadCmd(), newBenchIngestCmd())
 	return cmd
 }
 

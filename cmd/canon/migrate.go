@@ -1,8 +1,12 @@
 package main
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/spf13/cobra"
 
+	"github.com/canonkb/canon/ingest"
 	"github.com/canonkb/canon/postgres"
 )
 
@@ -13,7 +17,7 @@ func newMigrateCmd() *cobra.Command {
 		Short: "Apply, roll back (one step) or list the schema migrations",
 		Long: `Runs the goose migrations embedded in the binary against DATABASE_URL.
 The embedding dimension of the schema is fixed at migration time by KB_EMBEDDING_DIM
-(default 384).`,
+(default 384). "up" also builds an index a killed bulk ingest left deferred.`,
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: []string{"up", "down", "status"},
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -21,7 +25,24 @@ The embedding dimension of the schema is fixed at migration time by KB_EMBEDDING
 			if err != nil {
 				return err
 			}
-			return postgres.Migrate(cmd.Context(), cfg.DatabaseURL, args[0], postgres.MigrateOptions{Log: cmd.OutOrStdout()})
+			ctx := cmd.Context()
+			if err := postgres.Migrate(ctx, cfg.DatabaseURL, args[0], postgres.MigrateOptions{Log: cmd.OutOrStdout()}); err != nil {
+				return err
+			}
+			if args[0] != "up" {
+				return nil
+			}
+			// An index a killed bulk load deferred is built here too (see ingest.BulkPolicy).
+			pool, err := postgres.Connect(ctx, cfg.DatabaseURL)
+			if err != nil {
+				return err
+			}
+			defer pool.Close()
+			built, err := ingest.RestoreDeferredIndexes(ctx, pool, bulkPolicy(cfg))
+			if len(built) > 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "built %s, which an interrupted bulk load had left unbuilt\n", strings.Join(ingest.IndexNames(built), ", "))
+			}
+			return err
 		},
 	}
 	cmd.Flags().StringVar(&databaseURL, "database-url", "", "PostgreSQL URL (default $DATABASE_URL)")

@@ -80,6 +80,12 @@ type ContentGap struct {
 	Audience           []string
 }
 
+type DeferredIndex struct {
+	Name       string
+	Definition string
+	DeferredAt time.Time
+}
+
 type DocLink struct {
 	ProjectID  int64
 	DeclaredBy int64

@@ -1,0 +1,36 @@
+-- The indexes a bulk load builds after its rows are in (ingest/bulk.go).
+-- CREATE TABLE deferred_indexes (name text PRIMARY KEY, definition text, deferred_at timestamptz);
+
+-- name: ChunkCountAll :one
+-- Chunks of every project: a bulk load must be large next to what the shared
+-- indexes already hold.
+SELECT coalesce(sum(chunk_count), 0)::bigint AS chunks FROM project_stats;
+
+-- name: BulkTryLock :one
+-- Held by a bulk load for its whole run, on its own connection; released by the
+-- server when that connection ends, so a dead load never keeps it.
+SELECT pg_try_advisory_lock(hashtextextended('canon.bulk', 0)) AS locked;
+
+-- name: BulkUnlock :exec
+SELECT pg_advisory_unlock(hashtextextended('canon.bulk', 0));
+
+-- name: IndexDefinition :one
+-- The statement that creates the index as it stands (name, method, opclass,
+-- parameters); empty when there is no such index.
+SELECT coalesce(pg_get_indexdef(to_regclass(sqlc.arg(name)::text)), '')::text AS definition;
+
+-- name: IndexDeferRecord :exec
+INSERT INTO deferred_indexes (name, definition) VALUES (sqlc.arg(name), sqlc.arg(definition))
+ON CONFLICT (name) DO NOTHING;
+
+-- name: IndexDeferredList :many
+-- Ordered, so two restorers take the same path.
+SELECT name, definition, (to_regclass(name) IS NOT NULL)::boolean AS present FROM deferred_indexes ORDER BY name;
+
+-- name: IndexDeferredDone :exec
+DELETE FROM deferred_indexes WHERE name = sqlc.arg(name);
+
+-- name: IndexBuildSettings :exec
+-- Memory and parallel workers of the index builds of this transaction only.
+SELECT set_config('maintenance_work_mem', sqlc.arg(memory)::text, true),
+       set_config('max_parallel_maintenance_workers', sqlc.arg(workers)::text, true);

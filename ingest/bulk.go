@@ -1,0 +1,300 @@
+package ingest
+
+// The bulk path: a load that is large next to what the database already holds
+// builds the chunks' HNSW index once, after its rows are in, instead of
+// inserting every vector into it (at 100,000 chunks an insert cost about three
+// times its share of a build). See db/migrations/00035_deferred_indexes.sql for
+// how a load that dies half-way leaves the database.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	db "github.com/canonkb/canon/gen/db"
+)
+
+// BulkPolicy decides when a load defers the chunks' vector index, and how the
+// index is built again.
+type BulkPolicy struct {
+	// MinChunks: a load storing fewer chunks keeps the index maintained row by
+	// row (0: never defer).
+	MinChunks int
+	// Ratio: a load must store at least Ratio times the chunks already in the
+	// database (every project: the index is shared), so the rebuild stays
+	// cheaper than the inserts it replaces and other projects' searches go
+	// without the index only while their data is the smaller part.
+	Ratio float64
+	// BuildMemory is maintenance_work_mem for the build (an HNSW build that
+	// outgrows it slows down several times).
+	BuildMemory string
+	// BuildWorkers is max_parallel_maintenance_workers for the build (0: one per
+	// core beside the leader).
+	BuildWorkers int
+}
+
+// Defaults of BulkPolicy.
+const (
+	DefaultBulkMinChunks    = 10000
+	DefaultBulkRatio        = 1.0
+	DefaultIndexBuildMemory = "1GB"
+)
+
+// DefaultBulkPolicy is the policy of New.
+func DefaultBulkPolicy() BulkPolicy {
+	return BulkPolicy{MinChunks: DefaultBulkMinChunks, Ratio: DefaultBulkRatio, BuildMemory: DefaultIndexBuildMemory}
+}
+
+// deferrableIndexes are the indexes a bulk load drops and builds after its rows
+// are in, by name; their definitions are read from the database when dropped.
+// The HNSW index costs a graph search per insert; postings_lexeme_impact takes
+// about 70 random inserts per chunk, and once it outgrows shared_buffers (1 GB
+// of postings indexes at 100,000 chunks) each batch waits on page reads and
+// evictions: 72,000 postings took 5–30 s with it and 0.3 s without. The
+// postings themselves and postings_chunk_lexeme (new chunk ids append at its
+// end; deletes by chunk need it) stay with the triggers.
+var deferrableIndexes = []string{"chunks_embedding_hnsw", "postings_lexeme_impact"}
+
+// applies says whether a load of chunks chunks, with stored chunks already in
+// the database, is a bulk load.
+func (p BulkPolicy) applies(chunks int, stored int64) bool {
+	return p.MinChunks > 0 && chunks >= p.MinChunks && float64(chunks) >= p.Ratio*float64(stored)
+}
+
+func (p BulkPolicy) buildWorkers() int {
+	if p.BuildWorkers > 0 {
+		return p.BuildWorkers
+	}
+	return max(runtime.NumCPU()-1, 0)
+}
+
+// bulkScope is a BulkLoad in progress: the connection holding the bulk lock
+// (nil when the load is too small to defer the indexes), and the projects whose
+// entity mentions it rebuilds once, at its end.
+type bulkScope struct {
+	conn *pgxpool.Conn
+	mu   sync.Mutex
+	// staleMentions: projects whose rebuild the load's Ingest calls left to it.
+	staleMentions map[int64]bool
+}
+
+type bulkKey struct{}
+
+// inBulk reports whether ctx runs inside Ingester.BulkLoad's load.
+func inBulk(ctx context.Context) bool { return bulkOf(ctx) != nil }
+
+func bulkOf(ctx context.Context) *bulkScope {
+	s, _ := ctx.Value(bulkKey{}).(*bulkScope)
+	return s
+}
+
+// deferMentions leaves a project's mention rebuild to the end of the load
+// (its mark stays set until then, so a load that dies leaves it to the next run).
+func (s *bulkScope) deferMentions(projectID int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.staleMentions[projectID] = true
+}
+
+// BulkResult says what BulkLoad did.
+type BulkResult struct {
+	// Deferred: the load ran without the deferrable indexes, built at its end.
+	Deferred   bool
+	IndexBuild time.Duration
+	Built      []BuiltIndex
+	// Mentions: rebuilding the entity mentions of the projects loaded, once.
+	Mentions time.Duration
+}
+
+// BulkLoad runs load, one or more Ingest calls storing about chunks chunks, as one
+// load: a bulk load when the policy allows it (the deferrable indexes dropped
+// first and built once at the end, also when load fails); either way the
+// projects' entity mentions are rebuilt once, at the end. Ingest calls inside
+// load do not decide on their own.
+func (in *Ingester) BulkLoad(ctx context.Context, chunks int, load func(ctx context.Context) error) (BulkResult, error) {
+	scope, err := in.startBulk(ctx, chunks)
+	if err != nil {
+		return BulkResult{}, err
+	}
+	var res BulkResult
+	if scope == nil {
+		// Too small to defer the indexes; the calls still rebuild the mentions once.
+		scope = &bulkScope{staleMentions: map[int64]bool{}}
+	}
+	loadErr := load(context.WithValue(ctx, bulkKey{}, scope))
+	var buildErr error
+	if scope.conn != nil {
+		res.Deferred = true
+		res.IndexBuild, res.Built, buildErr = scope.finish(context.WithoutCancel(ctx), in.Bulk)
+	}
+	if loadErr != nil || buildErr != nil {
+		return res, errors.Join(loadErr, buildErr)
+	}
+	start := time.Now()
+	projects := slices.Sorted(maps.Keys(scope.staleMentions))
+	for _, id := range projects {
+		if err := in.rebuildTextMentions(ctx, id); err != nil {
+			return res, fmt.Errorf("entity mentions: %w", err)
+		}
+	}
+	res.Mentions = time.Since(start)
+	return res, nil
+}
+
+// startBulk begins a bulk load when the policy says a load of chunks chunks is
+// one and no other bulk load runs; nil otherwise.
+func (in *Ingester) startBulk(ctx context.Context, chunks int) (*bulkScope, error) {
+	if inBulk(ctx) || in.Bulk.MinChunks <= 0 || chunks < in.Bulk.MinChunks {
+		return nil, nil
+	}
+	stored, err := db.New(in.pool).ChunkCountAll(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("bulk load: %w", err)
+	}
+	if !in.Bulk.applies(chunks, stored) {
+		return nil, nil
+	}
+	conn, err := in.pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("bulk load: %w", err)
+	}
+	scope := &bulkScope{conn: conn, staleMentions: map[int64]bool{}}
+	q := db.New(conn)
+	locked, err := q.BulkTryLock(ctx)
+	if err != nil || !locked {
+		// Another load holds it: this one stores with the index as it finds it.
+		conn.Release()
+		return nil, err
+	}
+	// A dead load's index is built before this one defers it again, so the
+	// definition recorded is always the index's own.
+	if _, err := restoreDeferred(ctx, conn, in.Bulk); err != nil {
+		scope.release()
+		return nil, err
+	}
+	for _, name := range deferrableIndexes {
+		if err := deferIndex(ctx, conn, name); err != nil {
+			_, _, _ = scope.finish(context.WithoutCancel(ctx), in.Bulk)
+			return nil, err
+		}
+	}
+	return scope, nil
+}
+
+// deferIndex drops an index in the transaction that records its definition.
+func deferIndex(ctx context.Context, conn *pgxpool.Conn, name string) error {
+	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		q := db.New(tx)
+		def, err := q.IndexDefinition(ctx, name)
+		if err != nil {
+			return fmt.Errorf("defer index %s: %w", name, err)
+		}
+		if def == "" {
+			return fmt.Errorf("defer index %s: no such index (run canon migrate up)", name)
+		}
+		if err := q.IndexDeferRecord(ctx, db.IndexDeferRecordParams{Name: name, Definition: def}); err != nil {
+			return fmt.Errorf("defer index %s: %w", name, err)
+		}
+		if _, err := tx.Exec(ctx, "DROP INDEX "+pgx.Identifier{name}.Sanitize()); err != nil {
+			return fmt.Errorf("defer index %s: %w", name, err)
+		}
+		return nil
+	})
+}
+
+// BuiltIndex is an index built from its recorded definition, and how long
+// that took.
+type BuiltIndex struct {
+	Name string
+	Took time.Duration
+}
+
+// IndexNames lists the names of built.
+func IndexNames(built []BuiltIndex) []string {
+	names := make([]string, len(built))
+	for i, b := range built {
+		names[i] = b.Name
+	}
+	return names
+}
+
+// finish builds the deferred indexes and ends the bulk load.
+func (s *bulkScope) finish(ctx context.Context, policy BulkPolicy) (time.Duration, []BuiltIndex, error) {
+	defer s.release()
+	start := time.Now()
+	built, err := restoreDeferred(ctx, s.conn, policy)
+	return time.Since(start), built, err
+}
+
+func (s *bulkScope) release() {
+	// The lock goes with the session; unlocking lets the connection be reused.
+	_ = db.New(s.conn).BulkUnlock(context.Background())
+	s.conn.Release()
+}
+
+// restoreDeferred builds every deferred index from its recorded definition, on
+// a connection holding the bulk lock; each in its own transaction with the
+// policy's build settings.
+func restoreDeferred(ctx context.Context, conn *pgxpool.Conn, policy BulkPolicy) ([]BuiltIndex, error) {
+	deferred, err := db.New(conn).IndexDeferredList(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("deferred indexes: %w", err)
+	}
+	var built []BuiltIndex
+	for _, d := range deferred {
+		start := time.Now()
+		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			q := db.New(tx)
+			if !d.Present {
+				memory := policy.BuildMemory
+				if memory == "" {
+					memory = DefaultIndexBuildMemory
+				}
+				if err := q.IndexBuildSettings(ctx, db.IndexBuildSettingsParams{
+					Memory: memory, Workers: strconv.Itoa(policy.buildWorkers())}); err != nil {
+					return err
+				}
+				if _, err := tx.Exec(ctx, d.Definition); err != nil {
+					return err
+				}
+			}
+			return q.IndexDeferredDone(ctx, d.Name)
+		})
+		if err != nil {
+			return built, fmt.Errorf("build index %s: %w", d.Name, err)
+		}
+		built = append(built, BuiltIndex{Name: d.Name, Took: time.Since(start)})
+	}
+	return built, nil
+}
+
+// RestoreDeferredIndexes builds the indexes a bulk load deferred and did not
+// build (it died), unless a bulk load is running now: that one will. It
+// returns the indexes built. Ingest and `canon migrate up` call it.
+func RestoreDeferredIndexes(ctx context.Context, pool *pgxpool.Pool, policy BulkPolicy) ([]BuiltIndex, error) {
+	deferred, err := db.New(pool).IndexDeferredList(ctx)
+	if err != nil || len(deferred) == 0 {
+		return nil, err
+	}
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Release()
+	q := db.New(conn)
+	locked, err := q.BulkTryLock(ctx)
+	if err != nil || !locked {
+		return nil, err
+	}
+	defer func() { _ = q.BulkUnlock(context.Background()) }()
+	return restoreDeferred(ctx, conn, policy)
+}
