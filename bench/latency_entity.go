@@ -149,4 +149,25 @@ func (r *LatencyReport) checkEntityTargets() {
 			Detail: fmt.Sprintf("p95 %.2f ms, %.2f chosen entities per question", c.P95Ms, c.AvgRows),
 		})
 	}
+	// Issue 20: two-pass no slower than flat on the same questions, and its tail at
+	// 16 in flight at most 3x its median.
+	for _, conc := range r.Concurrency {
+		two, ok1 := r.Cell(MethodTwoPass, conc)
+		flat, ok2 := r.Cell(MethodFlat, conc)
+		if !ok1 || !ok2 || two.Requests == 0 || flat.P50Ms == 0 {
+			continue
+		}
+		ratio := two.P50Ms / flat.P50Ms
+		r.Targets = append(r.Targets, LatencyTarget{
+			Name: fmt.Sprintf("%s p50 <= %s p50 (concurrency %d)", MethodTwoPass, MethodFlat, conc), Value: ratio, Limit: 1,
+			Passed: ratio <= 1, Detail: fmt.Sprintf("%.2f ms vs %.2f ms", two.P50Ms, flat.P50Ms),
+		})
+		if conc == 16 && two.P50Ms > 0 {
+			tail := two.P95Ms / two.P50Ms
+			r.Targets = append(r.Targets, LatencyTarget{
+				Name: fmt.Sprintf("%s p95 <= 3x its p50 (concurrency 16)", MethodTwoPass), Value: tail, Limit: 3,
+				Passed: tail <= 3, Detail: fmt.Sprintf("p95 %.2f ms, p50 %.2f ms", two.P95Ms, two.P50Ms),
+			})
+		}
+	}
 }

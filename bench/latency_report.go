@@ -198,6 +198,32 @@ func (r *LatencyReport) checkTargets() {
 			Detail: fmt.Sprintf("%.2f ms vs %.2f ms over %d pairs; median per-question ratio %.2f",
 				p.A.P50Ms, p.B.P50Ms, p.Pairs, p.MedianRatio),
 		})
+		// Issue 20: the ranking statement alone at most 1.5x the bare query.
+		r.Targets = append(r.Targets, LatencyTarget{
+			Name:  "canon/weighted p50 <= 1.5x ref/hnsw p50 (interleaved, concurrency 1)",
+			Value: ratio, Limit: 1.5, Passed: ratio <= 1.5,
+			Detail: fmt.Sprintf("%.2f ms vs %.2f ms", p.A.P50Ms, p.B.P50Ms),
+		})
+	}
+	// Issue 20: search as served (graph step on) at most 2x the bare query with one
+	// request in flight, and at 16 in flight at least 60% of its throughput.
+	if s, ok := r.Cell("canon/weighted+graph", 1); ok {
+		if h, ok := r.Cell("ref/hnsw", 1); ok && h.P50Ms > 0 {
+			ratio := s.P50Ms / h.P50Ms
+			r.Targets = append(r.Targets, LatencyTarget{
+				Name: "canon/weighted+graph p50 <= 2x ref/hnsw p50 (concurrency 1)", Value: ratio, Limit: 2,
+				Passed: ratio <= 2, Detail: fmt.Sprintf("%.2f ms vs %.2f ms", s.P50Ms, h.P50Ms),
+			})
+		}
+	}
+	if s, ok := r.Cell("canon/weighted+graph", 16); ok {
+		if h, ok := r.Cell("ref/hnsw", 16); ok && h.QPS > 0 {
+			share := s.QPS / h.QPS
+			r.Targets = append(r.Targets, LatencyTarget{
+				Name: "canon/weighted+graph QPS >= 0.6x ref/hnsw QPS (concurrency 16)", Value: share, Limit: 0.6,
+				Passed: share >= 0.6, Detail: fmt.Sprintf("%.0f vs %.0f requests/s", s.QPS, h.QPS),
+			})
+		}
 	}
 	for _, e := range r.Explain {
 		if !strings.HasPrefix(e.Statement, "canon/") || e.Error != "" {

@@ -75,7 +75,8 @@ func TestLatencySmall(t *testing.T) {
 	if err != nil || len(paths) != 2 {
 		t.Fatalf("%v %v", paths, err)
 	}
-	for _, want := range []string{"| canon/weighted | 1 |", "| peer/supabase | 2 |", "chunks/s", "## Targets", "Interleaved", "(interleaved, concurrency 1)"} {
+	for _, want := range []string{"| canon/weighted | 1 |", "| peer/supabase | 2 |", "chunks/s", "## Targets", "Interleaved", "(interleaved, concurrency 1)",
+		"canon/weighted p50 <= 1.5x ref/hnsw p50 (interleaved", "canon/weighted+graph p50 <= 2x ref/hnsw p50 (concurrency 1)"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("latency.md lacks %q", want)
 		}
