@@ -76,28 +76,23 @@ term_stats AS (
 vector_leg AS (
     SELECT v.chunk_id, v.distance, row_number() OVER (ORDER BY v.distance, v.chunk_id) AS vector_rank
     FROM (
+        -- A caller held back by access lists alone has each chunk's document probed
+        -- for its groups until `fanout` pass; the operator's probe is an empty row.
+        -- The probe is a LATERAL with LIMIT, which a generic plan cannot turn into a
+        -- join driven from documents (it guesses a handful of them are visible), and
+        -- one branch for both keeps the plan's row estimates those of a bare scan.
         (SELECT c.id AS chunk_id, c.embedding <=> sqlc.arg(query_embedding)::vector AS distance
          FROM chunks c
-         WHERE sqlc.arg(semantic_enabled)::boolean AND NOT sqlc.arg(filtered)::boolean
-           AND sqlc.arg(access_all)::boolean
-           AND c.project_id = ANY (sqlc.arg(project_ids)::bigint[])
-         ORDER BY c.embedding <=> sqlc.arg(query_embedding)::vector
-         LIMIT sqlc.arg(fanout)::integer)
-        UNION ALL
-        -- A caller held back by access lists alone: the same index scan, each
-        -- chunk's document probed for the caller's groups until `fanout` pass. The
-        -- probe is a LATERAL with LIMIT, which a generic plan cannot turn into a
-        -- join driven from documents (it guesses a handful of them are visible).
-        (SELECT c.id, c.embedding <=> sqlc.arg(query_embedding)::vector
-         FROM chunks c
          CROSS JOIN LATERAL (
-             SELECT FROM documents d
-             WHERE d.project_id = c.project_id AND d.id = c.document_id
-               AND canon_document_visible(d, sqlc.arg(access_all)::boolean, sqlc.arg(access_groups)::text[])
-             LIMIT 1
+             SELECT WHERE sqlc.arg(access_all)::boolean
+             UNION ALL
+             (SELECT FROM documents d
+              WHERE NOT sqlc.arg(access_all)::boolean
+                AND d.project_id = c.project_id AND d.id = c.document_id
+                AND canon_document_visible(d, sqlc.arg(access_all)::boolean, sqlc.arg(access_groups)::text[])
+              LIMIT 1)
          ) AS visible_document
          WHERE sqlc.arg(semantic_enabled)::boolean AND NOT sqlc.arg(filtered)::boolean
-           AND NOT sqlc.arg(access_all)::boolean
            AND c.project_id = ANY (sqlc.arg(project_ids)::bigint[])
          ORDER BY c.embedding <=> sqlc.arg(query_embedding)::vector
          LIMIT sqlc.arg(fanout)::integer)
@@ -368,7 +363,14 @@ signals AS (
            END AS tier_penalty,
            CASE WHEN d.canonical_type IS NULL THEN 0 ELSE d.retrieval_priority END::float8 AS priority
     FROM candidates cand
-    JOIN documents d ON d.project_id = cand.project_id AND d.id = cand.document_id
+    -- One primary-key probe per candidate, whatever the generic plan estimates
+    -- (OFFSET 0 keeps the subquery a probe: counting a thousand candidates, the
+    -- planner merge-joined every document instead, 10 ms).
+    CROSS JOIN LATERAL (
+        SELECT d.* FROM documents d
+        WHERE d.project_id = cand.project_id AND d.id = cand.document_id
+        OFFSET 0
+    ) AS d
     CROSS JOIN query_lexemes q
     CROSS JOIN query_identifiers qi
     -- The overlaps, counted in one pass over the query words per candidate.

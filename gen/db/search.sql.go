@@ -66,36 +66,31 @@ term_stats AS (
 vector_leg AS (
     SELECT v.chunk_id, v.distance, row_number() OVER (ORDER BY v.distance, v.chunk_id) AS vector_rank
     FROM (
+        -- A caller held back by access lists alone has each chunk's document probed
+        -- for its groups until ` + "`" + `fanout` + "`" + ` pass; the operator's probe is an empty row.
+        -- The probe is a LATERAL with LIMIT, which a generic plan cannot turn into a
+        -- join driven from documents (it guesses a handful of them are visible), and
+        -- one branch for both keeps the plan's row estimates those of a bare scan.
         (SELECT c.id AS chunk_id, c.embedding <=> $10::vector AS distance
          FROM chunks c
-         WHERE $11::boolean AND NOT $12::boolean
-           AND $13::boolean
-           AND c.project_id = ANY ($6::bigint[])
-         ORDER BY c.embedding <=> $10::vector
-         LIMIT $14::integer)
-        UNION ALL
-        -- A caller held back by access lists alone: the same index scan, each
-        -- chunk's document probed for the caller's groups until ` + "`" + `fanout` + "`" + ` pass. The
-        -- probe is a LATERAL with LIMIT, which a generic plan cannot turn into a
-        -- join driven from documents (it guesses a handful of them are visible).
-        (SELECT c.id, c.embedding <=> $10::vector
-         FROM chunks c
          CROSS JOIN LATERAL (
-             SELECT FROM documents d
-             WHERE d.project_id = c.project_id AND d.id = c.document_id
-               AND canon_document_visible(d, $13::boolean, $15::text[])
-             LIMIT 1
+             SELECT WHERE $11::boolean
+             UNION ALL
+             (SELECT FROM documents d
+              WHERE NOT $11::boolean
+                AND d.project_id = c.project_id AND d.id = c.document_id
+                AND canon_document_visible(d, $11::boolean, $12::text[])
+              LIMIT 1)
          ) AS visible_document
-         WHERE $11::boolean AND NOT $12::boolean
-           AND NOT $13::boolean
+         WHERE $13::boolean AND NOT $14::boolean
            AND c.project_id = ANY ($6::bigint[])
          ORDER BY c.embedding <=> $10::vector
-         LIMIT $14::integer)
+         LIMIT $15::integer)
         UNION ALL
         (SELECT c.id, c.embedding <=> $10::vector
          FROM chunks c
          JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
-         WHERE $11::boolean AND $12::boolean
+         WHERE $13::boolean AND $14::boolean
            AND NOT $16::boolean
            AND c.project_id = ANY ($6::bigint[])
            AND d.project_id = ANY ($6::bigint[])
@@ -105,9 +100,9 @@ vector_leg AS (
                date_from => $21::date, date_to => $22::date,
                include_superseded => $23::boolean,
                doc_ids_filter => $16::boolean, doc_ids => $24::text[],
-               access_all => $13::boolean, access_groups => $15::text[])
+               access_all => $11::boolean, access_groups => $12::text[])
          ORDER BY c.embedding <=> $10::vector
-         LIMIT $14::integer)
+         LIMIT $15::integer)
         UNION ALL
         -- A list of documents (doc_ids_mode=filter, pass 2 of a two-pass search):
         -- measuring its few hundred documents' chunks exactly beats an HNSW scan
@@ -115,7 +110,7 @@ vector_leg AS (
         (SELECT c.id, c.embedding <=> $10::vector
          FROM documents d
          JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
-         WHERE $11::boolean AND $12::boolean
+         WHERE $13::boolean AND $14::boolean
            AND $16::boolean
            AND d.project_id = ANY ($6::bigint[])
            AND canon_document_matches(d, tags => $5::text[],
@@ -124,16 +119,16 @@ vector_leg AS (
                date_from => $21::date, date_to => $22::date,
                include_superseded => $23::boolean,
                doc_ids_filter => $16::boolean, doc_ids => $24::text[],
-               access_all => $13::boolean, access_groups => $15::text[])
+               access_all => $11::boolean, access_groups => $12::text[])
          ORDER BY (c.embedding <=> $10::vector) + 0
-         LIMIT $14::integer)
+         LIMIT $15::integer)
     ) AS v
 ),
 filtered_chunks AS MATERIALIZED (
     SELECT ch.id
     FROM documents d
     JOIN chunks ch ON ch.project_id = d.project_id AND ch.document_id = d.id
-    WHERE $12::boolean AND $7::boolean
+    WHERE $14::boolean AND $7::boolean
       AND d.project_id = ANY ($6::bigint[])
       AND canon_document_matches(d, tags => $5::text[],
           source_types => $17::text[], canonical_types => $18::text[],
@@ -141,7 +136,7 @@ filtered_chunks AS MATERIALIZED (
           date_from => $21::date, date_to => $22::date,
           include_superseded => $23::boolean,
           doc_ids_filter => $16::boolean, doc_ids => $24::text[],
-          access_all => $13::boolean, access_groups => $15::text[])
+          access_all => $11::boolean, access_groups => $12::text[])
 ),
 keyword_scored AS (
     SELECT p.chunk_id, sum(p.part) AS bm25,
@@ -171,34 +166,34 @@ keyword_scored AS (
         FROM term_stats t
         CROSS JOIN corpus c
         JOIN postings p ON p.project_id = ANY ($6::bigint[]) AND p.lexeme = t.lexeme
-        WHERE $7::boolean AND $12::boolean AND $16::boolean
+        WHERE $7::boolean AND $14::boolean AND $16::boolean
           AND p.chunk_id IN (SELECT fc.id FROM filtered_chunks fc)
     ) AS p
     GROUP BY p.chunk_id
     -- Other filters keep the chunks of filtered_chunks after the sums: a hash
     -- lookup per posting, never an index probe.
-    HAVING NOT $12::boolean OR $16::boolean
+    HAVING NOT $14::boolean OR $16::boolean
         OR p.chunk_id IN (SELECT fc.id FROM filtered_chunks fc)
 ),
 keyword_top AS (
     SELECT ks.chunk_id, ks.bm25
     FROM keyword_scored ks
     CROSS JOIN LATERAL (
-        SELECT WHERE $13::boolean OR $12::boolean
+        SELECT WHERE $11::boolean OR $14::boolean
         UNION ALL
         (SELECT FROM chunks c
          JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
-         WHERE NOT $13::boolean AND NOT $12::boolean
+         WHERE NOT $11::boolean AND NOT $14::boolean
            AND c.id = ks.chunk_id
-           AND canon_document_visible(d, $13::boolean, $15::text[])
+           AND canon_document_visible(d, $11::boolean, $12::text[])
          LIMIT 1)
     ) AS visible_chunk
     ORDER BY ks.bm25 DESC, ks.chunk_id
-    LIMIT $14::integer
+    LIMIT $15::integer
 ),
 keyword_leg AS (
     SELECT $7::boolean AND NOT $8::boolean
-           AND (SELECT count(*) FROM keyword_top) < $14::integer
+           AND (SELECT count(*) FROM keyword_top) < $15::integer
            AND EXISTS (SELECT FROM term_stats t WHERE NOT t.complete) AS short
 ),
 mention_leg AS (
@@ -213,9 +208,9 @@ mention_leg AS (
           date_from => $21::date, date_to => $22::date,
           include_superseded => $23::boolean,
           doc_ids_filter => $16::boolean, doc_ids => $24::text[],
-          access_all => $13::boolean, access_groups => $15::text[])
+          access_all => $11::boolean, access_groups => $12::text[])
     ORDER BY c.id
-    LIMIT $14::integer
+    LIMIT $15::integer
 ),
 candidate_ids AS (
     SELECT DISTINCT u.chunk_id
@@ -227,7 +222,7 @@ candidate_ids AS (
 ),
 candidate_chunks AS MATERIALIZED (
     SELECT c.id AS chunk_id, c.project_id, c.document_id, c.heading_lexemes, c.lexeme_bloom,
-           CASE WHEN $11::boolean
+           CASE WHEN $13::boolean
                 THEN c.embedding <=> $10::vector
            END AS distance
     FROM candidate_ids ci
@@ -268,7 +263,7 @@ signals AS (
     SELECT cand.chunk_id, cand.project_id, cand.document_id, cand.vector_rank, cand.keyword_rank,
            -- Without the semantic leg (keyword_only, or a question that embeds to the
            -- zero vector, whose cosine is NaN) the similarity is 0.
-           CASE WHEN NOT $11::boolean THEN 0
+           CASE WHEN NOT $13::boolean THEN 0
                 ELSE greatest(1 - cand.distance, 0)
            END::float8 AS vector_similarity,
            cand.bm25,
@@ -302,7 +297,14 @@ signals AS (
            END AS tier_penalty,
            CASE WHEN d.canonical_type IS NULL THEN 0 ELSE d.retrieval_priority END::float8 AS priority
     FROM candidates cand
-    JOIN documents d ON d.project_id = cand.project_id AND d.id = cand.document_id
+    -- One primary-key probe per candidate, whatever the generic plan estimates
+    -- (OFFSET 0 keeps the subquery a probe: counting a thousand candidates, the
+    -- planner merge-joined every document instead, 10 ms).
+    CROSS JOIN LATERAL (
+        SELECT d.project_id, d.id, d.slug, d.title, d.source_path, d.source_type, d.tags, d.owners, d.content_hash, d.effective_date, d.canonical_type, d.status, d.retrieval_priority, d.tier, d.evidence_tier, d.entity_type, d.summary, d.preamble_lexemes, d.tag_lexemes, d.created_at, d.updated_at, d.embedder, d.access, d.unrestricted FROM documents d
+        WHERE d.project_id = cand.project_id AND d.id = cand.document_id
+        OFFSET 0
+    ) AS d
     CROSS JOIN query_lexemes q
     CROSS JOIN query_identifiers qi
     -- The overlaps, counted in one pass over the query words per candidate.
@@ -410,11 +412,11 @@ type SearchRankParams struct {
 	Bm25Exact           bool
 	Bm25TermLimit       int32
 	QueryEmbedding      *pgvector.Vector
+	AccessAll           bool
+	AccessGroups        []string
 	SemanticEnabled     bool
 	Filtered            bool
-	AccessAll           bool
 	Fanout              int32
-	AccessGroups        []string
 	DocIdsFilter        bool
 	SourceTypes         []string
 	CanonicalTypes      []string
@@ -619,11 +621,11 @@ func (q *Queries) SearchRank(ctx context.Context, arg SearchRankParams) ([]Searc
 		arg.Bm25Exact,
 		arg.Bm25TermLimit,
 		arg.QueryEmbedding,
+		arg.AccessAll,
+		arg.AccessGroups,
 		arg.SemanticEnabled,
 		arg.Filtered,
-		arg.AccessAll,
 		arg.Fanout,
-		arg.AccessGroups,
 		arg.DocIdsFilter,
 		arg.SourceTypes,
 		arg.CanonicalTypes,
