@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -231,4 +232,31 @@ func repoRoot() string {
 		}
 		dir = parent
 	}
+}
+
+// benchReport is what a `canon bench` subcommand prints and writes.
+type benchReport interface {
+	WriteMarkdown(io.Writer)
+	WriteFiles(dir string) ([]string, error)
+}
+
+// printReport prints rep as JSON or Markdown and, with outDir, writes its files.
+func printReport(out io.Writer, rep benchReport, asJSON bool, outDir string, logf func(string, ...any)) error {
+	if asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		rep.WriteMarkdown(out)
+	}
+	if outDir != "" {
+		paths, err := rep.WriteFiles(outDir)
+		if err != nil {
+			return err
+		}
+		logf("wrote %s", strings.Join(paths, ", "))
+	}
+	return nil
 }

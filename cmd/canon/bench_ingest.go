@@ -1,11 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -67,22 +65,8 @@ of each step; --out writes ingest.json and ingest.md.`,
 			if err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
-			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(rep); err != nil {
-					return err
-				}
-			} else {
-				rep.WriteMarkdown(out)
-			}
-			if outDir != "" {
-				paths, err := rep.WriteFiles(outDir)
-				if err != nil {
-					return err
-				}
-				logf("wrote %s", strings.Join(paths, ", "))
+			if err := printReport(cmd.OutOrStdout(), rep, asJSON, outDir, logf); err != nil {
+				return err
 			}
 			return nil
 		},

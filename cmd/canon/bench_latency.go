@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -114,22 +113,8 @@ latency.json and latency.md.`,
 			if err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
-			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(rep); err != nil {
-					return err
-				}
-			} else {
-				rep.WriteMarkdown(out)
-			}
-			if outDir != "" {
-				paths, err := rep.WriteFiles(outDir)
-				if err != nil {
-					return err
-				}
-				logf("wrote %s", strings.Join(paths, ", "))
+			if err := printReport(cmd.OutOrStdout(), rep, asJSON, outDir, logf); err != nil {
+				return err
 			}
 			return nil
 		},

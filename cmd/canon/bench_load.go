@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -114,22 +113,8 @@ then only choose the questions and project, and memory comes from its /metrics).
 			if err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
-			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(rep); err != nil {
-					return err
-				}
-			} else {
-				rep.WriteMarkdown(out)
-			}
-			if outDir != "" {
-				paths, err := rep.WriteFiles(outDir)
-				if err != nil {
-					return err
-				}
-				logf("wrote %s", strings.Join(paths, ", "))
+			if err := printReport(cmd.OutOrStdout(), rep, asJSON, outDir, logf); err != nil {
+				return err
 			}
 			if rep.Errors > 0 {
 				return &exitError{code: 1, msg: fmt.Sprintf("%d of %d requests failed", rep.Errors, rep.Requests)}
