@@ -111,12 +111,12 @@ func entityMethods(ctx context.Context, s LatencySetup, o LatencyOptions, rep *L
 	}
 	ms := []method{
 		{name: MethodPass1,
-			what: fmt.Sprintf("pass 1 alone: the EntityRank statement as the two-pass search runs it (hierarchy.Pass1, "+
+			what: fmt.Sprintf("pass 1 alone: the EntityRank statement as the two-pass search runs it (hierarchy.Pass1 on its generic plan, "+
 				"no cache, the question embedded beforehand) over the corpus's people; %d questions naming a person "+
 				"by full name; rows = chosen entities", len(qs)),
 			run: func(ctx context.Context, g string) (int, error) {
 				q := ask[g]
-				r, err := hierarchy.Pass1(ctx, s.Pool, q, embs[q], []int64{projectID}, params)
+				r, err := hierarchy.Pass1(ctx, hierarchy.Pass1Session(s.Pool), q, embs[q], []int64{projectID}, params)
 				if err != nil {
 					return 0, err
 				}

@@ -315,7 +315,7 @@ func (h *Searcher) Pass1(ctx context.Context, pr *search.Prepared) (*Pass1Result
 		return r, nil
 	}
 	start := time.Now()
-	r, err := Pass1(ctx, h.pool, pr.Query(), pr.QueryEmbedding(), pr.ProjectIDs(), h.cfg.Pass1)
+	r, err := Pass1(ctx, Pass1Session(h.pool), pr.Query(), pr.QueryEmbedding(), pr.ProjectIDs(), h.cfg.Pass1)
 	h.cfg.Stages.Observe(ctx, domain.StagePass1, start)
 	if err != nil {
 		return nil, err
@@ -409,7 +409,7 @@ func (h *Searcher) entityLinks(ctx context.Context, entities []Entity) (map[int6
 	if len(missing) == 0 {
 		return out, nil
 	}
-	rows, err := db.New(h.pool).EntityLinks(ctx, db.EntityLinksParams{
+	rows, err := db.New(Pass1Session(h.pool)).EntityLinks(ctx, db.EntityLinksParams{
 		EntityIds: missing, UseStrength: h.cfg.LinkStrength, TextHalf: h.cfg.TextHalf,
 		PageWeight: h.cfg.Links.Page, DeclaredWeight: h.cfg.Links.Declared, AttendeeWeight: h.cfg.Links.Attendee,
 		TagWeight: h.cfg.Links.Tag, MemberMeetingWeight: h.cfg.Links.MemberMeeting, MentionWeight: h.cfg.Links.Mention,
@@ -460,14 +460,10 @@ func (h *Searcher) twoPass(ctx context.Context, pr *search.Prepared, p1 *Pass1Re
 	}
 	intents := activeIntents(domain.QuestionIntents(asked.Query()), cands)
 	byDoc := make(map[int64]*candidate, len(cands))
-	seen := make(map[string]bool, len(cands))
-	slugs := make([]string, 0, len(cands))
-	for _, c := range cands {
+	ids := make([]int64, len(cands))
+	for i, c := range cands {
 		byDoc[c.documentID] = c
-		if !seen[c.slug] {
-			seen[c.slug] = true
-			slugs = append(slugs, c.slug)
-		}
+		ids[i] = c.documentID
 	}
 	var (
 		page    []scored
@@ -475,8 +471,8 @@ func (h *Searcher) twoPass(ctx context.Context, pr *search.Prepared, p1 *Pass1Re
 		stable  int
 		batches int
 	)
-	for _, admitted := range h.cfg.schedule(len(slugs)) {
-		rows, err := pr.Rank(ctx, slugs[:admitted])
+	for _, admitted := range h.cfg.schedule(len(ids)) {
+		rows, err := pr.Rank(ctx, ids[:admitted])
 		if err != nil {
 			return nil, err
 		}
@@ -594,8 +590,7 @@ func activeIntents(intents []domain.Intent, cands []*candidate) []domain.Intent 
 //
 //	final = alpha·doc + (1−alpha)·parent + intentWeight·intent
 //
-// Rows of documents that are not candidates (a slug shared by two of the
-// request's projects) are dropped.
+// Rows of documents that are not candidates are dropped.
 func rescore(rows []db.SearchRankRow, byDoc map[int64]*candidate, alpha float64, intents []domain.Intent, intentWeight float64) []scored {
 	best := math.Inf(-1)
 	for _, r := range rows {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/canonkb/canon/domain"
 	db "github.com/canonkb/canon/gen/db"
+	"github.com/canonkb/canon/internal/prelude"
 )
 
 // Weights weigh pass 1's signals (db/queries/entity_search.sql, EntityRank). The
@@ -108,10 +110,16 @@ func (r *Pass1Result) Chosen() []Entity {
 	return out
 }
 
+// Pass1Session is how the searcher sends pass 1 (and the entity links): on the
+// statement's generic plan. Planning EntityRank for each question's values took
+// 4 ms, as long as running it, and its plan does not depend on them.
+func Pass1Session(pool *pgxpool.Pool) db.DBTX { return prelude.New(pool, prelude.GenericPlan) }
+
 // Pass1 ranks the entities of the projects for a question and decides whether a
 // two-pass search is warranted, in one statement (EntityRank). embedding may be
 // nil: the vector signal is then 0. It takes any db.DBTX so a benchmark can call
-// it directly; a project without entities gets ReasonNoConfidentEntity.
+// it directly (through Pass1Session, as the searcher does); a project without
+// entities gets ReasonNoConfidentEntity.
 func Pass1(ctx context.Context, q db.DBTX, query string, embedding *pgvector.Vector, projectIDs []int64, p Pass1Params) (*Pass1Result, error) {
 	// Entities whose page the caller may not see do not match (the document ACL).
 	viewer := domain.PrincipalFrom(ctx)

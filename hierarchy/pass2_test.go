@@ -71,12 +71,10 @@ func linearPass2(t testing.TB, h *Searcher, r *domain.SearchRequest) (chunks []i
 	}
 	intents := activeIntents(domain.QuestionIntents(asked.Query()), cands)
 	byDoc := map[int64]*candidate{}
-	var slugs []string
+	var ids []int64
 	for _, c := range cands {
 		byDoc[c.documentID] = c
-		if !slices.Contains(slugs, c.slug) {
-			slugs = append(slugs, c.slug)
-		}
+		ids = append(ids, c.documentID)
 	}
 	var (
 		page     []scored
@@ -85,14 +83,14 @@ func linearPass2(t testing.TB, h *Searcher, r *domain.SearchRequest) (chunks []i
 		admitted int
 	)
 	for {
-		admitted = min(admitted+h.cfg.BatchSize, len(slugs))
-		rows, err := pr.Rank(ctx, slugs[:admitted])
+		admitted = min(admitted+h.cfg.BatchSize, len(ids))
+		rows, err := pr.Rank(ctx, ids[:admitted])
 		if err != nil {
 			t.Fatal(err)
 		}
 		rounds++
 		page = rescore(rows, byDoc, h.cfg.Alpha, intents, h.cfg.IntentWeight)
-		if admitted == len(slugs) || rounds >= h.cfg.MaxBatches {
+		if admitted == len(ids) || rounds >= h.cfg.MaxBatches {
 			break
 		}
 		top := topK(page, pr.Limit())

@@ -5,14 +5,11 @@ package search
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgvector/pgvector-go"
 
@@ -20,6 +17,7 @@ import (
 	"github.com/canonkb/canon/embed"
 	db "github.com/canonkb/canon/gen/db"
 	"github.com/canonkb/canon/internal/expiring"
+	"github.com/canonkb/canon/internal/prelude"
 )
 
 // Config holds the server-side defaults a request may override.
@@ -156,28 +154,24 @@ func (pr *Prepared) Requery(ctx context.Context, query string) (*Prepared, error
 }
 
 // Rank runs the ranking statement and returns its rows: the primary page, then the
-// runners-up, positions from 1. A non-nil docSlugs restricts the ranking to those
-// documents inside both legs, as a doc_ids filter does (intersected with a doc_ids
-// filter the request carries); every other filter of the request still applies.
-func (pr *Prepared) Rank(ctx context.Context, docSlugs []string) ([]db.SearchRankRow, error) {
+// runners-up, positions from 1. A non-nil documentIDs restricts the ranking to
+// those documents (pass 2 of a two-pass search): their chunks are measured
+// exactly in both legs, and every filter of the request still applies.
+func (pr *Prepared) Rank(ctx context.Context, documentIDs []int64) ([]db.SearchRankRow, error) {
 	p := pr.p
-	if docSlugs != nil {
-		p = p.restrictedTo(docSlugs)
+	if documentIDs != nil {
+		p = p.listing(documentIDs)
 	}
 	return pr.s.run(ctx, p)
 }
 
-// restrictedTo is the plan ranking only the given documents (and only those the
-// request's own doc_ids filter allows): a document filter, checked inside the
-// legs over exact postings ranges.
-func (p *plan) restrictedTo(docSlugs []string) *plan {
+// listing is the plan ranking only the given documents: exact in both legs (so
+// nothing is left to widen), on the generic plan whatever the filters, since the
+// statement starts from the listed ids.
+func (p *plan) listing(documentIDs []int64) *plan {
 	q := *p
-	ids := docSlugs
-	if p.filters.DocIDsFilter {
-		ids = slices.DeleteFunc(slices.Clone(docSlugs), func(d string) bool { return !slices.Contains(p.filters.DocIDs, d) })
-	}
-	q.params.DocIdsFilter, q.params.DocIds = true, nonNil(ids)
-	q.params.Filtered, q.params.Bm25Exact = true, true
+	q.params.Listed, q.params.ListedDocumentIds = true, documentIDs
+	q.params.Bm25Exact = true
 	return &q
 }
 
@@ -375,9 +369,10 @@ const sessionSettings = `SELECT set_config('hnsw.ef_search', $1::text, true),
 // does not depend on the values. With filters, the best plan for the filtered
 // legs depends on how selective they are (an HNSW scan that skips what the
 // filter rejects, or the filtered documents' chunks sorted by distance), which
-// only a plan for the request's own values can see.
+// only a plan for the request's own values can see. Pass 2's list of documents
+// is the exception: its legs start from the listed ids whatever they are.
 func planCacheMode(p *plan) string {
-	if p.params.Filtered {
+	if p.params.Filtered && !p.params.Listed {
 		return "force_custom_plan"
 	}
 	return "force_generic_plan"
@@ -404,79 +399,8 @@ func (s *Searcher) run(ctx context.Context, p *plan) ([]db.SearchRankRow, error)
 }
 
 // session runs each statement after sessionSettings for p, in one round trip.
-func (s *Searcher) session(p *plan) *batched {
-	return &batched{pool: s.pool, prelude: sessionSettings, preludeArgs: []any{fmt.Sprint(p.efSearch), planCacheMode(p)}}
-}
-
-// batched is a db.DBTX that sends a prelude statement and the query together as one
-// pgx batch: one network round trip, one implicit transaction.
-type batched struct {
-	pool        *pgxpool.Pool
-	prelude     string
-	preludeArgs []any
-}
-
-func (b *batched) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	conn, err := b.pool.Acquire(ctx)
-	if err != nil {
-		return nil, err
-	}
-	batch := &pgx.Batch{}
-	batch.Queue(b.prelude, b.preludeArgs...)
-	batch.Queue(sql, args...)
-	br := conn.SendBatch(ctx, batch)
-	if _, err := br.Exec(); err != nil {
-		br.Close()
-		conn.Release()
-		return nil, err
-	}
-	rows, err := br.Query()
-	if err != nil {
-		br.Close()
-		conn.Release()
-		return nil, err
-	}
-	return &batchRows{Rows: rows, br: br, conn: conn}, nil
-}
-
-func (b *batched) Exec(context.Context, string, ...any) (pgconn.CommandTag, error) {
-	return pgconn.CommandTag{}, errors.New("batched: Exec is not supported")
-}
-
-func (b *batched) QueryRow(context.Context, string, ...any) pgx.Row {
-	panic("batched: QueryRow is not supported")
-}
-
-func (b *batched) CopyFrom(context.Context, pgx.Identifier, []string, pgx.CopyFromSource) (int64, error) {
-	return 0, errors.New("batched: CopyFrom is not supported")
-}
-
-type batchRows struct {
-	pgx.Rows
-	br     pgx.BatchResults
-	conn   *pgxpool.Conn
-	closed bool
-	err    error
-}
-
-func (r *batchRows) Close() {
-	if r.closed {
-		return
-	}
-	r.closed = true
-	r.Rows.Close()
-	r.err = r.Rows.Err()
-	if err := r.br.Close(); err != nil && r.err == nil {
-		r.err = err
-	}
-	r.conn.Release()
-}
-
-func (r *batchRows) Err() error {
-	if r.closed {
-		return r.err
-	}
-	return r.Rows.Err()
+func (s *Searcher) session(p *plan) *prelude.DB {
+	return prelude.New(s.pool, sessionSettings, fmt.Sprint(p.efSearch), planCacheMode(p))
 }
 
 func (s *Searcher) shape(p *plan, rows []db.SearchRankRow) *domain.SearchResult {

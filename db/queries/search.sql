@@ -1,6 +1,6 @@
 -- The ranking pipeline, one statement, top to bottom:
---   query_terms (-> query_identifiers, query_words) -> corpus / term_stats -> vector_leg
---   -> keyword_scored -> keyword_top -> mention_leg -> candidate_ids -> candidate_chunks
+--   query_terms (-> query_identifiers, query_words) -> corpus / term_stats -> listed_chunks
+--   -> vector_leg -> keyword_scored -> keyword_top -> mention_leg -> candidate_ids -> candidate_chunks
 --   -> candidates -> signals
 --   -> normalized -> fused -> capped -> page
 -- Every weight, penalty and threshold is a named parameter; nothing numeric that
@@ -70,6 +70,27 @@ term_stats AS (
         GROUP BY t.lexeme, t.qtf, c.n
     ) AS x
 ),
+-- Pass 2 of a two-pass search ranks a list of documents (listed, by id): their
+-- chunks that pass the filters, each read once for its distance and lexeme bloom.
+-- Driven from the ids, so one generic plan fits every list.
+listed_chunks AS MATERIALIZED (
+    SELECT c.id AS chunk_id, c.lexeme_bloom,
+           CASE WHEN sqlc.arg(semantic_enabled)::boolean
+                THEN c.embedding <=> sqlc.arg(query_embedding)::vector
+           END AS distance
+    FROM unnest(sqlc.arg(listed_document_ids)::bigint[]) AS l (id)
+    JOIN documents d ON d.id = l.id
+    JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
+    WHERE sqlc.arg(listed)::boolean
+      AND d.project_id = ANY (sqlc.arg(project_ids)::bigint[])
+      AND canon_document_matches(d, tags => sqlc.arg(tags)::text[],
+          source_types => sqlc.arg(source_types)::text[], canonical_types => sqlc.arg(canonical_types)::text[],
+          statuses => sqlc.arg(statuses)::text[], evidence_tiers => sqlc.arg(evidence_tiers)::text[],
+          date_from => sqlc.narg(date_from)::date, date_to => sqlc.narg(date_to)::date,
+          include_superseded => sqlc.arg(include_superseded)::boolean,
+          doc_ids_filter => sqlc.arg(doc_ids_filter)::boolean, doc_ids => sqlc.arg(doc_ids)::text[],
+          access_all => sqlc.arg(access_all)::boolean, access_groups => sqlc.arg(access_groups)::text[])
+),
 -- Vector leg: HNSW cosine, over-retrieving `fanout` chunks. Without document
 -- filters it is the index scan alone; with filters they sit inside the leg
 -- (iterative index scans keep the page full when they are selective).
@@ -93,6 +114,7 @@ vector_leg AS (
               LIMIT 1)
          ) AS visible_document
          WHERE sqlc.arg(semantic_enabled)::boolean AND NOT sqlc.arg(filtered)::boolean
+           AND NOT sqlc.arg(listed)::boolean
            AND c.project_id = ANY (sqlc.arg(project_ids)::bigint[])
          ORDER BY c.embedding <=> sqlc.arg(query_embedding)::vector
          LIMIT sqlc.arg(fanout)::integer)
@@ -101,7 +123,7 @@ vector_leg AS (
          FROM chunks c
          JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
          WHERE sqlc.arg(semantic_enabled)::boolean AND sqlc.arg(filtered)::boolean
-           AND NOT sqlc.arg(doc_ids_filter)::boolean
+           AND NOT sqlc.arg(doc_ids_filter)::boolean AND NOT sqlc.arg(listed)::boolean
            AND c.project_id = ANY (sqlc.arg(project_ids)::bigint[])
            AND d.project_id = ANY (sqlc.arg(project_ids)::bigint[])
            AND canon_document_matches(d, tags => sqlc.arg(tags)::text[],
@@ -114,14 +136,14 @@ vector_leg AS (
          ORDER BY c.embedding <=> sqlc.arg(query_embedding)::vector
          LIMIT sqlc.arg(fanout)::integer)
         UNION ALL
-        -- A list of documents (doc_ids_mode=filter, pass 2 of a two-pass search):
-        -- measuring its few hundred documents' chunks exactly beats an HNSW scan
-        -- skipping the rest of the corpus, so `+ 0` keeps the planner off the index.
+        -- A list of documents (doc_ids_mode=filter): measuring its documents' chunks
+        -- exactly beats an HNSW scan skipping the rest of the corpus, so `+ 0` keeps
+        -- the planner off the index.
         (SELECT c.id, c.embedding <=> sqlc.arg(query_embedding)::vector
          FROM documents d
          JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
          WHERE sqlc.arg(semantic_enabled)::boolean AND sqlc.arg(filtered)::boolean
-           AND sqlc.arg(doc_ids_filter)::boolean
+           AND sqlc.arg(doc_ids_filter)::boolean AND NOT sqlc.arg(listed)::boolean
            AND d.project_id = ANY (sqlc.arg(project_ids)::bigint[])
            AND canon_document_matches(d, tags => sqlc.arg(tags)::text[],
                source_types => sqlc.arg(source_types)::text[], canonical_types => sqlc.arg(canonical_types)::text[],
@@ -132,6 +154,13 @@ vector_leg AS (
                access_all => sqlc.arg(access_all)::boolean, access_groups => sqlc.arg(access_groups)::text[])
          ORDER BY (c.embedding <=> sqlc.arg(query_embedding)::vector) + 0
          LIMIT sqlc.arg(fanout)::integer)
+        UNION ALL
+        -- Pass 2: the listed documents' chunks, measured exactly.
+        (SELECT lc.chunk_id, lc.distance
+         FROM listed_chunks lc
+         WHERE sqlc.arg(semantic_enabled)::boolean
+         ORDER BY lc.distance
+         LIMIT sqlc.arg(fanout)::integer)
     ) AS v
 ),
 -- The chunks of the documents that pass the filters (empty without filters), for
@@ -140,7 +169,7 @@ filtered_chunks AS MATERIALIZED (
     SELECT ch.id
     FROM documents d
     JOIN chunks ch ON ch.project_id = d.project_id AND ch.document_id = d.id
-    WHERE sqlc.arg(filtered)::boolean AND sqlc.arg(fts_enabled)::boolean
+    WHERE sqlc.arg(filtered)::boolean AND sqlc.arg(fts_enabled)::boolean AND NOT sqlc.arg(listed)::boolean
       AND d.project_id = ANY (sqlc.arg(project_ids)::bigint[])
       AND canon_document_matches(d, tags => sqlc.arg(tags)::text[],
           source_types => sqlc.arg(source_types)::text[], canonical_types => sqlc.arg(canonical_types)::text[],
@@ -162,10 +191,12 @@ filtered_chunks AS MATERIALIZED (
 --   here, which only decides whether it becomes a candidate (candidates completes
 --   its BM25).
 --   With filters the leg is exact (the searcher sets bm25_exact), so a selective
---   filter still fills the page: for a list of documents (doc_ids_mode=filter,
---   pass 2 of a two-pass search) the postings of their chunks, a join PostgreSQL
---   starts from the few documents; for the other filters, the whole ranges as
---   without filters, then the chunks that are in filtered_chunks.
+--   filter still fills the page: for a list of documents (doc_ids_mode=filter)
+--   the postings of their chunks, a join PostgreSQL starts from the few
+--   documents; for the other filters, the whole ranges as without filters, then
+--   the chunks that are in filtered_chunks.
+--   Pass 2 (listed): each listed chunk's own posting of each term, one index-only
+--   probe, skipped when the chunk's lexeme bloom lacks one of the term's bits.
 keyword_scored AS (
     SELECT p.chunk_id, sum(p.part) AS bm25,
            bit_or(p.bit) AS found, sum(p.part) FILTER (WHERE p.bit <> 0) AS found_bm25,
@@ -187,6 +218,7 @@ keyword_scored AS (
             LIMIT CASE WHEN sqlc.arg(bm25_exact)::boolean THEN NULL ELSE sqlc.arg(bm25_term_limit)::integer END
         ) AS p
         WHERE sqlc.arg(fts_enabled)::boolean AND NOT sqlc.arg(doc_ids_filter)::boolean
+          AND NOT sqlc.arg(listed)::boolean
         UNION ALL
         SELECT p.chunk_id, t.bit,
                canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, sqlc.arg(bm25_k1)::float8, sqlc.arg(bm25_b)::float8,
@@ -195,27 +227,42 @@ keyword_scored AS (
         CROSS JOIN corpus c
         JOIN postings p ON p.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND p.lexeme = t.lexeme
         WHERE sqlc.arg(fts_enabled)::boolean AND sqlc.arg(filtered)::boolean AND sqlc.arg(doc_ids_filter)::boolean
+          AND NOT sqlc.arg(listed)::boolean
           AND p.chunk_id IN (SELECT fc.id FROM filtered_chunks fc)
+        UNION ALL
+        SELECT lc.chunk_id, t.bit,
+               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, sqlc.arg(bm25_k1)::float8, sqlc.arg(bm25_b)::float8,
+                          sqlc.arg(bm25_heading_boost)::float8, c.avgdl)
+        FROM listed_chunks lc
+        CROSS JOIN term_stats t
+        CROSS JOIN corpus c
+        CROSS JOIN LATERAL (
+            SELECT p.tf, p.tf_heading, p.length FROM postings p
+            WHERE p.chunk_id = lc.chunk_id AND p.lexeme = t.lexeme
+            LIMIT 1
+        ) AS p
+        WHERE sqlc.arg(fts_enabled)::boolean AND (lc.lexeme_bloom & t.bloom_bits) = t.bloom_bits
     ) AS p
     GROUP BY p.chunk_id
     -- Other filters keep the chunks of filtered_chunks after the sums: a hash
     -- lookup per posting, never an index probe.
-    HAVING NOT sqlc.arg(filtered)::boolean OR sqlc.arg(doc_ids_filter)::boolean
+    HAVING NOT sqlc.arg(filtered)::boolean OR sqlc.arg(doc_ids_filter)::boolean OR sqlc.arg(listed)::boolean
         OR p.chunk_id IN (SELECT fc.id FROM filtered_chunks fc)
 ),
 -- Keyword leg, step 2: its best `fanout` chunks the caller may see. With filters
--- keyword_scored holds only chunks that pass them; a caller held back by access
--- lists alone has each chunk's document probed, best first, until `fanout` pass
--- (a LATERAL with LIMIT, as in the vector leg).
+-- (or in pass 2) keyword_scored holds only chunks that pass them; a caller held
+-- back by access lists alone has each chunk's document probed, best first, until
+-- `fanout` pass (a LATERAL with LIMIT, as in the vector leg).
 keyword_top AS (
     SELECT ks.chunk_id, ks.bm25
     FROM keyword_scored ks
     CROSS JOIN LATERAL (
-        SELECT WHERE sqlc.arg(access_all)::boolean OR sqlc.arg(filtered)::boolean
+        SELECT WHERE sqlc.arg(access_all)::boolean OR sqlc.arg(filtered)::boolean OR sqlc.arg(listed)::boolean
         UNION ALL
         (SELECT FROM chunks c
          JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
          WHERE NOT sqlc.arg(access_all)::boolean AND NOT sqlc.arg(filtered)::boolean
+           AND NOT sqlc.arg(listed)::boolean
            AND c.id = ks.chunk_id
            AND canon_document_visible(d, sqlc.arg(access_all)::boolean, sqlc.arg(access_groups)::text[])
          LIMIT 1)
@@ -240,6 +287,7 @@ mention_leg AS (
     JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
     WHERE cardinality(sqlc.arg(mentioned)::text[]) > 0
       AND d.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND d.slug = ANY (sqlc.arg(mentioned)::text[])
+      AND (NOT sqlc.arg(listed)::boolean OR d.id = ANY (sqlc.arg(listed_document_ids)::bigint[]))
       AND canon_document_matches(d, tags => sqlc.arg(tags)::text[],
           source_types => sqlc.arg(source_types)::text[], canonical_types => sqlc.arg(canonical_types)::text[],
           statuses => sqlc.arg(statuses)::text[], evidence_tiers => sqlc.arg(evidence_tiers)::text[],

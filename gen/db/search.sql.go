@@ -63,6 +63,24 @@ term_stats AS (
         GROUP BY t.lexeme, t.qtf, c.n
     ) AS x
 ),
+listed_chunks AS MATERIALIZED (
+    SELECT c.id AS chunk_id, c.lexeme_bloom,
+           CASE WHEN $10::boolean
+                THEN c.embedding <=> $11::vector
+           END AS distance
+    FROM unnest($12::bigint[]) AS l (id)
+    JOIN documents d ON d.id = l.id
+    JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
+    WHERE $13::boolean
+      AND d.project_id = ANY ($6::bigint[])
+      AND canon_document_matches(d, tags => $5::text[],
+          source_types => $14::text[], canonical_types => $15::text[],
+          statuses => $16::text[], evidence_tiers => $17::text[],
+          date_from => $18::date, date_to => $19::date,
+          include_superseded => $20::boolean,
+          doc_ids_filter => $21::boolean, doc_ids => $22::text[],
+          access_all => $23::boolean, access_groups => $24::text[])
+),
 vector_leg AS (
     SELECT v.chunk_id, v.distance, row_number() OVER (ORDER BY v.distance, v.chunk_id) AS vector_rank
     FROM (
@@ -71,72 +89,80 @@ vector_leg AS (
         -- The probe is a LATERAL with LIMIT, which a generic plan cannot turn into a
         -- join driven from documents (it guesses a handful of them are visible), and
         -- one branch for both keeps the plan's row estimates those of a bare scan.
-        (SELECT c.id AS chunk_id, c.embedding <=> $10::vector AS distance
+        (SELECT c.id AS chunk_id, c.embedding <=> $11::vector AS distance
          FROM chunks c
          CROSS JOIN LATERAL (
-             SELECT WHERE $11::boolean
+             SELECT WHERE $23::boolean
              UNION ALL
              (SELECT FROM documents d
-              WHERE NOT $11::boolean
+              WHERE NOT $23::boolean
                 AND d.project_id = c.project_id AND d.id = c.document_id
-                AND canon_document_visible(d, $11::boolean, $12::text[])
+                AND canon_document_visible(d, $23::boolean, $24::text[])
               LIMIT 1)
          ) AS visible_document
-         WHERE $13::boolean AND NOT $14::boolean
+         WHERE $10::boolean AND NOT $25::boolean
+           AND NOT $13::boolean
            AND c.project_id = ANY ($6::bigint[])
-         ORDER BY c.embedding <=> $10::vector
-         LIMIT $15::integer)
+         ORDER BY c.embedding <=> $11::vector
+         LIMIT $26::integer)
         UNION ALL
-        (SELECT c.id, c.embedding <=> $10::vector
+        (SELECT c.id, c.embedding <=> $11::vector
          FROM chunks c
          JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
-         WHERE $13::boolean AND $14::boolean
-           AND NOT $16::boolean
+         WHERE $10::boolean AND $25::boolean
+           AND NOT $21::boolean AND NOT $13::boolean
            AND c.project_id = ANY ($6::bigint[])
            AND d.project_id = ANY ($6::bigint[])
            AND canon_document_matches(d, tags => $5::text[],
-               source_types => $17::text[], canonical_types => $18::text[],
-               statuses => $19::text[], evidence_tiers => $20::text[],
-               date_from => $21::date, date_to => $22::date,
-               include_superseded => $23::boolean,
-               doc_ids_filter => $16::boolean, doc_ids => $24::text[],
-               access_all => $11::boolean, access_groups => $12::text[])
-         ORDER BY c.embedding <=> $10::vector
-         LIMIT $15::integer)
+               source_types => $14::text[], canonical_types => $15::text[],
+               statuses => $16::text[], evidence_tiers => $17::text[],
+               date_from => $18::date, date_to => $19::date,
+               include_superseded => $20::boolean,
+               doc_ids_filter => $21::boolean, doc_ids => $22::text[],
+               access_all => $23::boolean, access_groups => $24::text[])
+         ORDER BY c.embedding <=> $11::vector
+         LIMIT $26::integer)
         UNION ALL
-        -- A list of documents (doc_ids_mode=filter, pass 2 of a two-pass search):
-        -- measuring its few hundred documents' chunks exactly beats an HNSW scan
-        -- skipping the rest of the corpus, so ` + "`" + `+ 0` + "`" + ` keeps the planner off the index.
-        (SELECT c.id, c.embedding <=> $10::vector
+        -- A list of documents (doc_ids_mode=filter): measuring its documents' chunks
+        -- exactly beats an HNSW scan skipping the rest of the corpus, so ` + "`" + `+ 0` + "`" + ` keeps
+        -- the planner off the index.
+        (SELECT c.id, c.embedding <=> $11::vector
          FROM documents d
          JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
-         WHERE $13::boolean AND $14::boolean
-           AND $16::boolean
+         WHERE $10::boolean AND $25::boolean
+           AND $21::boolean AND NOT $13::boolean
            AND d.project_id = ANY ($6::bigint[])
            AND canon_document_matches(d, tags => $5::text[],
-               source_types => $17::text[], canonical_types => $18::text[],
-               statuses => $19::text[], evidence_tiers => $20::text[],
-               date_from => $21::date, date_to => $22::date,
-               include_superseded => $23::boolean,
-               doc_ids_filter => $16::boolean, doc_ids => $24::text[],
-               access_all => $11::boolean, access_groups => $12::text[])
-         ORDER BY (c.embedding <=> $10::vector) + 0
-         LIMIT $15::integer)
+               source_types => $14::text[], canonical_types => $15::text[],
+               statuses => $16::text[], evidence_tiers => $17::text[],
+               date_from => $18::date, date_to => $19::date,
+               include_superseded => $20::boolean,
+               doc_ids_filter => $21::boolean, doc_ids => $22::text[],
+               access_all => $23::boolean, access_groups => $24::text[])
+         ORDER BY (c.embedding <=> $11::vector) + 0
+         LIMIT $26::integer)
+        UNION ALL
+        -- Pass 2: the listed documents' chunks, measured exactly.
+        (SELECT lc.chunk_id, lc.distance
+         FROM listed_chunks lc
+         WHERE $10::boolean
+         ORDER BY lc.distance
+         LIMIT $26::integer)
     ) AS v
 ),
 filtered_chunks AS MATERIALIZED (
     SELECT ch.id
     FROM documents d
     JOIN chunks ch ON ch.project_id = d.project_id AND ch.document_id = d.id
-    WHERE $14::boolean AND $7::boolean
+    WHERE $25::boolean AND $7::boolean AND NOT $13::boolean
       AND d.project_id = ANY ($6::bigint[])
       AND canon_document_matches(d, tags => $5::text[],
-          source_types => $17::text[], canonical_types => $18::text[],
-          statuses => $19::text[], evidence_tiers => $20::text[],
-          date_from => $21::date, date_to => $22::date,
-          include_superseded => $23::boolean,
-          doc_ids_filter => $16::boolean, doc_ids => $24::text[],
-          access_all => $11::boolean, access_groups => $12::text[])
+          source_types => $14::text[], canonical_types => $15::text[],
+          statuses => $16::text[], evidence_tiers => $17::text[],
+          date_from => $18::date, date_to => $19::date,
+          include_superseded => $20::boolean,
+          doc_ids_filter => $21::boolean, doc_ids => $22::text[],
+          access_all => $23::boolean, access_groups => $24::text[])
 ),
 keyword_scored AS (
     SELECT p.chunk_id, sum(p.part) AS bm25,
@@ -144,8 +170,8 @@ keyword_scored AS (
            count(*) FILTER (WHERE p.bit <> 0) AS found_terms
     FROM (
         SELECT p.chunk_id, t.bit,
-               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $25::float8, $26::float8,
-                          $27::float8, c.avgdl) AS part
+               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $27::float8, $28::float8,
+                          $29::float8, c.avgdl) AS part
         FROM unnest($6::bigint[]) AS pr (id)
         CROSS JOIN term_stats t
         CROSS JOIN corpus c
@@ -158,59 +184,76 @@ keyword_scored AS (
             ORDER BY p.impact DESC, p.chunk_id
             LIMIT CASE WHEN $8::boolean THEN NULL ELSE $9::integer END
         ) AS p
-        WHERE $7::boolean AND NOT $16::boolean
+        WHERE $7::boolean AND NOT $21::boolean
+          AND NOT $13::boolean
         UNION ALL
         SELECT p.chunk_id, t.bit,
-               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $25::float8, $26::float8,
-                          $27::float8, c.avgdl)
+               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $27::float8, $28::float8,
+                          $29::float8, c.avgdl)
         FROM term_stats t
         CROSS JOIN corpus c
         JOIN postings p ON p.project_id = ANY ($6::bigint[]) AND p.lexeme = t.lexeme
-        WHERE $7::boolean AND $14::boolean AND $16::boolean
+        WHERE $7::boolean AND $25::boolean AND $21::boolean
+          AND NOT $13::boolean
           AND p.chunk_id IN (SELECT fc.id FROM filtered_chunks fc)
+        UNION ALL
+        SELECT lc.chunk_id, t.bit,
+               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $27::float8, $28::float8,
+                          $29::float8, c.avgdl)
+        FROM listed_chunks lc
+        CROSS JOIN term_stats t
+        CROSS JOIN corpus c
+        CROSS JOIN LATERAL (
+            SELECT p.tf, p.tf_heading, p.length FROM postings p
+            WHERE p.chunk_id = lc.chunk_id AND p.lexeme = t.lexeme
+            LIMIT 1
+        ) AS p
+        WHERE $7::boolean AND (lc.lexeme_bloom & t.bloom_bits) = t.bloom_bits
     ) AS p
     GROUP BY p.chunk_id
     -- Other filters keep the chunks of filtered_chunks after the sums: a hash
     -- lookup per posting, never an index probe.
-    HAVING NOT $14::boolean OR $16::boolean
+    HAVING NOT $25::boolean OR $21::boolean OR $13::boolean
         OR p.chunk_id IN (SELECT fc.id FROM filtered_chunks fc)
 ),
 keyword_top AS (
     SELECT ks.chunk_id, ks.bm25
     FROM keyword_scored ks
     CROSS JOIN LATERAL (
-        SELECT WHERE $11::boolean OR $14::boolean
+        SELECT WHERE $23::boolean OR $25::boolean OR $13::boolean
         UNION ALL
         (SELECT FROM chunks c
          JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
-         WHERE NOT $11::boolean AND NOT $14::boolean
+         WHERE NOT $23::boolean AND NOT $25::boolean
+           AND NOT $13::boolean
            AND c.id = ks.chunk_id
-           AND canon_document_visible(d, $11::boolean, $12::text[])
+           AND canon_document_visible(d, $23::boolean, $24::text[])
          LIMIT 1)
     ) AS visible_chunk
     ORDER BY ks.bm25 DESC, ks.chunk_id
-    LIMIT $15::integer
+    LIMIT $26::integer
 ),
 keyword_leg AS (
     SELECT $7::boolean AND NOT $8::boolean
-           AND (SELECT count(*) FROM keyword_top) < $15::integer
+           AND (SELECT count(*) FROM keyword_top) < $26::integer
            AND EXISTS (SELECT FROM term_stats t WHERE NOT t.complete) AS short
 ),
 mention_leg AS (
     SELECT c.id AS chunk_id
     FROM documents d
     JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
-    WHERE cardinality($28::text[]) > 0
-      AND d.project_id = ANY ($6::bigint[]) AND d.slug = ANY ($28::text[])
+    WHERE cardinality($30::text[]) > 0
+      AND d.project_id = ANY ($6::bigint[]) AND d.slug = ANY ($30::text[])
+      AND (NOT $13::boolean OR d.id = ANY ($12::bigint[]))
       AND canon_document_matches(d, tags => $5::text[],
-          source_types => $17::text[], canonical_types => $18::text[],
-          statuses => $19::text[], evidence_tiers => $20::text[],
-          date_from => $21::date, date_to => $22::date,
-          include_superseded => $23::boolean,
-          doc_ids_filter => $16::boolean, doc_ids => $24::text[],
-          access_all => $11::boolean, access_groups => $12::text[])
+          source_types => $14::text[], canonical_types => $15::text[],
+          statuses => $16::text[], evidence_tiers => $17::text[],
+          date_from => $18::date, date_to => $19::date,
+          include_superseded => $20::boolean,
+          doc_ids_filter => $21::boolean, doc_ids => $22::text[],
+          access_all => $23::boolean, access_groups => $24::text[])
     ORDER BY c.id
-    LIMIT $15::integer
+    LIMIT $26::integer
 ),
 candidate_ids AS (
     SELECT DISTINCT u.chunk_id
@@ -222,8 +265,8 @@ candidate_ids AS (
 ),
 candidate_chunks AS MATERIALIZED (
     SELECT c.id AS chunk_id, c.project_id, c.document_id, c.heading_lexemes, c.lexeme_bloom,
-           CASE WHEN $13::boolean
-                THEN c.embedding <=> $10::vector
+           CASE WHEN $10::boolean
+                THEN c.embedding <=> $11::vector
            END AS distance
     FROM candidate_ids ci
     JOIN chunks c ON c.id = ci.chunk_id
@@ -242,8 +285,8 @@ candidates AS (
     -- What keyword_scored found plus what the probes find.
     CROSS JOIN LATERAL (
         SELECT coalesce(ks.found_bm25, 0)
-               + coalesce(sum(canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $25::float8,
-                                         $26::float8, $27::float8,
+               + coalesce(sum(canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $27::float8,
+                                         $28::float8, $29::float8,
                                          co.avgdl)), 0) AS bm25,
                coalesce(ks.found_terms, 0) + count(*) AS terms
         FROM term_stats t
@@ -263,7 +306,7 @@ signals AS (
     SELECT cand.chunk_id, cand.project_id, cand.document_id, cand.vector_rank, cand.keyword_rank,
            -- Without the semantic leg (keyword_only, or a question that embeds to the
            -- zero vector, whose cosine is NaN) the similarity is 0.
-           CASE WHEN NOT $13::boolean THEN 0
+           CASE WHEN NOT $10::boolean THEN 0
                 ELSE greatest(1 - cand.distance, 0)
            END::float8 AS vector_similarity,
            cand.bm25,
@@ -277,22 +320,22 @@ signals AS (
            CASE WHEN cardinality(d.tag_lexemes) = 0 THEN 0 ELSE o.tag_words / cardinality(d.tag_lexemes) END AS tag_overlap,
            CASE WHEN q.n = 0 THEN 0 ELSE o.preamble_words / q.n END AS preamble,
            CASE WHEN d.effective_date IS NULL THEN 0
-                ELSE power(0.5, greatest($29::date - d.effective_date, 0)::float8
-                                / $30::float8)
+                ELSE power(0.5, greatest($31::date - d.effective_date, 0)::float8
+                                / $32::float8)
            END AS recency,
            CASE WHEN d.status IN ('accepted', 'active') THEN 1 ELSE 0 END::float8 AS status_active,
-           CASE WHEN d.slug = ANY ($28::text[]) THEN 1 ELSE 0 END::float8 AS mention,
-           coalesce(1 - ($31::float8[])[
-               array_position($32::text[], d.evidence_tier)], 0)::float8 AS evidence_distrust,
+           CASE WHEN d.slug = ANY ($30::text[]) THEN 1 ELSE 0 END::float8 AS mention,
+           coalesce(1 - ($33::float8[])[
+               array_position($34::text[], d.evidence_tier)], 0)::float8 AS evidence_distrust,
            -- The trust gradient applies to canonical documents only, so a project
            -- without any gets exactly the plain hybrid ranking.
            CASE WHEN d.canonical_type IS NULL THEN 0
-                WHEN d.status = 'superseded' THEN $33::float8
-                WHEN d.status = 'deprecated' THEN $34::float8
-                WHEN d.status = 'archived' THEN $35::float8
+                WHEN d.status = 'superseded' THEN $35::float8
+                WHEN d.status = 'deprecated' THEN $36::float8
+                WHEN d.status = 'archived' THEN $37::float8
                 ELSE 0
            END AS status_penalty,
-           CASE WHEN d.canonical_type IS NOT NULL AND d.tier = 'auto' THEN $36::float8
+           CASE WHEN d.canonical_type IS NOT NULL AND d.tier = 'auto' THEN $38::float8
                 ELSE 0
            END AS tier_penalty,
            CASE WHEN d.canonical_type IS NULL THEN 0 ELSE d.retrieval_priority END::float8 AS priority
@@ -318,7 +361,7 @@ signals AS (
 ),
 normalized AS (
     SELECT s.chunk_id, s.project_id, s.document_id, s.vector_rank, s.keyword_rank, s.vector_similarity, s.bm25, s.heading, s.identifier, s.keyword_coverage, s.tag_overlap, s.preamble, s.recency, s.status_active, s.mention, s.evidence_distrust, s.status_penalty, s.tier_penalty, s.priority,
-           CASE WHEN NOT $37::boolean THEN s.vector_similarity
+           CASE WHEN NOT $39::boolean THEN s.vector_similarity
                 WHEN max(s.vector_similarity) OVER () > min(s.vector_similarity) OVER ()
                     THEN (s.vector_similarity - min(s.vector_similarity) OVER ())
                          / (max(s.vector_similarity) OVER () - min(s.vector_similarity) OVER ())
@@ -329,37 +372,37 @@ normalized AS (
 ),
 fused AS (
     SELECT n.chunk_id, n.project_id, n.document_id, n.vector_rank, n.keyword_rank, n.vector_similarity, n.bm25, n.heading, n.identifier, n.keyword_coverage, n.tag_overlap, n.preamble, n.recency, n.status_active, n.mention, n.evidence_distrust, n.status_penalty, n.tier_penalty, n.priority, n.vector_normalized, n.keyword_normalized,
-           CASE $38::text
+           CASE $40::text
                WHEN 'weighted' THEN
-                   $39::float8 * n.vector_normalized
-                   + $40::float8 * n.keyword_normalized
-                   + $41::float8 * n.heading
-                   + $42::float8 * n.tag_overlap
-                   + $43::float8 * n.preamble
-                   + $44::float8 * n.recency
-                   + $45::float8 * n.status_active
-                   + $46::float8 * n.mention
-                   + $47::float8 * n.identifier
-                   + $48::float8 * n.priority - n.status_penalty - n.tier_penalty
-                   - $49::float8 * n.evidence_distrust
+                   $41::float8 * n.vector_normalized
+                   + $42::float8 * n.keyword_normalized
+                   + $43::float8 * n.heading
+                   + $44::float8 * n.tag_overlap
+                   + $45::float8 * n.preamble
+                   + $46::float8 * n.recency
+                   + $47::float8 * n.status_active
+                   + $48::float8 * n.mention
+                   + $49::float8 * n.identifier
+                   + $50::float8 * n.priority - n.status_penalty - n.tier_penalty
+                   - $51::float8 * n.evidence_distrust
                WHEN 'rrf' THEN
-                   coalesce($50::float8 / ($51::float8 + n.vector_rank), 0)
-                   + coalesce($52::float8 / ($51::float8 + n.keyword_rank), 0)
-                   + $53::float8
-                     * ($50::float8 + $52::float8)
-                     / (($51::float8 + 1) * ($51::float8 + 2))
-                     * ($46::float8 * n.mention
-                        + $47::float8 * n.identifier
-                        + $48::float8 * n.priority - n.status_penalty - n.tier_penalty
-                        - $49::float8 * n.evidence_distrust)
+                   coalesce($52::float8 / ($53::float8 + n.vector_rank), 0)
+                   + coalesce($54::float8 / ($53::float8 + n.keyword_rank), 0)
+                   + $55::float8
+                     * ($52::float8 + $54::float8)
+                     / (($53::float8 + 1) * ($53::float8 + 2))
+                     * ($48::float8 * n.mention
+                        + $49::float8 * n.identifier
+                        + $50::float8 * n.priority - n.status_penalty - n.tier_penalty
+                        - $51::float8 * n.evidence_distrust)
                WHEN 'semantic_only' THEN n.vector_similarity
                ELSE n.bm25
            END AS score
     FROM normalized n
     -- The single-leg methods rank only what their own leg found.
-    WHERE $38::text NOT IN ('semantic_only', 'keyword_only')
-       OR ($38::text = 'semantic_only' AND n.vector_rank IS NOT NULL)
-       OR ($38::text = 'keyword_only' AND n.keyword_rank IS NOT NULL)
+    WHERE $40::text NOT IN ('semantic_only', 'keyword_only')
+       OR ($40::text = 'semantic_only' AND n.vector_rank IS NOT NULL)
+       OR ($40::text = 'keyword_only' AND n.keyword_rank IS NOT NULL)
 ),
 capped AS (
     SELECT f.chunk_id, f.project_id, f.document_id, f.vector_rank, f.keyword_rank, f.vector_similarity, f.bm25, f.heading, f.identifier, f.keyword_coverage, f.tag_overlap, f.preamble, f.recency, f.status_active, f.mention, f.evidence_distrust, f.status_penalty, f.tier_penalty, f.priority, f.vector_normalized, f.keyword_normalized, f.score, f.doc_rank
@@ -367,7 +410,7 @@ capped AS (
         SELECT f.chunk_id, f.project_id, f.document_id, f.vector_rank, f.keyword_rank, f.vector_similarity, f.bm25, f.heading, f.identifier, f.keyword_coverage, f.tag_overlap, f.preamble, f.recency, f.status_active, f.mention, f.evidence_distrust, f.status_penalty, f.tier_penalty, f.priority, f.vector_normalized, f.keyword_normalized, f.score, row_number() OVER (PARTITION BY f.document_id ORDER BY f.score DESC, f.chunk_id) AS doc_rank
         FROM fused f
     ) AS f
-    WHERE f.doc_rank <= $54::integer
+    WHERE f.doc_rank <= $56::integer
 ),
 page AS (
     SELECT c.chunk_id, c.project_id, c.document_id, c.vector_rank, c.keyword_rank, c.vector_similarity, c.bm25, c.heading, c.identifier, c.keyword_coverage, c.tag_overlap, c.preamble, c.recency, c.status_active, c.mention, c.evidence_distrust, c.status_penalty, c.tier_penalty, c.priority, c.vector_normalized, c.keyword_normalized, c.score, c.doc_rank,
@@ -411,13 +454,10 @@ type SearchRankParams struct {
 	FtsEnabled          bool
 	Bm25Exact           bool
 	Bm25TermLimit       int32
-	QueryEmbedding      *pgvector.Vector
-	AccessAll           bool
-	AccessGroups        []string
 	SemanticEnabled     bool
-	Filtered            bool
-	Fanout              int32
-	DocIdsFilter        bool
+	QueryEmbedding      *pgvector.Vector
+	ListedDocumentIds   []int64
+	Listed              bool
 	SourceTypes         []string
 	CanonicalTypes      []string
 	Statuses            []string
@@ -425,7 +465,12 @@ type SearchRankParams struct {
 	DateFrom            *time.Time
 	DateTo              *time.Time
 	IncludeSuperseded   bool
+	DocIdsFilter        bool
 	DocIds              []string
+	AccessAll           bool
+	AccessGroups        []string
+	Filtered            bool
+	Fanout              int32
 	Bm25K1              float64
 	Bm25B               float64
 	Bm25HeadingBoost    float64
@@ -502,8 +547,8 @@ type SearchRankRow struct {
 
 // The ranking pipeline, one statement, top to bottom:
 //
-//	query_terms (-> query_identifiers, query_words) -> corpus / term_stats -> vector_leg
-//	-> keyword_scored -> keyword_top -> mention_leg -> candidate_ids -> candidate_chunks
+//	query_terms (-> query_identifiers, query_words) -> corpus / term_stats -> listed_chunks
+//	-> vector_leg -> keyword_scored -> keyword_top -> mention_leg -> candidate_ids -> candidate_chunks
 //	-> candidates -> signals
 //	-> normalized -> fused -> capped -> page
 //
@@ -523,6 +568,9 @@ type SearchRankRow struct {
 // for tag_overlap only. Each once.
 // BM25 corpus statistics over the projects searched: N, average length, df.
 // Per query term: its idf and what the keyword leg and candidates need to know of it.
+// Pass 2 of a two-pass search ranks a list of documents (listed, by id): their
+// chunks that pass the filters, each read once for its distance and lexeme bloom.
+// Driven from the ids, so one generic plan fits every list.
 // Vector leg: HNSW cosine, over-retrieving `fanout` chunks. Without document
 // filters it is the index scan alone; with filters they sit inside the leg
 // (iterative index scans keep the page full when they are selective).
@@ -541,15 +589,17 @@ type SearchRankRow struct {
 //	here, which only decides whether it becomes a candidate (candidates completes
 //	its BM25).
 //	With filters the leg is exact (the searcher sets bm25_exact), so a selective
-//	filter still fills the page: for a list of documents (doc_ids_mode=filter,
-//	pass 2 of a two-pass search) the postings of their chunks, a join PostgreSQL
-//	starts from the few documents; for the other filters, the whole ranges as
-//	without filters, then the chunks that are in filtered_chunks.
+//	filter still fills the page: for a list of documents (doc_ids_mode=filter)
+//	the postings of their chunks, a join PostgreSQL starts from the few
+//	documents; for the other filters, the whole ranges as without filters, then
+//	the chunks that are in filtered_chunks.
+//	Pass 2 (listed): each listed chunk's own posting of each term, one index-only
+//	probe, skipped when the chunk's lexeme bloom lacks one of the term's bits.
 //
 // Keyword leg, step 2: its best `fanout` chunks the caller may see. With filters
-// keyword_scored holds only chunks that pass them; a caller held back by access
-// lists alone has each chunk's document probed, best first, until `fanout` pass
-// (a LATERAL with LIMIT, as in the vector leg).
+// (or in pass 2) keyword_scored holds only chunks that pass them; a caller held
+// back by access lists alone has each chunk's document probed, best first, until
+// `fanout` pass (a LATERAL with LIMIT, as in the vector leg).
 // The approximate keyword leg came up short: fewer than `fanout` chunks the
 // caller may see, while some term's postings were read in part. The searcher
 // then ranks again with whole ranges (bm25_exact), so a caller who sees little of
@@ -620,13 +670,10 @@ func (q *Queries) SearchRank(ctx context.Context, arg SearchRankParams) ([]Searc
 		arg.FtsEnabled,
 		arg.Bm25Exact,
 		arg.Bm25TermLimit,
-		arg.QueryEmbedding,
-		arg.AccessAll,
-		arg.AccessGroups,
 		arg.SemanticEnabled,
-		arg.Filtered,
-		arg.Fanout,
-		arg.DocIdsFilter,
+		arg.QueryEmbedding,
+		arg.ListedDocumentIds,
+		arg.Listed,
 		arg.SourceTypes,
 		arg.CanonicalTypes,
 		arg.Statuses,
@@ -634,7 +681,12 @@ func (q *Queries) SearchRank(ctx context.Context, arg SearchRankParams) ([]Searc
 		arg.DateFrom,
 		arg.DateTo,
 		arg.IncludeSuperseded,
+		arg.DocIdsFilter,
 		arg.DocIds,
+		arg.AccessAll,
+		arg.AccessGroups,
+		arg.Filtered,
+		arg.Fanout,
 		arg.Bm25K1,
 		arg.Bm25B,
 		arg.Bm25HeadingBoost,
