@@ -28,18 +28,18 @@ import (
 type BulkPolicy struct {
 	// MinChunks: a load storing fewer chunks keeps the index maintained row by
 	// row (0: never defer).
-	MinChunks int
+	MinChunks int `json:"min_chunks"`
 	// Ratio: a load must store at least Ratio times the chunks already in the
 	// database (every project: the index is shared), so the rebuild stays
 	// cheaper than the inserts it replaces and other projects' searches go
 	// without the index only while their data is the smaller part.
-	Ratio float64
+	Ratio float64 `json:"ratio"`
 	// BuildMemory is maintenance_work_mem for the build (an HNSW build that
 	// outgrows it slows down several times).
-	BuildMemory string
+	BuildMemory string `json:"build_memory"`
 	// BuildWorkers is max_parallel_maintenance_workers for the build (0: one per
 	// core beside the leader).
-	BuildWorkers int
+	BuildWorkers int `json:"build_workers"`
 }
 
 // Defaults of BulkPolicy.
