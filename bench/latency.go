@@ -270,6 +270,8 @@ func Latency(ctx context.Context, s LatencySetup, o LatencyOptions) (*LatencyRep
 	for _, m := range methods {
 		rep.Methods = append(rep.Methods, MethodInfo{Name: m.name, What: m.what})
 	}
+	o.Log("latency: warming up ...")
+	warmUp(ctx, methods, queries)
 	for _, c := range o.Concurrency {
 		for _, m := range methods {
 			o.Log("latency: %-26s concurrency %2d ...", m.name, c)

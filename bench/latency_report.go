@@ -78,7 +78,9 @@ func (r *LatencyReport) WriteMarkdown(w io.Writer) {
 	fmt.Fprintf(w, "Index: `%s`\n\n", l.HNSWIndex)
 
 	fmt.Fprintf(w, "## Latency\n\n")
-	fmt.Fprintf(w, "Each cell runs for %.0f s or %d requests, whichever comes first, after an unmeasured warm-up; "+
+	fmt.Fprintf(w, "Each cell runs for %.0f s or %d requests, whichever comes first, after an unmeasured warm-up "+
+		"(before the first cell, every method runs once over the first questions, at most 2 s each; each cell then "+
+		"sends 3 requests per connection); "+
 		"%d distinct generated questions, limit %d, ef_search %d. Every method embeds the question (the same embedder). "+
 		"Loopback only; the database runs on the same machine.\n\n", r.DurationS, r.MaxRequests, r.Queries, r.Limit, r.EFSearch)
 	fmt.Fprintln(w, "| method | conc. | requests | p50 ms | p95 ms | p99 ms | mean ms | QPS | p50 / canon/weighted | rows | errors |")
