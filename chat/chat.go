@@ -68,7 +68,11 @@ type Events struct {
 	// Passages receives the chunks the prompt numbers (passages[i] is [i+1]) once
 	// the gate admitted the question, before the model is called.
 	Passages func(passages []*domain.Hit) error
-	Delta    func(string) error
+	// Cite receives each passage the answer cites when the answer first cites it,
+	// before the delta that carries the marker: n is the passage's number in the
+	// answer, which numbers what it cites from [1] in order of first use.
+	Cite  func(n int, passage *domain.Hit) error
+	Delta func(string) error
 }
 
 // Answer runs one turn. acceptLanguage is the request's Accept-Language header.
@@ -174,7 +178,12 @@ func (s *Service) Answer(ctx context.Context, req *domain.ChatRequest, acceptLan
 	}
 
 	genStart := time.Now()
-	held := &sentinelFilter{emit: ev.Delta}
+	valid := func(n int) bool { _, ok := numbered[n]; return ok }
+	shown := &renumberedStream{r: domain.NewRenumbering(valid), numbered: numbered, ev: ev}
+	held := &sentinelFilter{}
+	if ev.Delta != nil {
+		held.emit = shown.write
+	}
 	out, err := s.provider.Stream(ctx, llmReq, held.write)
 	meta.GenerationMs = ms(time.Since(genStart))
 	if err != nil {
@@ -216,19 +225,33 @@ func (s *Service) Answer(ctx context.Context, req *domain.ChatRequest, acceptLan
 	if err := held.flush(); err != nil {
 		return nil, err
 	}
+	if ev.Delta != nil {
+		if err := shown.flush(); err != nil {
+			return nil, err
+		}
+	}
 
-	checked := domain.CheckMarkers(out.Text, func(n int) bool { _, ok := numbered[n]; return ok })
+	checked := domain.CheckMarkers(out.Text, valid)
 	meta.DroppedMarkers = checked.Dropped
+	// The answer numbers what it cites from [1], as the stream showed it.
+	cites := domain.NewRenumbering(valid)
+	answer := cites.Rewrite(checked.Text)
+	cited := func(k int) (*domain.Hit, bool) {
+		if k < 1 || k > len(cites.Prompt) {
+			return nil, false
+		}
+		return numbered[cites.Prompt[k-1]], true
+	}
 	var citations []domain.Citation
-	for _, n := range checked.Cited {
-		h := numbered[n]
+	for k := range cites.Prompt {
+		h, _ := cited(k + 1)
 		citations = append(citations, domain.Citation{
-			N: n, DocID: h.DocID, ChunkID: h.ChunkID, Title: h.Title,
+			N: k + 1, DocID: h.DocID, ChunkID: h.ChunkID, Title: h.Title,
 			HeadingPath: h.HeadingPath, Snippet: h.Snippet, Score: h.Score, Origin: h.Origin,
 		})
 	}
-	support := domain.CheckSupport(checked.Text, func(n int) (string, bool) {
-		h, ok := numbered[n]
+	support := domain.CheckSupport(answer, func(k int) (string, bool) {
+		h, ok := cited(k)
 		if !ok {
 			return "", false
 		}
@@ -247,7 +270,7 @@ func (s *Service) Answer(ctx context.Context, req *domain.ChatRequest, acceptLan
 	}
 	meta.FollowUps = followUps(found, checked.Cited, numbered)
 	meta.TotalMs = ms(time.Since(start))
-	res := &domain.ChatResponse{Answer: checked.Text, Citations: citations, Meta: meta}
+	res := &domain.ChatResponse{Answer: answer, Citations: citations, Meta: meta}
 	s.log(entry, res)
 	return res, nil
 }
@@ -355,6 +378,38 @@ func (f *sentinelFilter) write(delta string) error {
 		return nil // a refusal: keep holding, the caller replaces it
 	}
 	return f.flush()
+}
+
+// renumberedStream shows the streamed answer with its markers numbered from [1]
+// in order of first use, announcing each newly cited passage before its marker.
+type renumberedStream struct {
+	r        *domain.Renumbering
+	numbered map[int]*domain.Hit
+	ev       Events
+	// announced counts the passages already sent to ev.Cite.
+	announced int
+}
+
+func (s *renumberedStream) write(delta string) error {
+	return s.emit(s.r.Stream(delta))
+}
+
+func (s *renumberedStream) flush() error {
+	return s.emit(s.r.Flush())
+}
+
+func (s *renumberedStream) emit(text string) error {
+	if s.ev.Cite != nil {
+		for ; s.announced < len(s.r.Prompt); s.announced++ {
+			if err := s.ev.Cite(s.announced+1, s.numbered[s.r.Prompt[s.announced]]); err != nil {
+				return err
+			}
+		}
+	}
+	if text == "" {
+		return nil
+	}
+	return s.ev.Delta(text)
 }
 
 func (f *sentinelFilter) flush() error {

@@ -353,6 +353,60 @@ func TestAnswerWithCheckedCitations(t *testing.T) {
 	}
 }
 
+// The answer numbers what it cites from [1] in order of first use, whatever the
+// prompt's numbering; the stream shows the same numbers, each passage announced
+// (Cite) before the text that first carries its marker.
+func TestAnswerNumbersCitationsInOrderOfUse(t *testing.T) {
+	t.Parallel()
+	var first, second int
+	fake := &fakeOpenAI{answer: func(p string) string {
+		second = numberOf(p, "dec-cache-v2")
+		first = lastNumber(p)
+		return fmt.Sprintf("Some context comes first [%d]. We standardised on Redis Cluster [%d, %d]. Again [%d].",
+			first, second, first, second)
+	}}
+	svc, _ := newService(t, fake, nil)
+	var shown strings.Builder
+	type cite struct {
+		n     int
+		doc   string
+		after int // bytes shown before the announcement
+	}
+	var cites []cite
+	res, err := svc.Answer(context.Background(), ask("what cache layer did we standardise on?"), "", chat.Events{
+		Cite:  func(n int, h *domain.Hit) error { cites = append(cites, cite{n, h.DocID, shown.Len()}); return nil },
+		Delta: func(d string) error { shown.WriteString(d); return nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first == second || first == 1 {
+		t.Fatalf("the test needs two passages, the first cited not numbered 1 in the prompt (got %d and %d)", first, second)
+	}
+	const want = "Some context comes first [1]. We standardised on Redis Cluster [2, 1]. Again [2]."
+	if res.Answer != want || shown.String() != want {
+		t.Errorf("answer %q, streamed %q; want %q", res.Answer, shown.String(), want)
+	}
+	if len(res.Citations) != 2 || res.Citations[0].N != 1 || res.Citations[1].N != 2 ||
+		res.Citations[1].DocID != "dec-cache-v2" {
+		t.Fatalf("citations = %+v", res.Citations)
+	}
+	if len(cites) != 2 || cites[0].n != 1 || cites[0].doc != res.Citations[0].DocID || cites[1].n != 2 ||
+		cites[1].doc != "dec-cache-v2" {
+		t.Fatalf("announced %+v", cites)
+	}
+	for _, c := range cites {
+		if marker := strings.Index(want, fmt.Sprintf("[%d", c.n)); c.after > marker {
+			t.Errorf("[%d] was announced after %d bytes were shown, its marker starts at %d", c.n, c.after, marker)
+		}
+	}
+	for _, sp := range res.Meta.Sentences {
+		if !slices.ContainsFunc([][]int{{1}, {2, 1}, {2}}, func(w []int) bool { return slices.Equal(w, sp.Cited) }) {
+			t.Errorf("sentence %q cites %v: want answer numbers", sp.Sentence, sp.Cited)
+		}
+	}
+}
+
 func TestSelfRefusal(t *testing.T) {
 	t.Parallel()
 	fake := &fakeOpenAI{answer: func(string) string { return domain.SelfRefusalSentinel }}
@@ -488,6 +542,18 @@ func numberOf(prompt, docID string) int {
 		}
 	}
 	return 0
+}
+
+// lastNumber is the highest passage number of the prompt.
+func lastNumber(prompt string) int {
+	last := 0
+	for _, line := range strings.Split(prompt, "\n") {
+		var n int
+		if _, err := fmt.Sscanf(line, "[%d] doc_id: ", &n); err == nil {
+			last = max(last, n)
+		}
+	}
+	return last
 }
 
 func abs(f float64) float64 {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 
 	"connectrpc.com/connect"
@@ -246,6 +247,7 @@ func uiEvents(s *uiStream, messageID, question string) *uiTurn {
 			})
 		},
 		Passages: t.sources,
+		Cite:     t.cite,
 		Delta: func(d string) error {
 			if !t.texting {
 				t.texting = true
@@ -267,9 +269,9 @@ func (t *uiTurn) data(name, id string, v any) error {
 	return t.s.send(chunk)
 }
 
-// sources sends every numbered passage ([n] the answer may cite) as a
-// source-document and a data-citation, then the graph neighbours and the
-// rejected approaches among them.
+// sources sends every passage the answer may cite as a source-document, then
+// the graph neighbours and the rejected approaches among them. Citations come
+// later, one per passage the answer cites (cite).
 func (t *uiTurn) sources(passages []*domain.Hit) error {
 	t.passages = passages
 	var related []relatedData
@@ -278,9 +280,6 @@ func (t *uiTurn) sources(passages []*domain.Hit) error {
 		c := newCitationData(i+1, h)
 		if err := t.s.send(map[string]any{"type": "source-document", "sourceId": c.SourceID,
 			"mediaType": "text/markdown", "title": h.Title, "filename": h.SourcePath}); err != nil {
-			return err
-		}
-		if err := t.data("citation", c.SourceID, c); err != nil {
 			return err
 		}
 		e := h.Edge
@@ -300,6 +299,17 @@ func (t *uiTurn) sources(passages []*domain.Hit) error {
 		return err
 	}
 	return t.data("rejected", "", map[string]any{"approaches": nonNil(rejected)})
+}
+
+// cite sends a data-citation for a passage the answer cites, numbered as the
+// answer numbers it ([1] first), before the text that carries its marker; its
+// sourceId is the passage's source-document.
+func (t *uiTurn) cite(n int, h *domain.Hit) error {
+	c := newCitationData(n, h)
+	if i := slices.Index(t.passages, h); i >= 0 {
+		c.SourceID = sourceID(i + 1)
+	}
+	return t.data("citation", c.SourceID, c)
 }
 
 // finish sends what the final response adds: the refusal, or the checked answer,
@@ -389,11 +399,14 @@ type citationData struct {
 }
 
 func newCitationData(n int, h *domain.Hit) citationData {
-	return citationData{N: n, SourceID: fmt.Sprintf("c%d", n), DocID: h.DocID, ChunkID: h.ChunkID,
+	return citationData{N: n, SourceID: sourceID(n), DocID: h.DocID, ChunkID: h.ChunkID,
 		ProjectKey: h.ProjectKey, Title: h.Title, HeadingPath: nonNil(h.HeadingPath),
 		Snippet: h.Snippet, Status: h.Status, EvidenceTier: h.EvidenceTier, Tier: h.Tier,
 		Score: h.Score, Origin: h.Origin, SourcePath: h.SourcePath}
 }
+
+// sourceID names the source-document of the n-th passage of the prompt.
+func sourceID(n int) string { return fmt.Sprintf("c%d", n) }
 
 type relatedData struct {
 	N             int     `json:"n"`

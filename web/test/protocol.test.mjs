@@ -48,8 +48,13 @@ test("a grounded answer reads back as a UIMessage with sources, citations, text 
   const text = partsOf(m, "text")[0];
   assert.equal(text.state, "done");
   assert.match(text.text, /\[1\]/);
+  // A citation for each passage the answer cites, numbered from [1] as the text
+  // numbers them, pointing at its source-document.
   const citations = partsOf(m, "data-citation").map((p) => p.data);
-  assert.equal(citations.length, partsOf(m, "source-document").length);
+  const markers = [...new Set([...text.text.matchAll(/\[(\d+)\]/g)].map((x) => Number(x[1])))];
+  assert.deepEqual(citations.map((c) => c.n).sort(), markers.sort());
+  const sources = partsOf(m, "source-document").map((p) => p.sourceId);
+  assert.ok(citations.every((c) => sources.includes(c.sourceId)), JSON.stringify(citations.map((c) => c.sourceId)));
   const first = citations.find((c) => c.n === 1);
   for (const k of ["docId", "chunkId", "title", "headingPath", "snippet", "status", "evidenceTier", "score", "origin"]) {
     assert.ok(k in first, `citation lacks ${k}`);
@@ -83,9 +88,13 @@ test("every frame validates against uiMessageChunkSchema, in the documented orde
     assert.ok(value.success, `invalid chunk: ${value.error}`);
     if (order.at(-1) !== value.value.type) order.push(value.value.type);
   }
-  assert.deepEqual(order.slice(0, 3), ["start", "data-retrieval", "source-document"]);
-  assert.deepEqual(order.slice(-9), ["data-related", "data-rejected", "text-start", "text-delta", "text-end",
-    "data-answer", "data-usage", "data-followups", "finish"]);
+  assert.deepEqual(order.slice(0, 6), ["start", "data-retrieval", "source-document", "data-related", "data-rejected",
+    "text-start"]);
+  assert.deepEqual(order.slice(-5), ["text-end", "data-answer", "data-usage", "data-followups", "finish"]);
+  // Between them, the text and a data-citation just before each first marker.
+  const middle = order.slice(6, -5);
+  assert.ok(middle.every((t) => t === "text-delta" || t === "data-citation"), middle.join(","));
+  assert.ok(middle.includes("data-citation"), middle.join(","));
 });
 
 test("a bad body is a 400 with a message", async () => {
