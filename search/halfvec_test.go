@@ -20,7 +20,8 @@ import (
 // The same ranking statement over halfvec storage (KB_VECTOR_TYPE=halfvec)
 // ranks the golden questions as over vector: the same first document and
 // nearly the same scores under every fusion; keyword_only, which reads no
-// embedding, exactly the same hits and scores.
+// embedding, exactly the same hits and scores (in the same order but among
+// equal scores, which chunk ids order).
 func TestHalfvecRanksAsVector(t *testing.T) {
 	t.Parallel()
 	vector := handbook(t)
@@ -40,6 +41,24 @@ func TestHalfvecRanksAsVector(t *testing.T) {
 	halfvec := search.New(half, embed.NewHash(dim), search.Config{
 		Ranking: domain.DefaultRanking(domain.ProfileHashKeywordLed), Profile: domain.ProfileHashKeywordLed})
 	halfvec.Today = func() time.Time { return time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC) }
+
+	// The graph step over halfvec: its rejected approaches come through
+	// chunks_rejected_hnsw, built with halfvec_cosine_ops.
+	graphVector, graphHalf := graphSearcher(pool, search.DefaultGraphConfig()), graphSearcher(half, search.DefaultGraphConfig())
+	for _, q := range []string{"why did we reject memcached?", "what cache layer did we standardise on?"} {
+		a, b := mustSearch(t, graphVector, req(q)), mustSearch(t, graphHalf, req(q))
+		for _, list := range []struct {
+			name string
+			a, b []*domain.Hit
+		}{{"expanded", a.Expanded, b.Expanded}, {"rejected", a.Rejected, b.Rejected}} {
+			if x, y := docIDs(list.a), docIDs(list.b); strings.Join(x, " ") != strings.Join(y, " ") {
+				t.Errorf("%q: %s over vector %v, over halfvec %v", q, list.name, x, y)
+			}
+		}
+		if rankOf(b.Rejected, "rej-memcached-2023") < 0 && q == "why did we reject memcached?" {
+			t.Errorf("%q over halfvec: no rejected approach rej-memcached-2023: %v", q, docIDs(b.Rejected))
+		}
+	}
 
 	// A float16 keeps 11 significant bits: a cosine moves by about 1e-3.
 	const scoreTolerance = 0.01
@@ -70,12 +89,13 @@ func TestHalfvecRanksAsVector(t *testing.T) {
 	}
 }
 
-// placed lists a result's hits by document, heading path and exact score (chunk
-// ids differ between databases).
+// placed lists a result's hits by document, heading path and exact score,
+// sorted: chunk ids differ between databases, and they break ties.
 func placed(r *domain.SearchResult) string {
-	var b strings.Builder
+	var lines []string
 	for _, h := range append(slices.Clone(r.Primary), r.RunnerUp...) {
-		fmt.Fprintf(&b, "%s %s %.9f\n", h.DocID, strings.Join(h.HeadingPath, " > "), h.Score)
+		lines = append(lines, fmt.Sprintf("%.9f %s %s", h.Score, h.DocID, strings.Join(h.HeadingPath, " > ")))
 	}
-	return b.String()
+	slices.Sort(lines)
+	return strings.Join(lines, "\n")
 }
