@@ -13,7 +13,7 @@ import (
 	db "github.com/canonkb/canon/gen/db"
 )
 
-// ErrBulkLoadRunning: a conversion waits for no bulk load; it refuses while one runs.
+// ErrBulkLoadRunning is SetVectorType refusing to run beside a bulk load.
 var ErrBulkLoadRunning = errors.New("a bulk ingest is running (it holds the 'canon.bulk' lock): convert the embeddings when it has ended")
 
 // SetVectorType stores chunks.embedding as target ("vector" or "halfvec"),
