@@ -223,7 +223,6 @@ func (a *app) Close() {
 // chatLogFlushTimeout bounds how long closing waits for queued chat-log rows.
 const chatLogFlushTimeout = 3 * time.Second
 
-// bulkPolicy is when an ingest builds the vector index after its rows, and how.
 // checkVectorType makes the database the truth about how embeddings are stored:
 // cfg follows it, and a KB_VECTOR_TYPE naming the other type is an error that
 // says how to convert (the statements would run, but not on the storage the
@@ -242,6 +241,7 @@ func checkVectorType(ctx context.Context, pool *pgxpool.Pool, cfg *config.Config
 	return nil
 }
 
+// bulkPolicy is when an ingest builds the vector index after its rows, and how.
 func bulkPolicy(cfg config.Config) ingest.BulkPolicy {
 	return ingest.BulkPolicy{MinChunks: cfg.IngestBulkMinChunks, Ratio: cfg.IngestBulkRatio,
 		BuildMemory: cfg.IndexBuildMemory, BuildWorkers: cfg.IndexBuildWorkers}
