@@ -3,13 +3,16 @@ package ingest_test
 import (
 	"context"
 	"errors"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/canonkb/canon/embed"
 	"github.com/canonkb/canon/ingest"
+	"github.com/canonkb/canon/markdown"
 )
 
 // halfvecIngester is newIngester on a database converted to halfvec storage.
@@ -137,5 +140,38 @@ func TestVectorTypeConversionAndDeferredIndexes(t *testing.T) {
 	}
 	if _, _, err := ingest.SetVectorType(ctx, pool, "float8", bulkEverything); err == nil || !strings.Contains(err.Error(), "KB_VECTOR_TYPE must be vector or halfvec") {
 		t.Errorf("SetVectorType(float8): %v", err)
+	}
+}
+
+// reembed over halfvec storage: the new vectors go through the same UPDATE
+// (vector[] assigned to the halfvec column) and every chunk's is the new
+// embedder's; halfvec values scan into pgvector.Vector.
+func TestReembedOverHalfvec(t *testing.T) {
+	t.Parallel()
+	hashIn, pool := halfvecIngester(t)
+	run(t, hashIn, "re", false, reembedCorpus()...)
+	before := vectors(t, pool)
+
+	srv := httptest.NewServer(&negatedHash{hash: embed.NewHash(384)})
+	t.Cleanup(srv.Close)
+	openai, err := embed.NewOpenAI(embed.OpenAIConfig{BaseURL: srv.URL + "/v1", Model: "negated-hash", Dim: 384, BatchSize: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := ingest.New(pool, openai, markdown.Options{ChunkTokens: 512, OverlapTokens: 64})
+	if res, err := in.Reembed(context.Background(), "re", nil); err != nil || res.Remaining != 0 || res.Documents == 0 {
+		t.Fatalf("reembed: %+v, %v", res, err)
+	}
+	after := vectors(t, pool)
+	if len(after) != len(before) || len(before) < 600 {
+		t.Fatalf("%d vectors before, %d after", len(before), len(after))
+	}
+	for key, old := range before {
+		// Negating a float16 is exact.
+		for k := range old {
+			if after[key][k] != -old[k] {
+				t.Fatalf("%s: vector is not the new embedder's for the same text", key)
+			}
+		}
 	}
 }
