@@ -142,6 +142,11 @@ demo: go db ingest-tools build ## database, migrations, example handbook, server
 bench: go db build ## quality on both BEIR sets and latency at 100k chunks; writes bench/results/
 	@scripts/bench.sh
 
+# Not in make bench nor make test: loading a million chunks takes about an hour on 2 cores.
+.PHONY: bench-1m
+bench-1m: go db build ## latency at 1,000,000 chunks for vector and halfvec storage (BENCH_1M_CHUNKS); writes bench/results/latency-1m*.md
+	@scripts/bench-1m.sh
+
 .PHONY: clean
 clean:
 	rm -rf $(BIN)

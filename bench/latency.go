@@ -63,6 +63,11 @@ type LatencyOptions struct {
 	SkipIndexBuild bool
 	// Methods restricts the measured methods (names as in the report); empty: all.
 	Methods []string
+	// VectorType, when set, stores the chunks' embeddings as vector or halfvec
+	// first (converting a loaded corpus in place); empty: as the database has them.
+	VectorType string
+	// ReportName names the files WriteFiles writes (default "latency").
+	ReportName string
 	// Log receives progress lines; nil discards them.
 	Log func(format string, args ...any)
 }
@@ -93,6 +98,8 @@ type LatencyReport struct {
 	Targets []LatencyTarget `json:"targets"`
 	Memory  LatencyMemory   `json:"memory"`
 	Notes   []string        `json:"notes,omitempty"`
+	// name is the files' base name (LatencyOptions.ReportName).
+	name string
 }
 
 // LatencyMachine describes where the run happened.
@@ -125,6 +132,10 @@ type LatencyLoad struct {
 	Bulk     bool        `json:"bulk_load,omitempty"`
 	Steps    IngestSteps `json:"ingest_steps_s"`
 	AnalyzeS float64     `json:"vacuum_analyze_s"`
+	// VectorType is chunks.embedding's type (vector or halfvec); VectorConvertS
+	// the time this run took to convert it to that type (0: no conversion).
+	VectorType     string  `json:"vector_type"`
+	VectorConvertS float64 `json:"vector_convert_s,omitempty"`
 	// HNSW rebuild of chunks_embedding_hnsw on the loaded table.
 	HNSWBuildS float64          `json:"hnsw_build_s,omitempty"`
 	HNSWIndex  string           `json:"hnsw_index_def"`
@@ -192,7 +203,11 @@ type LatencyMemory struct {
 	PeakRSSLoadMB    float64 `json:"peak_rss_load_mb"`
 	PeakRSSQueriesMB float64 `json:"peak_rss_queries_mb"`
 	GoTotalMB        float64 `json:"go_runtime_total_mb"`
-	Note             string  `json:"note,omitempty"`
+	// BuildBackendPeakMB is the VmHWM of the PostgreSQL backend that rebuilt the
+	// HNSW index (shared buffers it touched included; parallel workers apart); 0
+	// when the server is not on this machine.
+	BuildBackendPeakMB float64 `json:"hnsw_build_backend_peak_rss_mb,omitempty"`
+	Note               string  `json:"note,omitempty"`
 }
 
 func (o *LatencyOptions) defaults() {
@@ -217,6 +232,9 @@ func (o *LatencyOptions) defaults() {
 	if o.Log == nil {
 		o.Log = func(string, ...any) {}
 	}
+	if o.ReportName == "" {
+		o.ReportName = "latency"
+	}
 }
 
 // Latency runs the bench.
@@ -227,7 +245,7 @@ func Latency(ctx context.Context, s LatencySetup, o LatencyOptions) (*LatencyRep
 		Embedder:    fmt.Sprintf("%s/%d", s.Embedder.Name(), s.Embedder.Dim()),
 		Project:     LatencyProjectKey(o.Chunks, o.Seed),
 		Concurrency: o.Concurrency, DurationS: o.Duration.Seconds(), MaxRequests: o.MaxRequests,
-		Queries: o.Queries, Limit: o.Limit,
+		Queries: o.Queries, Limit: o.Limit, name: o.ReportName,
 	}
 	rep.EFSearch = min(max(s.Ranking.EFSearch, o.Limit*s.Ranking.CandidateMultiplier), domain.MaxEFSearch)
 	if err := machine(ctx, s.Pool, &rep.Machine); err != nil {

@@ -121,6 +121,9 @@ func load(ctx context.Context, s LatencySetup, o LatencyOptions, rep *LatencyRep
 			return err
 		}
 	}
+	if err := convertVectorType(ctx, s, o, rep); err != nil {
+		return err
+	}
 	have := int64(0)
 	err = s.Pool.QueryRow(ctx, `SELECT coalesce((SELECT chunk_count FROM project_stats s JOIN projects p ON p.id = s.project_id
 		WHERE p.project_key = $1), 0)`, rep.Project).Scan(&have)
@@ -149,21 +152,9 @@ func load(ctx context.Context, s LatencySetup, o LatencyOptions, rep *LatencyRep
 		return fmt.Errorf("find the HNSW index: %w", err)
 	}
 	if !o.SkipIndexBuild {
-		o.Log("latency: rebuilding chunks_embedding_hnsw ...")
-		// One transaction: an interrupted or failed build leaves the index as it was.
-		start := time.Now()
-		err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, "DROP INDEX chunks_embedding_hnsw"); err != nil {
-				return err
-			}
-			_, err := tx.Exec(ctx, rep.Load.HNSWIndex)
+		if err := rebuildHNSW(ctx, s, o, rep); err != nil {
 			return err
-		})
-		if err != nil {
-			return fmt.Errorf("rebuild the HNSW index: %w", err)
 		}
-		rep.Load.HNSWBuildS = time.Since(start).Seconds()
-		o.Log("latency: HNSW build %.1f s", rep.Load.HNSWBuildS)
 	}
 	err = s.Pool.QueryRow(ctx, `SELECT
 		(SELECT chunk_count FROM project_stats s JOIN projects p ON p.id = s.project_id WHERE p.project_key = $1),
@@ -178,6 +169,7 @@ func load(ctx context.Context, s LatencySetup, o LatencyOptions, rep *LatencyRep
 		{"database", "SELECT pg_database_size(current_database())"},
 		{"chunks_table", "SELECT pg_table_size('chunks')"},
 		{"chunks_embedding_hnsw", "SELECT pg_relation_size('chunks_embedding_hnsw')"},
+		{"chunks_rejected_hnsw", "SELECT pg_relation_size('chunks_rejected_hnsw')"},
 		{"chunks_tsv_gin", "SELECT pg_relation_size('chunks_tsv_gin')"},
 		{"postings_table", "SELECT pg_table_size('postings')"},
 		{"postings_lexeme_impact", "SELECT pg_relation_size('postings_lexeme_impact')"},
@@ -190,6 +182,62 @@ func load(ctx context.Context, s LatencySetup, o LatencyOptions, rep *LatencyRep
 		}
 		rep.Load.Sizes[sz.name] = n
 	}
+	return nil
+}
+
+// convertVectorType stores the chunks' embeddings as o.VectorType when set
+// (before a load, an empty table; after one, the conversion is timed) and
+// records the type the run measures.
+func convertVectorType(ctx context.Context, s LatencySetup, o LatencyOptions, rep *LatencyReport) error {
+	if o.VectorType != "" {
+		changed, took, err := ingest.SetVectorType(ctx, s.Pool, o.VectorType, s.Ingester.Bulk)
+		if err != nil {
+			return err
+		}
+		if changed {
+			rep.Load.VectorConvertS = took.Seconds()
+			o.Log("latency: chunks.embedding converted to %s in %.1f s", o.VectorType, took.Seconds())
+		}
+	}
+	typ, err := postgres.EmbeddingType(ctx, s.Pool)
+	if err != nil {
+		return err
+	}
+	rep.Load.VectorType = typ
+	return nil
+}
+
+// rebuildHNSW drops and builds chunks_embedding_hnsw again on one connection,
+// timing the build and reading that backend's peak resident memory.
+func rebuildHNSW(ctx context.Context, s LatencySetup, o LatencyOptions, rep *LatencyReport) error {
+	conn, err := s.Pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	var pid int32
+	if err := conn.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+		return err
+	}
+	proc := backendProc(pid)
+	o.Log("latency: rebuilding chunks_embedding_hnsw ...")
+	// One transaction: an interrupted or failed build leaves the index as it was.
+	start := time.Now()
+	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "DROP INDEX chunks_embedding_hnsw"); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, rep.Load.HNSWIndex)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("rebuild the HNSW index: %w", err)
+	}
+	rep.Load.HNSWBuildS = time.Since(start).Seconds()
+	if proc != "" {
+		rep.Memory.BuildBackendPeakMB = peakRSSOfMB(proc)
+	}
+	o.Log("latency: HNSW build %.1f s (backend peak RSS %.0f MB)", rep.Load.HNSWBuildS, rep.Memory.BuildBackendPeakMB)
 	return nil
 }
 

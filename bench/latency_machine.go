@@ -28,8 +28,12 @@ func machine(ctx context.Context, pool *pgxpool.Pool, m *LatencyMachine) error {
 // clear_refs resets it so phases can be measured apart.
 func resetPeakRSS() { os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) } //nolint:errcheck // best effort: unwritable, the peak spans phases
 
-func peakRSSMB() float64 {
-	b, err := os.ReadFile("/proc/self/status")
+func peakRSSMB() float64 { return peakRSSOfMB("/proc/self") }
+
+// peakRSSOfMB reads the VmHWM of the process whose /proc directory is proc; 0
+// when it cannot.
+func peakRSSOfMB(proc string) float64 {
+	b, err := os.ReadFile(proc + "/status")
 	if err != nil {
 		return 0
 	}
@@ -43,6 +47,19 @@ func peakRSSMB() float64 {
 		}
 	}
 	return 0
+}
+
+// backendProc is the /proc directory of the PostgreSQL backend of pid when the
+// server runs on this machine (and this process may read it); "" otherwise.
+func backendProc(pid int32) string {
+	proc := "/proc/" + strconv.Itoa(int(pid))
+	cmd, err := os.ReadFile(proc + "/cmdline")
+	if err != nil || !strings.Contains(string(cmd), "postgres") {
+		return ""
+	}
+	// The backend's peak so far is its connection's history: start it afresh.
+	os.WriteFile(proc+"/clear_refs", []byte("5"), 0) //nolint:errcheck,gosec // best effort: unwritable, the peak spans the connection's life
+	return proc
 }
 
 func goTotalMB() float64 {

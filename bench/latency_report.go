@@ -13,8 +13,12 @@ import (
 	"strings"
 )
 
-// WriteFiles writes latency.json and latency.md into dir.
+// WriteFiles writes latency.json and latency.md (or the ReportName's) into dir.
 func (r *LatencyReport) WriteFiles(dir string) ([]string, error) {
+	name := r.name
+	if name == "" {
+		name = "latency"
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -22,7 +26,7 @@ func (r *LatencyReport) WriteFiles(dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	js, md := filepath.Join(dir, "latency.json"), filepath.Join(dir, "latency.md")
+	js, md := filepath.Join(dir, name+".json"), filepath.Join(dir, name+".md")
 	if err := os.WriteFile(js, append(b, '\n'), 0o644); err != nil {
 		return nil, err
 	}
@@ -67,14 +71,23 @@ func (r *LatencyReport) WriteMarkdown(w io.Writer) {
 	} else {
 		fmt.Fprintln(w, "| ingest | corpus already loaded; run with --fresh to time it |")
 	}
+	fmt.Fprintf(w, "| chunks.embedding stored as | %s |\n", l.VectorType)
+	if l.VectorConvertS > 0 {
+		fmt.Fprintf(w, "| converting the loaded chunks to %s (`canon migrate up` with KB_VECTOR_TYPE: column rewritten, both HNSW indexes built) | %.1f s |\n", l.VectorType, l.VectorConvertS)
+	}
 	fmt.Fprintf(w, "| VACUUM ANALYZE | %.1f s |\n", l.AnalyzeS)
 	if l.HNSWBuildS > 0 {
 		fmt.Fprintf(w, "| HNSW rebuild on the loaded table (maintenance_work_mem %s, %s parallel workers) | **%.1f s** |\n", m.MaintenanceMem, m.ParallelMaint, l.HNSWBuildS)
 	}
-	for _, k := range []string{"database", "chunks_table", "chunks_embedding_hnsw", "chunks_tsv_gin", "postings_table", "postings_lexeme_impact", "postings_chunk_lexeme"} {
+	for _, k := range []string{"database", "chunks_table", "chunks_embedding_hnsw", "chunks_rejected_hnsw", "chunks_tsv_gin", "postings_table", "postings_lexeme_impact", "postings_chunk_lexeme"} {
 		fmt.Fprintf(w, "| size of %s | %s |\n", k, mb(l.Sizes[k]))
 	}
-	fmt.Fprintf(w, "| peak RSS of this process: load / queries | %.0f MB / %.0f MB |\n\n", r.Memory.PeakRSSLoadMB, r.Memory.PeakRSSQueriesMB)
+	fmt.Fprintf(w, "| peak RSS of this process (VmHWM): load / queries | %.0f MB / %.0f MB |\n", r.Memory.PeakRSSLoadMB, r.Memory.PeakRSSQueriesMB)
+	if r.Memory.BuildBackendPeakMB > 0 {
+		fmt.Fprintf(w, "| peak RSS (VmHWM) of the PostgreSQL backend that rebuilt the HNSW index, shared buffers it touched included, parallel workers apart | %.0f MB |\n",
+			r.Memory.BuildBackendPeakMB)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "Index: `%s`\n\n", l.HNSWIndex)
 
 	fmt.Fprintf(w, "## Latency\n\n")

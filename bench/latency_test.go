@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -106,5 +108,70 @@ func TestLatencyRefusesSharedDatabase(t *testing.T) {
 		bench.LatencyOptions{Chunks: 10, Vocabulary: []string{"a"}, Duration: time.Millisecond})
 	if err == nil || !strings.Contains(err.Error(), "database of its own") {
 		t.Fatalf("error %v, want a refusal to run in a database with other projects", err)
+	}
+}
+
+// make bench-1m's path at 2,000 chunks: one bulk load measured with vector
+// storage, converted in place to halfvec and measured again, each report under
+// its own name with the sizes of both HNSW indexes, the build time and the
+// memory of the process and of the backend that built the index.
+func TestLatencyVectorThenHalfvec(t *testing.T) {
+	pool := dbtest.FreshPool(t)
+	ctx := context.Background()
+	emb := embed.NewHash(384)
+	chunking := markdown.Options{ChunkTokens: 512, OverlapTokens: 64}
+	ranking := domain.DefaultRanking(domain.ProfileHashKeywordLed)
+	words, err := bench.HandbookVocabulary("../examples/handbook")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := ingest.New(pool, emb, chunking)
+	in.Bulk.MinChunks = 1000
+	setup := bench.LatencySetup{
+		Pool: pool, Ingester: in, Embedder: emb, Chunking: chunking, Ranking: ranking,
+		Searcher: search.New(pool, emb, search.Config{Ranking: ranking, Profile: domain.ProfileHashKeywordLed, Graph: search.DefaultGraphConfig()}),
+	}
+	dir := t.TempDir()
+	for _, run := range []struct{ vectorType, name string }{{"vector", "latency-1m"}, {"halfvec", "latency-1m-halfvec"}} {
+		rep, err := bench.Latency(ctx, setup, bench.LatencyOptions{
+			Chunks: 2000, Seed: 5, Vocabulary: words, Concurrency: []int{1}, Duration: 100 * time.Millisecond,
+			MaxRequests: 10, Queries: 20, Methods: []string{"canon/weighted", "ref/hnsw"},
+			VectorType: run.vectorType, ReportName: run.name,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := rep.Load
+		if l.Chunks != 2000 || l.VectorType != run.vectorType || l.HNSWBuildS <= 0 ||
+			l.Sizes["chunks_embedding_hnsw"] == 0 || l.Sizes["chunks_rejected_hnsw"] == 0 || l.Sizes["database"] == 0 {
+			t.Errorf("%s: load %+v", run.vectorType, l)
+		}
+		if first := run.vectorType == "vector"; l.Loaded != first || (l.VectorConvertS > 0) == first || (first && !l.Bulk) {
+			t.Errorf("%s: loaded %v (bulk %v), converted in %.1f s; want the vector run to load in bulk, the halfvec run to convert",
+				run.vectorType, l.Loaded, l.Bulk, l.VectorConvertS)
+		}
+		if !strings.Contains(l.HNSWIndex, run.vectorType+"_cosine_ops") {
+			t.Errorf("%s: index %s", run.vectorType, l.HNSWIndex)
+		}
+		for _, e := range rep.Explain {
+			if strings.HasPrefix(e.Statement, "canon/weighted") && !slices.Contains(e.Indexes, "chunks_embedding_hnsw") {
+				t.Errorf("%s: %s does not use the HNSW index: %v", run.vectorType, e.Statement, e.Indexes)
+			}
+		}
+		if rep.Memory.PeakRSSLoadMB <= 0 && runtime.GOOS == "linux" {
+			t.Errorf("%s: no peak RSS: %+v", run.vectorType, rep.Memory)
+		}
+		if _, err := rep.WriteFiles(dir); err != nil {
+			t.Fatal(err)
+		}
+		md, err := os.ReadFile(filepath.Join(dir, run.name+".md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"| chunks.embedding stored as | " + run.vectorType + " |", "size of chunks_rejected_hnsw", "| ref/hnsw | 1 |", "HNSW rebuild"} {
+			if !strings.Contains(string(md), want) {
+				t.Errorf("%s.md lacks %q", run.name, want)
+			}
+		}
 	}
 }

@@ -41,6 +41,11 @@ type Config struct {
 
 	Embedder     string `env:"KB_EMBEDDER" envDefault:"hash"`
 	EmbeddingDim int    `env:"KB_EMBEDDING_DIM" envDefault:"384"`
+	// How chunks.embedding is stored: vector (4 bytes a dimension) or halfvec (2).
+	// Migration gives a new database this type (vector when unset) and `canon
+	// migrate up` converts an existing one to it; other commands follow the
+	// database and refuse to start when this is set to the other type.
+	VectorType string `env:"KB_VECTOR_TYPE"`
 	// OpenAI-compatible embeddings endpoint (KB_EMBEDDER=openai).
 	EmbeddingBaseURL    string        `env:"KB_EMBEDDING_BASE_URL" envDefault:"https://api.openai.com/v1"`
 	EmbeddingModel      string        `env:"KB_EMBEDDING_MODEL" envDefault:"text-embedding-3-small"`
@@ -213,6 +218,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("KB_MAX_STREAMS_PER_KEY must not be negative (got %d)", c.MaxStreamsPerKey)
 	case c.EmbeddingDim < 1 || c.EmbeddingDim > 16000:
 		return fmt.Errorf("KB_EMBEDDING_DIM must be between 1 and 16000 (got %d)", c.EmbeddingDim)
+	case c.VectorType != "" && c.VectorType != "vector" && c.VectorType != "halfvec":
+		return fmt.Errorf("KB_VECTOR_TYPE must be vector or halfvec (got %q)", c.VectorType)
 	case c.Embedder != "hash" && c.Embedder != "openai":
 		return fmt.Errorf("KB_EMBEDDER must be hash or openai (got %q)", c.Embedder)
 	case c.ChunkTokens < 32:

@@ -177,13 +177,17 @@ func indexes(ctx context.Context, pool *pgxpool.Pool) Check {
 func dimension(ctx context.Context, o Options) Check {
 	const name = "embedding dimension"
 	dim, err := postgres.EmbeddingDim(ctx, o.Pool)
+	typ := "vector"
+	if err == nil {
+		typ, err = postgres.EmbeddingType(ctx, o.Pool)
+	}
 	switch {
 	case err != nil:
 		return Check{Name: name, Status: Fail, Detail: err.Error(), Action: "run `canon migrate up`"}
 	case o.FollowsSchema || dim == o.EmbeddingDim:
-		return Check{Name: name, Status: OK, Detail: fmt.Sprintf("vector(%d)", dim)}
+		return Check{Name: name, Status: OK, Detail: fmt.Sprintf("%s(%d)", typ, dim)}
 	}
-	return Check{Name: name, Status: Fail, Detail: fmt.Sprintf("embedder gives %d, chunks.embedding is vector(%d)", o.EmbeddingDim, dim),
+	return Check{Name: name, Status: Fail, Detail: fmt.Sprintf("embedder gives %d, chunks.embedding is %s(%d)", o.EmbeddingDim, typ, dim),
 		Action: fmt.Sprintf("set KB_EMBEDDING_DIM=%d (and a model of that width), or migrate a new database", dim)}
 }
 

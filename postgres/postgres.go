@@ -45,6 +45,7 @@ func Connect(ctx context.Context, url string, configure ...func(*pgxpool.Config)
 			return fmt.Errorf("pgvector types (is the vector extension installed? run `canon migrate up`): %w", err)
 		}
 		sendVectorPointersInBinary(conn.TypeMap())
+		storeVectorsAsHalfvec(conn.TypeMap())
 		return nil
 	}
 	for _, c := range configure {
@@ -152,6 +153,19 @@ func EmbeddingDim(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 		return 0, fmt.Errorf("read embedding dimension (has `canon migrate up` run?): %w", err)
 	}
 	return dim, nil
+}
+
+// EmbeddingType reads the type chunks.embedding is stored as: vector, or halfvec
+// when the database was migrated or converted with KB_VECTOR_TYPE=halfvec.
+func EmbeddingType(ctx context.Context, pool *pgxpool.Pool) (string, error) {
+	var typ string
+	err := pool.QueryRow(ctx, `
+		SELECT format_type(atttypid, NULL) FROM pg_attribute
+		WHERE attrelid = 'chunks'::regclass AND attname = 'embedding'`).Scan(&typ)
+	if err != nil {
+		return "", fmt.Errorf("read the embedding type (has `canon migrate up` run?): %w", err)
+	}
+	return typ, nil
 }
 
 // MigrationVersions reports the schema's applied goose version and the newest

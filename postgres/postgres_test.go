@@ -70,6 +70,56 @@ func TestEmbeddingDimIsFixedAtMigrationTime(t *testing.T) {
 	}
 }
 
+// KB_VECTOR_TYPE=halfvec at migration time stores chunk embeddings as halfvec;
+// rolling back migration 00040 returns them to vector, and applying it again
+// (the setting unchanged) to halfvec.
+func TestVectorTypeIsFixedAtMigrationTime(t *testing.T) {
+	t.Setenv("KB_VECTOR_TYPE", "halfvec")
+	url := dbtest.EmptyURL(t)
+	ctx := context.Background()
+	// stored reports chunks.embedding's type and whether migration 00040 is applied.
+	stored := func() (string, bool) {
+		pool, err := postgres.Connect(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pool.Close()
+		typ, err := postgres.EmbeddingType(ctx, pool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var applied bool
+		if err := pool.QueryRow(ctx, "SELECT to_regproc('chunks_embedding_set_type') IS NOT NULL").Scan(&applied); err != nil {
+			t.Fatal(err)
+		}
+		return typ, applied
+	}
+	if err := postgres.Migrate(ctx, url, "up", postgres.MigrateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if typ, _ := stored(); typ != "halfvec" {
+		t.Errorf("migrated with KB_VECTOR_TYPE=halfvec: %s", typ)
+	}
+	// Down to just before 00040 (later migrations may roll back first).
+	for i := 0; i < 10; i++ {
+		if err := postgres.Migrate(ctx, url, "down", postgres.MigrateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, applied := stored(); !applied {
+			break
+		}
+	}
+	if typ, applied := stored(); applied || typ != "vector" {
+		t.Errorf("rolled back 00040 (%v): %s; want vector", !applied, typ)
+	}
+	if err := postgres.Migrate(ctx, url, "up", postgres.MigrateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if typ, _ := stored(); typ != "halfvec" {
+		t.Errorf("up again: %s; want halfvec", typ)
+	}
+}
+
 func TestUnknownCommandAndBadURL(t *testing.T) {
 	t.Parallel()
 	if err := postgres.Migrate(context.Background(), dbtest.URL(t), "sideways", postgres.MigrateOptions{}); err == nil {

@@ -59,3 +59,48 @@ func TestVectorPointersGoInBinary(t *testing.T) {
 		t.Errorf("nil *pgvector.Vector: IS NULL = %v, %v", isNull, err)
 	}
 }
+
+// A pgvector.Vector goes to a halfvec parameter or column in binary, as the
+// HalfVector of the same numbers (no text detour), and a halfvec scans into a
+// pgvector.Vector.
+func TestVectorsGoToHalfvecInBinary(t *testing.T) {
+	pool := dbtest.Pool(t)
+	ctx := context.Background()
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	var oid uint32
+	if err := conn.QueryRow(ctx, "SELECT 'halfvec'::regtype::oid").Scan(&oid); err != nil {
+		t.Fatal(err)
+	}
+	nums := []float32{1, 2.5, -3, 0.1}
+	want, err := conn.Conn().TypeMap().Encode(oid, pgx.BinaryFormatCode, pgvector.NewHalfVector(nums), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := pgvector.NewVector(nums)
+	for _, value := range []any{v, &v} {
+		got, err := conn.Conn().TypeMap().Encode(oid, pgx.BinaryFormatCode, value, nil)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%T as halfvec: %x, %v; want %x", value, got, err, want)
+		}
+	}
+	wide := pgvector.NewVector(make([]float32, 384))
+	buf := make([]byte, 0, 4096)
+	if allocs := testing.AllocsPerRun(50, func() {
+		if _, err := conn.Conn().TypeMap().Encode(oid, pgx.BinaryFormatCode, &wide, buf[:0]); err != nil {
+			t.Fatal(err)
+		}
+	}); allocs > 8 {
+		t.Errorf("encoding a 384-d *pgvector.Vector as halfvec allocates %.0f times: it went through its text form", allocs)
+	}
+	var back pgvector.Vector
+	if err := pool.QueryRow(ctx, "SELECT $1::halfvec", &v).Scan(&back); err != nil {
+		t.Fatal(err)
+	}
+	if got := back.Slice(); len(got) != 4 || got[0] != 1 || got[1] != 2.5 || got[2] != -3 || got[3] < 0.0999 || got[3] > 0.1001 {
+		t.Errorf("round trip through halfvec: %v", got)
+	}
+}

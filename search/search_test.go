@@ -567,26 +567,28 @@ func TestStatementIsRunnable(t *testing.T) {
 
 }
 
+// goldenQueries are the questions of testdata/rankings.golden.
+var goldenQueries = []string{
+	"what cache layer did we standardise on?",
+	"how do deployment rollbacks work?",
+	"error E5032",
+	"why did we reject memcached?",
+	"postgres 16 migration plan",
+	"session store dependencies",
+	"graphql gateway",
+	"kafka message queue migration",
+	"how are idempotency keys handled for stripe webhooks?",
+	"logging format standard",
+	"what is the search service rrf setting KB_RRF_K",
+	"edge proxy upgrade v2.3.1",
+}
+
 // Golden ranked lists: a ranking change shows up in review as a diff of these files.
 func TestGoldenRankings(t *testing.T) {
 	t.Parallel()
 	s := handbook(t)
-	queries := []string{
-		"what cache layer did we standardise on?",
-		"how do deployment rollbacks work?",
-		"error E5032",
-		"why did we reject memcached?",
-		"postgres 16 migration plan",
-		"session store dependencies",
-		"graphql gateway",
-		"kafka message queue migration",
-		"how are idempotency keys handled for stripe webhooks?",
-		"logging format standard",
-		"what is the search service rrf setting KB_RRF_K",
-		"edge proxy upgrade v2.3.1",
-	}
 	var b strings.Builder
-	for _, q := range queries {
+	for _, q := range goldenQueries {
 		for _, fusion := range []string{domain.FusionWeighted, domain.FusionRRF} {
 			res := mustSearch(t, s, req(q, func(r *domain.SearchRequest) { r.Options.Fusion = fusion }))
 			fmt.Fprintf(&b, "## %s [%s]\n", q, fusion)

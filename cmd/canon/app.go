@@ -97,6 +97,10 @@ func openObservedApp(ctx context.Context, cfg config.Config, obs observability) 
 		return nil, fmt.Errorf("KB_EMBEDDING_DIM is %d but the database's chunks.embedding is vector(%d): "+
 			"set KB_EMBEDDING_DIM=%d or migrate a new database", cfg.EmbeddingDim, dim, dim)
 	}
+	if err := checkVectorType(ctx, pool, &cfg); err != nil {
+		pool.Close()
+		return nil, err
+	}
 	base, err := embed.New(cfg.Embedder, cfg.EmbeddingDim, embed.OpenAIConfig{
 		BaseURL: cfg.EmbeddingBaseURL, Model: cfg.EmbeddingModel, APIKey: cfg.EmbeddingAPIKey,
 		BatchSize: cfg.EmbeddingBatchSize, Timeout: cfg.EmbeddingTimeout, MaxRetries: cfg.EmbeddingMaxRetries,
@@ -218,6 +222,24 @@ func (a *app) Close() {
 
 // chatLogFlushTimeout bounds how long closing waits for queued chat-log rows.
 const chatLogFlushTimeout = 3 * time.Second
+
+// checkVectorType makes the database the truth about how embeddings are stored:
+// cfg follows it, and a KB_VECTOR_TYPE naming the other type is an error that
+// says how to convert (the statements would run, but not on the storage the
+// operator asked for).
+func checkVectorType(ctx context.Context, pool *pgxpool.Pool, cfg *config.Config) error {
+	stored, err := postgres.EmbeddingType(ctx, pool)
+	if err != nil {
+		return err
+	}
+	if cfg.VectorType != "" && cfg.VectorType != stored {
+		return fmt.Errorf("KB_VECTOR_TYPE is %s but the database stores chunks.embedding as %s: "+
+			"run `canon migrate up` with KB_VECTOR_TYPE=%s to convert it (rewrites the chunks and rebuilds their HNSW indexes), "+
+			"or unset KB_VECTOR_TYPE to use the database as it is", cfg.VectorType, stored, cfg.VectorType)
+	}
+	cfg.VectorType = stored
+	return nil
+}
 
 // bulkPolicy is when an ingest builds the vector index after its rows, and how.
 func bulkPolicy(cfg config.Config) ingest.BulkPolicy {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,12 +28,12 @@ import (
 
 func newBenchLatencyCmd() *cobra.Command {
 	var (
-		databaseURL, database, concurrency, outDir, vocabDir, commit string
-		methods                                                      []string
-		chunks, maxRequests, queries, limit                          int
-		seed                                                         uint64
-		duration                                                     time.Duration
-		fresh, skipIndex, noHTTP, asJSON                             bool
+		databaseURL, database, concurrency, outDir, vocabDir, commit, name string
+		methods                                                            []string
+		chunks, maxRequests, queries, limit                                int
+		seed                                                               uint64
+		duration                                                           time.Duration
+		fresh, skipIndex, noHTTP, asJSON                                   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "latency [--chunks 100000] [--concurrency 1,4,16] [--duration 10s] [--json] [--out DIR]",
@@ -54,13 +55,20 @@ times pass 1 of the two-pass entity search alone (hierarchy/pass1, target p50 un
 10 ms), the whole two-pass search (hierarchy/two-pass) and the flat search on the same
 questions (hierarchy/flat). EXPLAIN (ANALYZE, SUMMARY) shows which indexes
 canon's statement uses and its planning versus execution time. --out writes
-latency.json and latency.md.`,
+latency.json and latency.md (--name changes the base name).
+
+KB_VECTOR_TYPE (vector or halfvec), when set, converts the bench's database to that
+storage before measuring (a loaded corpus in place, timed), so one load serves both
+types (make bench-1m).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			levels, err := parseLevels(concurrency)
 			if err != nil {
 				return err
+			}
+			if !reportName.MatchString(name) {
+				return fmt.Errorf("--name %q: use lowercase letters, digits, '-' and '_'", name)
 			}
 			cfg, err := loadConfig(databaseURL)
 			if err != nil {
@@ -80,6 +88,9 @@ latency.json and latency.md.`,
 				return err
 			}
 			cfg.DatabaseURL = url
+			// The bench's database is its own: KB_VECTOR_TYPE converts it (bench.LatencyOptions.VectorType).
+			vectorType := cfg.VectorType
+			cfg.VectorType = ""
 			a, err := openApp(ctx, cfg)
 			if err != nil {
 				return err
@@ -108,7 +119,7 @@ latency.json and latency.md.`,
 			rep, err := bench.Latency(ctx, setup, bench.LatencyOptions{
 				Chunks: chunks, Seed: seed, Vocabulary: vocab, Concurrency: levels, Duration: duration,
 				MaxRequests: maxRequests, Queries: queries, Limit: limit, Fresh: fresh, SkipIndexBuild: skipIndex,
-				Methods: methods, Log: logf,
+				Methods: methods, VectorType: vectorType, ReportName: name, Log: logf,
 			})
 			if err != nil {
 				return err
@@ -135,10 +146,14 @@ latency.json and latency.md.`,
 	fl.BoolVar(&noHTTP, "no-http", false, "skip the measurements through canon's server on loopback")
 	fl.StringVar(&vocabDir, "vocabulary", "", "Markdown directory whose words seed the vocabulary (default examples/handbook)")
 	fl.StringVar(&outDir, "out", "", "write latency.json and latency.md into this directory")
+	fl.StringVar(&name, "name", "latency", "base name of the files --out writes (make bench-1m: latency-1m)")
 	fl.StringVar(&commit, "commit", "", "source revision to record (default $BENCH_COMMIT)")
 	fl.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd
 }
+
+// reportName is a file base name that stays inside --out.
+var reportName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 
 func parseLevels(s string) ([]int, error) {
 	var out []int

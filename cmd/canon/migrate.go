@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,7 +18,11 @@ func newMigrateCmd() *cobra.Command {
 		Short: "Apply, roll back (one step) or list the schema migrations",
 		Long: `Runs the goose migrations embedded in the binary against DATABASE_URL.
 The embedding dimension of the schema is fixed at migration time by KB_EMBEDDING_DIM
-(default 384). "up" also builds an index a killed bulk ingest left deferred.`,
+(default 384). KB_VECTOR_TYPE (vector or halfvec) chooses how chunk embeddings are
+stored: a new database is migrated with it (vector when unset), and "up" converts an
+existing database to it when it is set and differs (the chunks are rewritten and their
+HNSW indexes built again: minutes at a million chunks). "up" also builds an index a
+killed bulk ingest left deferred.`,
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: []string{"up", "down", "status"},
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -41,6 +46,13 @@ The embedding dimension of the schema is fixed at migration time by KB_EMBEDDING
 			built, err := ingest.RestoreDeferredIndexes(ctx, pool, bulkPolicy(cfg))
 			if len(built) > 0 {
 				fmt.Fprintf(cmd.OutOrStdout(), "built %s, which an interrupted bulk load had left unbuilt\n", strings.Join(ingest.IndexNames(built), ", "))
+			}
+			if err != nil || cfg.VectorType == "" {
+				return err
+			}
+			changed, took, err := ingest.SetVectorType(ctx, pool, cfg.VectorType, bulkPolicy(cfg))
+			if changed {
+				fmt.Fprintf(cmd.OutOrStdout(), "chunks.embedding is now %s (converted, indexes rebuilt, in %s)\n", cfg.VectorType, took.Round(time.Millisecond))
 			}
 			return err
 		},

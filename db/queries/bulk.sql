@@ -34,3 +34,8 @@ DELETE FROM deferred_indexes WHERE name = sqlc.arg(name);
 -- Memory and parallel workers of the index builds of this transaction only.
 SELECT set_config('maintenance_work_mem', sqlc.arg(memory)::text, true),
        set_config('max_parallel_maintenance_workers', sqlc.arg(workers)::text, true);
+
+-- name: ChunkEmbeddingSetType :one
+-- Stores chunks.embedding as vector or halfvec, rebuilding the indexes over it
+-- (migration 00040); false when it is stored so already.
+SELECT chunks_embedding_set_type(sqlc.arg(target)::text)::boolean AS changed;

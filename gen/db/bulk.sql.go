@@ -47,6 +47,19 @@ func (q *Queries) ChunkCountAll(ctx context.Context) (int64, error) {
 	return chunks, err
 }
 
+const chunkEmbeddingSetType = `-- name: ChunkEmbeddingSetType :one
+SELECT chunks_embedding_set_type($1::text)::boolean AS changed
+`
+
+// Stores chunks.embedding as vector or halfvec, rebuilding the indexes over it
+// (migration 00040); false when it is stored so already.
+func (q *Queries) ChunkEmbeddingSetType(ctx context.Context, target string) (bool, error) {
+	row := q.db.QueryRow(ctx, chunkEmbeddingSetType, target)
+	var changed bool
+	err := row.Scan(&changed)
+	return changed, err
+}
+
 const indexBuildSettings = `-- name: IndexBuildSettings :exec
 SELECT set_config('maintenance_work_mem', $1::text, true),
        set_config('max_parallel_maintenance_workers', $2::text, true)

@@ -165,6 +165,7 @@ func ensureTemplate(ctx context.Context, conn *pgx.Conn, admin string) (string, 
 		return "", err
 	}
 	h.Write([]byte(os.Getenv("KB_EMBEDDING_DIM")))
+	h.Write([]byte(os.Getenv("KB_VECTOR_TYPE")))
 	name := "canon_template_" + hex.EncodeToString(h.Sum(nil))[:16]
 
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock(872364)"); err != nil {
