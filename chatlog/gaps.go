@@ -32,11 +32,12 @@ func ContentGaps(ctx context.Context, pool *pgxpool.Pool, projectKey string, lim
 		return nil, &domain.InvalidError{Message: "project_key is required"}
 	}
 	q := db.New(pool)
-	if _, err := q.ProjectGetByKey(ctx, projectKey); err != nil {
+	project, err := q.ProjectGetByKey(ctx, projectKey)
+	if err != nil {
 		return nil, &domain.NotFoundError{Message: fmt.Sprintf("unknown project %q", projectKey)}
 	}
 	viewer := domain.PrincipalFrom(ctx)
-	rows, err := q.ContentGapList(ctx, db.ContentGapListParams{ProjectKey: projectKey, RowLimit: int32(limit),
+	rows, err := q.ContentGapList(ctx, db.ContentGapListParams{ProjectID: project.ID, RowLimit: int32(limit),
 		AccessAll: viewer.AllDocuments, AccessGroups: viewer.DocumentGroups()})
 	if err != nil {
 		return nil, err

@@ -395,7 +395,7 @@ func (h *Searcher) candidates(ctx context.Context, chosen []Entity) ([]*candidat
 func (h *Searcher) entityLinks(ctx context.Context, entities []Entity) (map[int64][]db.EntityLinksRow, error) {
 	out := map[int64][]db.EntityLinksRow{}
 	viewer := domain.PrincipalFrom(ctx)
-	var missing []int64
+	var missing, projects []int64
 	keys := map[int64]string{}
 	for _, e := range entities {
 		k := e.ProjectKey + "\x00" + strconv.FormatInt(e.ID, 10) + "\x00" + viewer.DocumentView()
@@ -404,13 +404,16 @@ func (h *Searcher) entityLinks(ctx context.Context, entities []Entity) (map[int6
 			out[e.ID] = l
 		} else if !slices.Contains(missing, e.ID) {
 			missing = append(missing, e.ID)
+			if !slices.Contains(projects, e.ProjectID) {
+				projects = append(projects, e.ProjectID)
+			}
 		}
 	}
 	if len(missing) == 0 {
 		return out, nil
 	}
 	rows, err := db.New(Pass1Session(h.pool)).EntityLinks(ctx, db.EntityLinksParams{
-		EntityIds: missing, UseStrength: h.cfg.LinkStrength, TextHalf: h.cfg.TextHalf,
+		ProjectIds: projects, EntityIds: missing, UseStrength: h.cfg.LinkStrength, TextHalf: h.cfg.TextHalf,
 		PageWeight: h.cfg.Links.Page, DeclaredWeight: h.cfg.Links.Declared, AttendeeWeight: h.cfg.Links.Attendee,
 		TagWeight: h.cfg.Links.Tag, MemberMeetingWeight: h.cfg.Links.MemberMeeting, MentionWeight: h.cfg.Links.Mention,
 		AccessAll: viewer.AllDocuments, AccessGroups: viewer.DocumentGroups(),
