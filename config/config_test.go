@@ -64,6 +64,7 @@ func TestInvalidSettingsAreClear(t *testing.T) {
 		"KB_INGEST_WORKERS=-1":                "KB_INGEST_WORKERS",
 		"KB_RRF_K=abc":                        "KB_RRF_K",
 		"KB_RRF_TRUST_POSITIONS=-2":           "rrf_trust_positions",
+		"KB_DATABASE_EXEC_MODE=prepared":      "KB_DATABASE_EXEC_MODE",
 	}
 	for env, want := range cases {
 		_, err := Parse([]string{env})

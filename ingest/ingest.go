@@ -154,7 +154,7 @@ func (in *Ingester) Ingest(ctx context.Context, files []File, opts Options) (Res
 	identity := EmbedderIdentity(in.embedder)
 
 	// A bulk load that died left its index unbuilt: build it before anything.
-	if scope := bulkOf(ctx); scope == nil || scope.conn == nil {
+	if scope := bulkOf(ctx); scope == nil || scope.lock == nil {
 		took := time.Now()
 		if built, err := RestoreDeferredIndexes(ctx, in.pool, in.Bulk); err != nil {
 			return res, err

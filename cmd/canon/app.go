@@ -48,6 +48,8 @@ func loadConfig(databaseURL string) (config.Config, error) {
 	if databaseURL != "" {
 		cfg.DatabaseURL = databaseURL
 	}
+	// In the URL, so every connection canon opens (pool, migrations) uses it.
+	cfg.DatabaseURL = postgres.WithExecMode(cfg.DatabaseURL, cfg.DatabaseExecMode)
 	return cfg, nil
 }
 
