@@ -64,6 +64,7 @@ import (
 	"github.com/canonkb/canon/domain"
 	db "github.com/canonkb/canon/gen/db"
 	"github.com/canonkb/canon/internal/expiring"
+	"github.com/canonkb/canon/postgres"
 	"github.com/canonkb/canon/search"
 )
 
@@ -270,6 +271,17 @@ func (h *Searcher) Invalidate(projectKeys []string) {
 // Search runs req. Errors a caller must fix are *domain.InvalidError or
 // *domain.NotFoundError, as for search.Searcher.
 func (h *Searcher) Search(ctx context.Context, req *domain.SearchRequest) (*domain.SearchResult, error) {
+	var res *domain.SearchResult
+	// Both passes read from one place: the flat searcher's replica or the primary.
+	err := h.flat.Reads.Do(ctx, func(ctx context.Context) error {
+		var err error
+		res, err = h.search(ctx, req)
+		return err
+	})
+	return res, err
+}
+
+func (h *Searcher) search(ctx context.Context, req *domain.SearchRequest) (*domain.SearchResult, error) {
 	opts := req.Options
 	alpha := h.cfg.Alpha
 	if opts.HierarchyAlpha != nil {
@@ -315,7 +327,7 @@ func (h *Searcher) Pass1(ctx context.Context, pr *search.Prepared) (*Pass1Result
 		return r, nil
 	}
 	start := time.Now()
-	r, err := Pass1(ctx, Pass1Session(h.pool), pr.Query(), pr.QueryEmbedding(), pr.ProjectIDs(), h.cfg.Pass1)
+	r, err := Pass1(ctx, Pass1Session(postgres.ReadPool(ctx, h.pool)), pr.Query(), pr.QueryEmbedding(), pr.ProjectIDs(), h.cfg.Pass1)
 	h.cfg.Stages.Observe(ctx, domain.StagePass1, start)
 	if err != nil {
 		return nil, err
@@ -412,7 +424,7 @@ func (h *Searcher) entityLinks(ctx context.Context, entities []Entity) (map[int6
 	if len(missing) == 0 {
 		return out, nil
 	}
-	rows, err := db.New(Pass1Session(h.pool)).EntityLinks(ctx, db.EntityLinksParams{
+	rows, err := db.New(Pass1Session(postgres.ReadPool(ctx, h.pool))).EntityLinks(ctx, db.EntityLinksParams{
 		ProjectIds: projects, EntityIds: missing, UseStrength: h.cfg.LinkStrength, TextHalf: h.cfg.TextHalf,
 		PageWeight: h.cfg.Links.Page, DeclaredWeight: h.cfg.Links.Declared, AttendeeWeight: h.cfg.Links.Attendee,
 		TagWeight: h.cfg.Links.Tag, MemberMeetingWeight: h.cfg.Links.MemberMeeting, MentionWeight: h.cfg.Links.Mention,

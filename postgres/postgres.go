@@ -31,10 +31,27 @@ func Connect(ctx context.Context, url string, configure ...func(*pgxpool.Config)
 	if url == "" {
 		return nil, errors.New("no database: set DATABASE_URL (run `make db` for a local cluster)")
 	}
+	cfg, err := poolConfig(url, configure...)
+	if err != nil {
+		return nil, errors.New("DATABASE_URL " + err.Error())
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", Redact(url), err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect to %s: %w", Redact(url), err)
+	}
+	return pool, nil
+}
+
+// poolConfig is Connect's pool configuration for url.
+func poolConfig(url string, configure ...func(*pgxpool.Config)) (*pgxpool.Config, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		// pgx's message may echo the URL, password included.
-		return nil, errors.New("DATABASE_URL is not a valid PostgreSQL connection string")
+		return nil, errors.New("is not a valid PostgreSQL connection string")
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		// Without connect_timeout a dial to an unreachable host waits for the
@@ -52,15 +69,7 @@ func Connect(ctx context.Context, url string, configure ...func(*pgxpool.Config)
 	for _, c := range configure {
 		c(cfg)
 	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", Redact(url), err)
-	}
-	if err := pool.Ping(ctx); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("connect to %s: %w", Redact(url), err)
-	}
-	return pool, nil
+	return cfg, nil
 }
 
 // ExecModes are the values of KB_DATABASE_EXEC_MODE, pgx's query exec modes

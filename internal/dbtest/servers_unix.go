@@ -257,3 +257,84 @@ ignore_startup_parameters = extra_float_digits
 	WaitReady(t, through(os.Getenv("DATABASE_URL")))
 	return through
 }
+
+// pgBin is the directory of PostgreSQL's server programs (initdb, postgres,
+// pg_basebackup), the newest installed; scripts/db.sh installs them.
+func pgBin(t testing.TB) string {
+	t.Helper()
+	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
+	if len(matches) == 0 {
+		return filepath.Dir(Binary(t, "initdb"))
+	}
+	newest := matches[0]
+	for _, m := range matches[1:] {
+		if version(m) > version(newest) {
+			newest = m
+		}
+	}
+	return filepath.Dir(newest)
+}
+
+func version(initdb string) int {
+	v, _ := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(initdb))))
+	return v
+}
+
+// runAs runs a program to completion as the server user, failing the test
+// with its output when it fails.
+func runAs(t testing.TB, program string, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, program, args...)
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: serverCredential(t)}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", filepath.Base(program), err, out)
+	}
+}
+
+// Cluster is a PostgreSQL server of the test's own.
+type Cluster struct {
+	*Server
+	Port int
+	// URL is the postgres database's URL.
+	URL string
+}
+
+// DatabaseURL is the URL of database name on the cluster.
+func (c *Cluster) DatabaseURL(name string) string { return WithHostPort(c.URL, c.Port, name) }
+
+func startCluster(t testing.TB, data string, port int) *Cluster {
+	t.Helper()
+	srv := Start(t, filepath.Join(filepath.Dir(data), "postgres.log"), filepath.Join(pgBin(t), "postgres"), "-D", data,
+		"-c", "port="+strconv.Itoa(port), "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=",
+		"-c", "fsync=off", "-c", "full_page_writes=off", "-c", "shared_buffers=32MB", "-c", "max_connections=60",
+		"-c", "wal_level=replica", "-c", "max_wal_senders=4", "-c", "hot_standby=on")
+	url := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
+	WaitReady(t, url)
+	return &Cluster{Server: srv, Port: port, URL: url}
+}
+
+// Primary initialises and starts a cluster of the test's own on port (loopback,
+// trust authentication, replication allowed from loopback), stopped and deleted
+// when the test ends. The test cluster's own programs and pgvector serve it.
+func Primary(t testing.TB, port int) *Cluster {
+	t.Helper()
+	PortFree(t, port)
+	data := filepath.Join(ServerDir(t), "data")
+	runAs(t, filepath.Join(pgBin(t), "initdb"), "-D", data, "-U", "postgres", "--auth=trust",
+		"--encoding=UTF8", "--locale=C.UTF-8")
+	return startCluster(t, data, port)
+}
+
+// Replica makes a streaming replica of primary with pg_basebackup -R and
+// starts it on port.
+func Replica(t testing.TB, primary *Cluster, port int) *Cluster {
+	t.Helper()
+	PortFree(t, port)
+	data := filepath.Join(ServerDir(t), "data")
+	runAs(t, filepath.Join(pgBin(t), "pg_basebackup"), "-h", "127.0.0.1", "-p", strconv.Itoa(primary.Port),
+		"-U", "postgres", "-D", data, "-R", "-X", "stream", "-c", "fast")
+	return startCluster(t, data, port)
+}
