@@ -74,7 +74,7 @@ term_stats AS (
 -- chunks that pass the filters, each read once for its distance and lexeme bloom.
 -- Driven from the ids, so one generic plan fits every list.
 listed_chunks AS MATERIALIZED (
-    SELECT c.id AS chunk_id, c.lexeme_bloom,
+    SELECT c.id AS chunk_id, c.project_id, c.lexeme_bloom,
            CASE WHEN sqlc.arg(semantic_enabled)::boolean
                 THEN c.embedding <=> sqlc.arg(query_embedding)::vector
            END AS distance
@@ -238,7 +238,7 @@ keyword_scored AS (
         CROSS JOIN corpus c
         CROSS JOIN LATERAL (
             SELECT p.tf, p.tf_heading, p.length FROM postings p
-            WHERE p.chunk_id = lc.chunk_id AND p.lexeme = t.lexeme
+            WHERE p.chunk_id = lc.chunk_id AND p.lexeme = t.lexeme AND p.project_id = lc.project_id
             LIMIT 1
         ) AS p
         WHERE sqlc.arg(fts_enabled)::boolean AND (lc.lexeme_bloom & t.bloom_bits) = t.bloom_bits

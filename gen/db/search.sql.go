@@ -64,7 +64,7 @@ term_stats AS (
     ) AS x
 ),
 listed_chunks AS MATERIALIZED (
-    SELECT c.id AS chunk_id, c.lexeme_bloom,
+    SELECT c.id AS chunk_id, c.project_id, c.lexeme_bloom,
            CASE WHEN $10::boolean
                 THEN c.embedding <=> $11::vector
            END AS distance
@@ -205,7 +205,7 @@ keyword_scored AS (
         CROSS JOIN corpus c
         CROSS JOIN LATERAL (
             SELECT p.tf, p.tf_heading, p.length FROM postings p
-            WHERE p.chunk_id = lc.chunk_id AND p.lexeme = t.lexeme
+            WHERE p.chunk_id = lc.chunk_id AND p.lexeme = t.lexeme AND p.project_id = lc.project_id
             LIMIT 1
         ) AS p
         WHERE $7::boolean AND (lc.lexeme_bloom & t.bloom_bits) = t.bloom_bits
