@@ -35,6 +35,11 @@ db-stop: ## stop the private cluster
 ingest-tools: ## install poppler-utils for PDF ingestion (idempotent)
 	@scripts/ingest-tools.sh
 
+# The connection-pooling test (cmd/canon/TestThroughPgBouncer) starts Debian's pgbouncer.
+.PHONY: pgbouncer-tools
+pgbouncer-tools: ## install pgbouncer for the connection-pooling test (idempotent; its service is not started)
+	@scripts/pgbouncer-tools.sh
+
 .PHONY: build
 build: go ## build bin/canon
 	$(GO) build -o $(CANON) ./cmd/canon
@@ -82,7 +87,7 @@ vet:
 		test -z "$$(gofmt -l $$files)" || { echo "gofmt needed:"; gofmt -l $$files; exit 1; }
 
 .PHONY: test
-test: go db ingest-tools vet lint check-generated ## everything CI runs: database, vet, lint, codegen drift, go test -race, browser tests, Node clients
+test: go db ingest-tools pgbouncer-tools vet lint check-generated ## everything CI runs: database, vet, lint, codegen drift, go test -race, browser tests, Node clients
 	$(GO) test -race -count=1 ./...
 	@scripts/fuzz.sh $(FUZZTIME_TEST)
 	$(MAKE) --no-print-directory scenarios

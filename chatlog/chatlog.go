@@ -46,6 +46,8 @@ type Entry struct {
 // Stats counts what happened to entries.
 type Stats struct {
 	Written, Dropped, Failed, Gaps int64
+	// NoProject counts turns whose project keys named no known project: not written.
+	NoProject int64
 }
 
 // Logger writes entries in the background.
@@ -58,7 +60,9 @@ type Logger struct {
 	dropped atomic.Int64
 	failed  atomic.Int64
 	gaps    atomic.Int64
-	done    chan struct{}
+	// noProject: see Stats.NoProject.
+	noProject atomic.Int64
+	done      chan struct{}
 	// mu guards closed: Log sends under the read lock and Close closes the queue
 	// under the write lock, so a handler still running when shutdown gives up on
 	// it loses its entry (counted) instead of panicking on a closed channel.
@@ -102,7 +106,8 @@ func (l *Logger) Log(e Entry) {
 
 // Stats returns the counters.
 func (l *Logger) Stats() Stats {
-	return Stats{Written: l.written.Load(), Dropped: l.dropped.Load(), Failed: l.failed.Load(), Gaps: l.gaps.Load()}
+	return Stats{Written: l.written.Load(), Dropped: l.dropped.Load(), Failed: l.failed.Load(), Gaps: l.gaps.Load(),
+		NoProject: l.noProject.Load()}
 }
 
 // Close stops accepting entries and waits (until ctx ends) for the queue to
@@ -136,9 +141,12 @@ func (l *Logger) write(e Entry) {
 	if e.Citations == nil {
 		citations = []byte("[]")
 	}
-	var project *int64
-	if len(e.ProjectIDs) > 0 {
-		project = &e.ProjectIDs[0]
+	if len(e.ProjectIDs) == 0 {
+		// chat_logs is keyed by project (distributable by it): a turn whose
+		// project keys name no project has nowhere to go, and no gap to count.
+		n := l.noProject.Add(1)
+		l.log.Info("chat turn names no known project; not logged", "no_project_total", n)
+		return
 	}
 	var reason, failure *string
 	if e.RefusalReason != "" {
@@ -148,7 +156,7 @@ func (l *Logger) write(e Entry) {
 		failure = &e.Error
 	}
 	err := q.ChatLogInsert(ctx, db.ChatLogInsertParams{
-		ProjectID: project, Question: e.Question, Filters: filters, RefusalReason: reason, Citations: citations,
+		ProjectID: e.ProjectIDs[0], Question: e.Question, Filters: filters, RefusalReason: reason, Citations: citations,
 		Provider: e.Provider, Model: e.Model, RetrievalMs: e.RetrievalMs, GenerationMs: e.GenerationMs,
 		TotalMs: e.TotalMs, PromptTokens: int32(e.PromptTokens), CompletionTokens: int32(e.CompletionTok),
 		Error: failure,

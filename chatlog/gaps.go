@@ -9,6 +9,7 @@ import (
 
 	"github.com/canonkb/canon/domain"
 	db "github.com/canonkb/canon/gen/db"
+	"github.com/canonkb/canon/postgres"
 )
 
 // Gap is a question canon refused, with how often and when it was asked.
@@ -21,7 +22,17 @@ type Gap struct {
 // ContentGaps lists a project's refused questions the request's principal may
 // see (those every asker's groups allow it), most asked first; limit 0 means 50. A bad limit or a missing project key is a *domain.InvalidError, an
 // unknown project a *domain.NotFoundError.
-func ContentGaps(ctx context.Context, pool *pgxpool.Pool, projectKey string, limit int) ([]Gap, error) {
+func ContentGaps(ctx context.Context, pool *pgxpool.Pool, reads *postgres.Reads, projectKey string, limit int) ([]Gap, error) {
+	var gaps []Gap
+	err := reads.Do(ctx, func(ctx context.Context) error {
+		var err error
+		gaps, err = contentGaps(ctx, postgres.ReadPool(ctx, pool), projectKey, limit)
+		return err
+	})
+	return gaps, err
+}
+
+func contentGaps(ctx context.Context, pool *pgxpool.Pool, projectKey string, limit int) ([]Gap, error) {
 	if limit == 0 {
 		limit = 50
 	}
@@ -32,11 +43,12 @@ func ContentGaps(ctx context.Context, pool *pgxpool.Pool, projectKey string, lim
 		return nil, &domain.InvalidError{Message: "project_key is required"}
 	}
 	q := db.New(pool)
-	if _, err := q.ProjectGetByKey(ctx, projectKey); err != nil {
+	project, err := q.ProjectGetByKey(ctx, projectKey)
+	if err != nil {
 		return nil, &domain.NotFoundError{Message: fmt.Sprintf("unknown project %q", projectKey)}
 	}
 	viewer := domain.PrincipalFrom(ctx)
-	rows, err := q.ContentGapList(ctx, db.ContentGapListParams{ProjectKey: projectKey, RowLimit: int32(limit),
+	rows, err := q.ContentGapList(ctx, db.ContentGapListParams{ProjectID: project.ID, RowLimit: int32(limit),
 		AccessAll: viewer.AllDocuments, AccessGroups: viewer.DocumentGroups()})
 	if err != nil {
 		return nil, err

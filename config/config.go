@@ -10,12 +10,14 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/caarlos0/env/v11"
 
 	"github.com/canonkb/canon/domain"
+	"github.com/canonkb/canon/postgres"
 )
 
 // memorySetting is a PostgreSQL memory size (maintenance_work_mem's units).
@@ -24,7 +26,17 @@ var memorySetting = regexp.MustCompile(`^[1-9][0-9]*(kB|MB|GB|TB)$`)
 // Config is everything canon reads from its environment.
 type Config struct {
 	DatabaseURL string `env:"DATABASE_URL"`
-	ListenAddr  string `env:"KB_LISTEN_ADDR" envDefault:"127.0.0.1:8787"`
+	// How pgx sends statements (pgx.QueryExecMode); empty keeps the URL's
+	// default_query_exec_mode or pgx's cache_statement. See postgres.ExecModes.
+	DatabaseExecMode string `env:"KB_DATABASE_EXEC_MODE"`
+	// Streaming replicas that serve reads (search, chat retrieval, graph show,
+	// content gaps); see postgres.Reads.
+	DatabaseReplicaURLs []string `env:"KB_DATABASE_REPLICA_URLS" envSeparator:","`
+	// How long a read waits for a replica to replay this process's latest write
+	// before reading from the primary; how often replicas are checked.
+	DatabaseReplicaMaxWait       time.Duration `env:"KB_DATABASE_REPLICA_MAX_WAIT" envDefault:"1s"`
+	DatabaseReplicaCheckInterval time.Duration `env:"KB_DATABASE_REPLICA_CHECK_INTERVAL" envDefault:"1s"`
+	ListenAddr                   string        `env:"KB_LISTEN_ADDR" envDefault:"127.0.0.1:8787"`
 	// Logs: "text" or "json" (KB_LOG_FORMAT), one line per request.
 	LogFormat string `env:"KB_LOG_FORMAT" envDefault:"text"`
 	// How long `canon serve` lets requests in flight finish after SIGTERM/SIGINT.
@@ -208,6 +220,12 @@ func envName(t reflect.Type, field string) string {
 
 func (c Config) validate() error {
 	switch {
+	case c.DatabaseExecMode != "" && !slices.Contains(postgres.ExecModes, c.DatabaseExecMode):
+		return fmt.Errorf("KB_DATABASE_EXEC_MODE must be one of %s (got %q)", strings.Join(postgres.ExecModes, ", "), c.DatabaseExecMode)
+	case c.DatabaseReplicaMaxWait < 0 || c.DatabaseReplicaMaxWait > time.Minute:
+		return fmt.Errorf("KB_DATABASE_REPLICA_MAX_WAIT must be between 0 and 1m (got %s)", c.DatabaseReplicaMaxWait)
+	case c.DatabaseReplicaCheckInterval < 10*time.Millisecond || c.DatabaseReplicaCheckInterval > time.Minute:
+		return fmt.Errorf("KB_DATABASE_REPLICA_CHECK_INTERVAL must be between 10ms and 1m (got %s)", c.DatabaseReplicaCheckInterval)
 	case c.Auth != "required" && c.Auth != "off":
 		return fmt.Errorf("KB_AUTH must be required or off (got %q)", c.Auth)
 	case !(c.RateLimit >= 0) || math.IsInf(c.RateLimit, 0):

@@ -52,18 +52,21 @@ func TestProfileFollowsEmbedderAndEnvWins(t *testing.T) {
 func TestInvalidSettingsAreClear(t *testing.T) {
 	t.Parallel()
 	cases := map[string]string{
-		"KB_EMBEDDING_DIM=0":                  "KB_EMBEDDING_DIM",
-		"KB_EMBEDDER=bert":                    "KB_EMBEDDER",
-		"KB_RERANK_KEYWORD_WEIGHT=-1":         "keyword_weight",
-		"KB_GRAPH_EXPANSION_EDGE_TYPES=likes": "likes",
-		"KB_GRAPH_EXPANSION_HUB_TYPES=wiki":   "wiki",
-		"KB_GRAPH_EXPANSION_MAX_PER_SEED=-1":  "KB_GRAPH_EXPANSION_MAX_PER_SEED",
-		"KB_LLM_PROVIDER=magic":               "KB_LLM_PROVIDER",
-		"KB_REFUSAL_MIN_SIMILARITY=2":         "KB_REFUSAL_MIN_SIMILARITY",
-		"KB_CHUNK_OVERLAP=600":                "KB_CHUNK_OVERLAP",
-		"KB_INGEST_WORKERS=-1":                "KB_INGEST_WORKERS",
-		"KB_RRF_K=abc":                        "KB_RRF_K",
-		"KB_RRF_TRUST_POSITIONS=-2":           "rrf_trust_positions",
+		"KB_EMBEDDING_DIM=0":                     "KB_EMBEDDING_DIM",
+		"KB_EMBEDDER=bert":                       "KB_EMBEDDER",
+		"KB_RERANK_KEYWORD_WEIGHT=-1":            "keyword_weight",
+		"KB_GRAPH_EXPANSION_EDGE_TYPES=likes":    "likes",
+		"KB_GRAPH_EXPANSION_HUB_TYPES=wiki":      "wiki",
+		"KB_GRAPH_EXPANSION_MAX_PER_SEED=-1":     "KB_GRAPH_EXPANSION_MAX_PER_SEED",
+		"KB_LLM_PROVIDER=magic":                  "KB_LLM_PROVIDER",
+		"KB_REFUSAL_MIN_SIMILARITY=2":            "KB_REFUSAL_MIN_SIMILARITY",
+		"KB_CHUNK_OVERLAP=600":                   "KB_CHUNK_OVERLAP",
+		"KB_INGEST_WORKERS=-1":                   "KB_INGEST_WORKERS",
+		"KB_RRF_K=abc":                           "KB_RRF_K",
+		"KB_RRF_TRUST_POSITIONS=-2":              "rrf_trust_positions",
+		"KB_DATABASE_EXEC_MODE=prepared":         "KB_DATABASE_EXEC_MODE",
+		"KB_DATABASE_REPLICA_MAX_WAIT=-1s":       "KB_DATABASE_REPLICA_MAX_WAIT",
+		"KB_DATABASE_REPLICA_CHECK_INTERVAL=1ms": "KB_DATABASE_REPLICA_CHECK_INTERVAL",
 	}
 	for env, want := range cases {
 		_, err := Parse([]string{env})

@@ -50,10 +50,19 @@ func Read(ctx context.Context, pool *pgxpool.Pool, project, slug string) (*Docum
 	}
 	viewer := domain.PrincipalFrom(ctx)
 	q := db.New(pool)
-	d, err := q.DocumentRead(ctx, db.DocumentReadParams{ProjectKey: project, Slug: slug,
+	missing := &domain.NotFoundError{Message: fmt.Sprintf("no document %q in project %s", slug, project)}
+	// The project first, so the read names its project_id (one shard on Citus).
+	p, err := q.ProjectGetByKey(ctx, project)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, missing
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read document: %w", err)
+	}
+	d, err := q.DocumentRead(ctx, db.DocumentReadParams{ProjectID: p.ID, Slug: slug,
 		AccessAll: viewer.AllDocuments, AccessGroups: viewer.DocumentGroups()})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, &domain.NotFoundError{Message: fmt.Sprintf("no document %q in project %s", slug, project)}
+		return nil, missing
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read document: %w", err)

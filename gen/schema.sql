@@ -773,3 +773,53 @@ $$;
 
 SELECT chunks_embedding_set_type('vector');
 
+-- db/migrations/00045_citus_keys.sql
+ALTER TABLE chunks DROP CONSTRAINT chunks_project_id_document_id_fkey;
+ALTER TABLE kb_nodes DROP CONSTRAINT kb_nodes_project_id_document_id_fkey;
+ALTER TABLE doc_links DROP CONSTRAINT doc_links_project_id_declared_by_fkey;
+ALTER TABLE kb_edges DROP CONSTRAINT kb_edges_project_id_declared_by_fkey;
+ALTER TABLE kb_edges DROP CONSTRAINT kb_edges_project_id_from_node_id_fkey;
+ALTER TABLE kb_edges DROP CONSTRAINT kb_edges_project_id_to_node_id_fkey;
+ALTER TABLE entities DROP CONSTRAINT entities_project_id_document_id_fkey;
+ALTER TABLE entity_mentions DROP CONSTRAINT entity_mentions_project_id_document_id_fkey;
+ALTER TABLE team_members DROP CONSTRAINT team_members_project_id_team_id_fkey;
+
+ALTER TABLE documents DROP CONSTRAINT documents_pkey, DROP CONSTRAINT documents_project_id_id_key,
+    ADD CONSTRAINT documents_pkey PRIMARY KEY (project_id, id);
+ALTER TABLE chunks DROP CONSTRAINT chunks_pkey, DROP CONSTRAINT chunks_project_id_id_key,
+    DROP CONSTRAINT chunks_document_ordinal,
+    ADD CONSTRAINT chunks_pkey PRIMARY KEY (project_id, id),
+    ADD CONSTRAINT chunks_document_ordinal UNIQUE (project_id, document_id, ordinal) INCLUDE (id);
+ALTER TABLE kb_nodes DROP CONSTRAINT kb_nodes_pkey, DROP CONSTRAINT kb_nodes_project_id_id_key,
+    ADD CONSTRAINT kb_nodes_pkey PRIMARY KEY (project_id, id);
+ALTER TABLE kb_edges DROP CONSTRAINT kb_edges_pkey, ADD CONSTRAINT kb_edges_pkey PRIMARY KEY (project_id, id);
+ALTER TABLE entities DROP CONSTRAINT entities_pkey, DROP CONSTRAINT entities_project_id_id_key,
+    ADD CONSTRAINT entities_pkey PRIMARY KEY (project_id, id);
+ALTER TABLE lifecycle_audit DROP CONSTRAINT lifecycle_audit_pkey,
+    ADD CONSTRAINT lifecycle_audit_pkey PRIMARY KEY (project_id, id);
+DELETE FROM chat_logs WHERE project_id IS NULL;
+ALTER TABLE chat_logs DROP CONSTRAINT chat_logs_pkey, ALTER COLUMN project_id SET NOT NULL,
+    ADD CONSTRAINT chat_logs_pkey PRIMARY KEY (project_id, id);
+
+ALTER TABLE chunks ADD CONSTRAINT chunks_project_id_document_id_fkey
+    FOREIGN KEY (project_id, document_id) REFERENCES documents (project_id, id) ON DELETE CASCADE;
+ALTER TABLE kb_nodes ADD CONSTRAINT kb_nodes_project_id_document_id_fkey
+    FOREIGN KEY (project_id, document_id) REFERENCES documents (project_id, id) ON DELETE CASCADE;
+ALTER TABLE doc_links ADD CONSTRAINT doc_links_project_id_declared_by_fkey
+    FOREIGN KEY (project_id, declared_by) REFERENCES documents (project_id, id) ON DELETE CASCADE;
+ALTER TABLE kb_edges ADD CONSTRAINT kb_edges_project_id_declared_by_fkey
+    FOREIGN KEY (project_id, declared_by) REFERENCES documents (project_id, id) ON DELETE CASCADE;
+ALTER TABLE kb_edges ADD CONSTRAINT kb_edges_project_id_from_node_id_fkey
+    FOREIGN KEY (project_id, from_node_id) REFERENCES kb_nodes (project_id, id) ON DELETE CASCADE;
+ALTER TABLE kb_edges ADD CONSTRAINT kb_edges_project_id_to_node_id_fkey
+    FOREIGN KEY (project_id, to_node_id) REFERENCES kb_nodes (project_id, id) ON DELETE CASCADE;
+ALTER TABLE entities ADD CONSTRAINT entities_project_id_document_id_fkey
+    FOREIGN KEY (project_id, document_id) REFERENCES documents (project_id, id) ON DELETE CASCADE;
+ALTER TABLE entity_mentions ADD CONSTRAINT entity_mentions_project_id_document_id_fkey
+    FOREIGN KEY (project_id, document_id) REFERENCES documents (project_id, id) ON DELETE CASCADE;
+ALTER TABLE team_members ADD CONSTRAINT team_members_project_id_team_id_fkey
+    FOREIGN KEY (project_id, team_id) REFERENCES entities (project_id, id) ON DELETE CASCADE;
+
+DROP INDEX postings_chunk_lexeme;
+CREATE INDEX postings_chunk_lexeme ON postings (chunk_id, lexeme) INCLUDE (project_id, tf, tf_heading, length);
+

@@ -7,6 +7,7 @@ import (
 
 	"github.com/canonkb/canon/domain"
 	db "github.com/canonkb/canon/gen/db"
+	"github.com/canonkb/canon/postgres"
 	"github.com/canonkb/canon/search"
 )
 
@@ -33,7 +34,7 @@ func (h *Searcher) evidence(ctx context.Context, asked *search.Prepared, res *do
 	// QueryEmbedding is nil when the vector leg sat the question out.
 	embedding := asked.QueryEmbedding()
 	viewer := domain.PrincipalFrom(ctx)
-	rows, err := db.New(h.pool).SearchEvidence(ctx, db.SearchEvidenceParams{
+	rows, err := db.New(postgres.ReadPool(ctx, h.pool)).SearchEvidence(ctx, db.SearchEvidenceParams{
 		SemanticEnabled: embedding != nil, QueryEmbedding: embedding,
 		ProjectIds: asked.ProjectIDs(), ChunkIds: ids, Query: asked.Query(), Stripped: stripped,
 		AccessAll: viewer.AllDocuments, AccessGroups: viewer.DocumentGroups(),

@@ -64,6 +64,7 @@ import (
 	"github.com/canonkb/canon/domain"
 	db "github.com/canonkb/canon/gen/db"
 	"github.com/canonkb/canon/internal/expiring"
+	"github.com/canonkb/canon/postgres"
 	"github.com/canonkb/canon/search"
 )
 
@@ -270,6 +271,17 @@ func (h *Searcher) Invalidate(projectKeys []string) {
 // Search runs req. Errors a caller must fix are *domain.InvalidError or
 // *domain.NotFoundError, as for search.Searcher.
 func (h *Searcher) Search(ctx context.Context, req *domain.SearchRequest) (*domain.SearchResult, error) {
+	var res *domain.SearchResult
+	// Both passes read from one place: the flat searcher's replica or the primary.
+	err := h.flat.Reads.Do(ctx, func(ctx context.Context) error {
+		var err error
+		res, err = h.search(ctx, req)
+		return err
+	})
+	return res, err
+}
+
+func (h *Searcher) search(ctx context.Context, req *domain.SearchRequest) (*domain.SearchResult, error) {
 	opts := req.Options
 	alpha := h.cfg.Alpha
 	if opts.HierarchyAlpha != nil {
@@ -315,7 +327,7 @@ func (h *Searcher) Pass1(ctx context.Context, pr *search.Prepared) (*Pass1Result
 		return r, nil
 	}
 	start := time.Now()
-	r, err := Pass1(ctx, Pass1Session(h.pool), pr.Query(), pr.QueryEmbedding(), pr.ProjectIDs(), h.cfg.Pass1)
+	r, err := Pass1(ctx, Pass1Session(postgres.ReadPool(ctx, h.pool)), pr.Query(), pr.QueryEmbedding(), pr.ProjectIDs(), h.cfg.Pass1)
 	h.cfg.Stages.Observe(ctx, domain.StagePass1, start)
 	if err != nil {
 		return nil, err
@@ -395,7 +407,7 @@ func (h *Searcher) candidates(ctx context.Context, chosen []Entity) ([]*candidat
 func (h *Searcher) entityLinks(ctx context.Context, entities []Entity) (map[int64][]db.EntityLinksRow, error) {
 	out := map[int64][]db.EntityLinksRow{}
 	viewer := domain.PrincipalFrom(ctx)
-	var missing []int64
+	var missing, projects []int64
 	keys := map[int64]string{}
 	for _, e := range entities {
 		k := e.ProjectKey + "\x00" + strconv.FormatInt(e.ID, 10) + "\x00" + viewer.DocumentView()
@@ -404,13 +416,16 @@ func (h *Searcher) entityLinks(ctx context.Context, entities []Entity) (map[int6
 			out[e.ID] = l
 		} else if !slices.Contains(missing, e.ID) {
 			missing = append(missing, e.ID)
+			if !slices.Contains(projects, e.ProjectID) {
+				projects = append(projects, e.ProjectID)
+			}
 		}
 	}
 	if len(missing) == 0 {
 		return out, nil
 	}
-	rows, err := db.New(Pass1Session(h.pool)).EntityLinks(ctx, db.EntityLinksParams{
-		EntityIds: missing, UseStrength: h.cfg.LinkStrength, TextHalf: h.cfg.TextHalf,
+	rows, err := db.New(Pass1Session(postgres.ReadPool(ctx, h.pool))).EntityLinks(ctx, db.EntityLinksParams{
+		ProjectIds: projects, EntityIds: missing, UseStrength: h.cfg.LinkStrength, TextHalf: h.cfg.TextHalf,
 		PageWeight: h.cfg.Links.Page, DeclaredWeight: h.cfg.Links.Declared, AttendeeWeight: h.cfg.Links.Attendee,
 		TagWeight: h.cfg.Links.Tag, MemberMeetingWeight: h.cfg.Links.MemberMeeting, MentionWeight: h.cfg.Links.Mention,
 		AccessAll: viewer.AllDocuments, AccessGroups: viewer.DocumentGroups(),

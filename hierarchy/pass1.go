@@ -62,6 +62,7 @@ type Signals struct {
 // Entity is one row of pass 1.
 type Entity struct {
 	ID         int64
+	ProjectID  int64
 	ProjectKey string
 	Slug       string
 	Name       string
@@ -138,7 +139,7 @@ func Pass1(ctx context.Context, q db.DBTX, query string, embedding *pgvector.Vec
 	for _, r := range rows {
 		res.Reason, res.Residual, res.Stripped = r.Reason, r.ResidualQuery, r.StrippedQuery
 		res.Entities = append(res.Entities, Entity{
-			ID: r.EntityID, ProjectKey: r.ProjectKey, Slug: r.Slug, Name: r.Name, Type: r.EntityType,
+			ID: r.EntityID, ProjectID: r.ProjectID, ProjectKey: r.ProjectKey, Slug: r.Slug, Name: r.Name, Type: r.EntityType,
 			DocumentID: r.DocumentID, Score: r.Score, DirectScore: r.DirectScore, Via: r.Via, Rank: int(r.Rank),
 			Chosen:  r.Chosen,
 			Signals: Signals{NameExact: r.NameExact, NameFuzzy: r.NameFuzzy, Role: r.Role, Facts: r.Facts, Vector: r.Vector},

@@ -265,12 +265,12 @@ The telescope scheduling programme.
 	if len(res.Errors) > 0 {
 		t.Fatalf("invalid files: %v", res.Errors)
 	}
-	var id int64
-	if err := p.QueryRow(ctx, "SELECT id FROM entities WHERE slug = 'project-orion'").Scan(&id); err != nil {
+	var id, projectID int64
+	if err := p.QueryRow(ctx, "SELECT id, project_id FROM entities WHERE slug = 'project-orion'").Scan(&id, &projectID); err != nil {
 		t.Fatal(err)
 	}
 	h := New(p, flatSearcher(p), DefaultConfig())
-	links, err := h.entityLinks(ctx, []Entity{{ID: id, ProjectKey: "orion", Slug: "project-orion"}})
+	links, err := h.entityLinks(ctx, []Entity{{ID: id, ProjectID: projectID, ProjectKey: "orion", Slug: "project-orion"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,11 +77,12 @@ func (p BulkPolicy) buildWorkers() int {
 	return max(runtime.NumCPU()-1, 0)
 }
 
-// bulkScope is a BulkLoad in progress: the connection holding the bulk lock
+// bulkScope is a BulkLoad in progress: the transaction holding the bulk lock
 // (nil when the load is too small to defer the indexes), and the projects whose
 // entity mentions it rebuilds once, at its end.
 type bulkScope struct {
-	conn *pgxpool.Conn
+	lock pgx.Tx
+	pool *pgxpool.Pool
 	mu   sync.Mutex
 	// staleMentions: projects whose rebuild the load's Ingest calls left to it.
 	staleMentions map[int64]bool
@@ -132,7 +133,7 @@ func (in *Ingester) BulkLoad(ctx context.Context, chunks int, load func(ctx cont
 	}
 	loadErr := load(context.WithValue(ctx, bulkKey{}, scope))
 	var buildErr error
-	if scope.conn != nil {
+	if scope.lock != nil {
 		res.Deferred = true
 		res.IndexBuild, res.Built, buildErr = scope.finish(context.WithoutCancel(ctx), in.Bulk)
 	}
@@ -163,26 +164,20 @@ func (in *Ingester) startBulk(ctx context.Context, chunks int) (*bulkScope, erro
 	if !in.Bulk.applies(chunks, stored) {
 		return nil, nil
 	}
-	conn, err := in.pool.Acquire(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("bulk load: %w", err)
-	}
-	scope := &bulkScope{conn: conn, staleMentions: map[int64]bool{}}
-	q := db.New(conn)
-	locked, err := q.BulkTryLock(ctx)
-	if err != nil || !locked {
+	lock, err := tryBulkLock(ctx, in.pool)
+	if err != nil || lock == nil {
 		// Another load holds it: this one stores with the index as it finds it.
-		conn.Release()
 		return nil, err
 	}
+	scope := &bulkScope{lock: lock, pool: in.pool, staleMentions: map[int64]bool{}}
 	// A dead load's index is built before this one defers it again, so the
 	// definition recorded is always the index's own.
-	if _, err := restoreDeferred(ctx, conn, in.Bulk); err != nil {
+	if _, err := restoreDeferred(ctx, in.pool, in.Bulk); err != nil {
 		scope.release()
 		return nil, err
 	}
 	for _, name := range deferrableIndexes {
-		if err := deferIndex(ctx, conn, name); err != nil {
+		if err := deferIndex(ctx, in.pool, name); err != nil {
 			_, _, _ = scope.finish(context.WithoutCancel(ctx), in.Bulk)
 			return nil, err
 		}
@@ -191,8 +186,8 @@ func (in *Ingester) startBulk(ctx context.Context, chunks int) (*bulkScope, erro
 }
 
 // deferIndex drops an index in the transaction that records its definition.
-func deferIndex(ctx context.Context, conn *pgxpool.Conn, name string) error {
-	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+func deferIndex(ctx context.Context, pool *pgxpool.Pool, name string) error {
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		def, err := q.IndexDefinition(ctx, name)
 		if err != nil {
@@ -231,28 +226,45 @@ func IndexNames(built []BuiltIndex) []string {
 func (s *bulkScope) finish(ctx context.Context, policy BulkPolicy) (time.Duration, []BuiltIndex, error) {
 	defer s.release()
 	start := time.Now()
-	built, err := restoreDeferred(ctx, s.conn, policy)
+	built, err := restoreDeferred(ctx, s.pool, policy)
 	return time.Since(start), built, err
 }
 
+// release ends the lock's transaction, which releases the lock.
 func (s *bulkScope) release() {
-	// The lock goes with the session; unlocking lets the connection be reused.
-	_ = db.New(s.conn).BulkUnlock(context.Background())
-	s.conn.Release()
+	_ = s.lock.Rollback(context.Background()) // a connection already gone took the lock with it
 }
 
-// restoreDeferred builds every deferred index from its recorded definition, on
-// a connection holding the bulk lock; each in its own transaction with the
+// tryBulkLock begins the transaction that holds the bulk lock; nil when another
+// load holds it.
+func tryBulkLock(ctx context.Context, pool *pgxpool.Pool) (pgx.Tx, error) {
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("bulk lock: %w", err)
+	}
+	locked, err := db.New(tx).BulkTryLock(ctx)
+	if err != nil || !locked {
+		_ = tx.Rollback(context.Background()) // nothing was written
+		if err != nil {
+			return nil, fmt.Errorf("bulk lock: %w", err)
+		}
+		return nil, nil
+	}
+	return tx, nil
+}
+
+// restoreDeferred builds every deferred index from its recorded definition,
+// while the caller holds the bulk lock; each in its own transaction with the
 // policy's build settings.
-func restoreDeferred(ctx context.Context, conn *pgxpool.Conn, policy BulkPolicy) ([]BuiltIndex, error) {
-	deferred, err := db.New(conn).IndexDeferredList(ctx)
+func restoreDeferred(ctx context.Context, pool *pgxpool.Pool, policy BulkPolicy) ([]BuiltIndex, error) {
+	deferred, err := db.New(pool).IndexDeferredList(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("deferred indexes: %w", err)
 	}
 	var built []BuiltIndex
 	for _, d := range deferred {
 		start := time.Now()
-		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 			q := db.New(tx)
 			if !d.Present {
 				memory := policy.BuildMemory
@@ -285,16 +297,10 @@ func RestoreDeferredIndexes(ctx context.Context, pool *pgxpool.Pool, policy Bulk
 	if err != nil || len(deferred) == 0 {
 		return nil, err
 	}
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
+	lock, err := tryBulkLock(ctx, pool)
+	if err != nil || lock == nil {
 		return nil, err
 	}
-	defer conn.Release()
-	q := db.New(conn)
-	locked, err := q.BulkTryLock(ctx)
-	if err != nil || !locked {
-		return nil, err
-	}
-	defer func() { _ = q.BulkUnlock(context.Background()) }()
-	return restoreDeferred(ctx, conn, policy)
+	defer func() { _ = lock.Rollback(context.Background()) }() // releases the lock
+	return restoreDeferred(ctx, pool, policy)
 }

@@ -310,3 +310,30 @@ func BenchmarkIngestBulk(b *testing.B) {
 		})
 	}
 }
+
+// The bulk lock is held by a transaction of its own (pg_try_advisory_xact_lock),
+// open while the load runs and ended with it, never by a session: behind a
+// pooler in transaction mode a session lock is taken on one server connection,
+// released (or not) on another, and handed to whichever client gets it next.
+func TestBulkLockIsATransactionsLock(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	in, pool := newIngester(t)
+	in.Bulk = bulkEverything
+	held := `SELECT coalesce(string_agg(a.state, ','), '')
+		FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+		WHERE l.locktype = 'advisory' AND l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`
+	br, err := in.BulkLoad(ctx, 100, func(ctx context.Context) error {
+		if got := scalar[string](t, pool, held); got != "idle in transaction" {
+			t.Errorf("during the load the lock is held by %q, want one idle transaction", got)
+		}
+		_, err := in.Ingest(ctx, synthetic(3, 0), ingest.Options{Project: "p"})
+		return err
+	})
+	if err != nil || !br.Deferred {
+		t.Fatalf("BulkLoad = %+v, %v", br, err)
+	}
+	if got := scalar[string](t, pool, held); got != "" {
+		t.Errorf("after the load the lock is still held (%q)", got)
+	}
+}

@@ -154,7 +154,7 @@ func (in *Ingester) Ingest(ctx context.Context, files []File, opts Options) (Res
 	identity := EmbedderIdentity(in.embedder)
 
 	// A bulk load that died left its index unbuilt: build it before anything.
-	if scope := bulkOf(ctx); scope == nil || scope.conn == nil {
+	if scope := bulkOf(ctx); scope == nil || scope.lock == nil {
 		took := time.Now()
 		if built, err := RestoreDeferredIndexes(ctx, in.pool, in.Bulk); err != nil {
 			return res, err
@@ -167,7 +167,7 @@ func (in *Ingester) Ingest(ctx context.Context, files []File, opts Options) (Res
 
 	// A file stored in the run's project from the same bytes (and sidecar) by
 	// the same embedder is unchanged: it is not even converted.
-	known, err := db.New(in.pool).DocumentHashes(ctx, opts.Project)
+	known, err := storedHashes(ctx, db.New(in.pool), opts.Project)
 	if err != nil {
 		return res, fmt.Errorf("project %s: %w", opts.Project, err)
 	}
@@ -291,6 +291,19 @@ func (in *Ingester) convertAll(ctx context.Context, docs []File, which []int, si
 	return out, nil
 }
 
+// storedHashes is what DocumentHashes holds for a project named by key: nothing
+// for a project that does not exist yet.
+func storedHashes(ctx context.Context, q *db.Queries, project string) ([]db.DocumentHashesRow, error) {
+	p, err := q.ProjectGetByKey(ctx, project)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return q.DocumentHashes(ctx, p.ID)
+}
+
 func (in *Ingester) ingestProject(ctx context.Context, project string, docs []parsed, failed map[string]bool,
 	opts Options, res *Result, done *int, total int) (bool, error) {
 	q := db.New(in.pool)
@@ -298,7 +311,7 @@ func (in *Ingester) ingestProject(ctx context.Context, project string, docs []pa
 	if err != nil {
 		return false, fmt.Errorf("project %s: %w", project, err)
 	}
-	stored, err := q.DocumentHashes(ctx, project)
+	stored, err := q.DocumentHashes(ctx, projectID)
 	if err != nil {
 		return false, fmt.Errorf("project %s: %w", project, err)
 	}

@@ -23,23 +23,18 @@ var ErrBulkLoadRunning = errors.New("a bulk ingest is running (it holds the 'can
 // load defers an index meanwhile.
 func SetVectorType(ctx context.Context, pool *pgxpool.Pool, target string, policy BulkPolicy) (bool, time.Duration, error) {
 	start := time.Now()
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
-		return false, 0, err
-	}
-	defer conn.Release()
-	q := db.New(conn)
-	locked, err := q.BulkTryLock(ctx)
-	if err != nil {
-		return false, 0, err
-	}
-	if !locked {
-		return false, 0, ErrBulkLoadRunning
-	}
-	defer func() { _ = q.BulkUnlock(context.Background()) }()
 	var changed bool
-	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+	// The bulk lock is the transaction's own, taken first (a pooler in
+	// transaction mode keeps it on the one server connection; see BulkTryLock).
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
+		locked, err := q.BulkTryLock(ctx)
+		if err != nil {
+			return err
+		}
+		if !locked {
+			return ErrBulkLoadRunning
+		}
 		memory := policy.BuildMemory
 		if memory == "" {
 			memory = DefaultIndexBuildMemory
@@ -51,6 +46,9 @@ func SetVectorType(ctx context.Context, pool *pgxpool.Pool, target string, polic
 		changed, err = q.ChunkEmbeddingSetType(ctx, target)
 		return err
 	})
+	if errors.Is(err, ErrBulkLoadRunning) {
+		return false, 0, err
+	}
 	if err != nil {
 		return false, 0, fmt.Errorf("store embeddings as %s: %w", target, err)
 	}

@@ -37,6 +37,7 @@ import (
 	"github.com/canonkb/canon/domain"
 	db "github.com/canonkb/canon/gen/db"
 	"github.com/canonkb/canon/markdown"
+	"github.com/canonkb/canon/postgres"
 )
 
 // Operations, as recorded in lifecycle_audit.operation.
@@ -90,6 +91,9 @@ type Change struct {
 // Service runs lifecycle operations. It is safe for concurrent use.
 type Service struct {
 	pool *pgxpool.Pool
+	// Reads routes graph show to a read replica; a change is recorded with it,
+	// so the reads after it see it (nil: everything on the pool's database).
+	Reads *postgres.Reads
 }
 
 // New returns a Service.
@@ -303,6 +307,9 @@ func (s *Service) run(ctx context.Context, actor, op, project string, slugs []st
 	if err != nil {
 		return Change{}, err
 	}
+	if err := s.Reads.Wrote(ctx); err != nil {
+		return ch, fmt.Errorf("%s is committed; reading the primary's WAL position failed: %w", op, err)
+	}
 	return ch, nil
 }
 
@@ -403,10 +410,20 @@ type Graph struct {
 // Graph reads one hop around a document, both directions, every edge type. A raw
 // document has no node and so no neighbours.
 func (s *Service) Graph(ctx context.Context, project, slug string) (Graph, error) {
+	var g Graph
+	err := s.Reads.Do(ctx, func(ctx context.Context) error {
+		var err error
+		g, err = s.graph(ctx, project, slug)
+		return err
+	})
+	return g, err
+}
+
+func (s *Service) graph(ctx context.Context, project, slug string) (Graph, error) {
 	if slug == "" {
 		return Graph{}, invalidf("a document slug is required")
 	}
-	q := db.New(s.pool)
+	q := db.New(postgres.ReadPool(ctx, s.pool))
 	pid, err := projectID(ctx, q, project)
 	if err != nil {
 		return Graph{}, err

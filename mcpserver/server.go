@@ -21,12 +21,15 @@ import (
 	"github.com/canonkb/canon/domain"
 	db "github.com/canonkb/canon/gen/db"
 	"github.com/canonkb/canon/lifecycle"
+	"github.com/canonkb/canon/postgres"
 	"github.com/canonkb/canon/server"
 )
 
 // Deps are the services the tools call.
 type Deps struct {
 	Pool *pgxpool.Pool
+	// Reads routes graph show and content gaps to a read replica; nil reads from Pool.
+	Reads *postgres.Reads
 	// Search answers the search tool: canon serve's SearchService (the two-pass search).
 	Search server.Searcher
 	Chat   *chat.Service
@@ -54,7 +57,9 @@ func New(d Deps) *Server {
 	if d.Version == "" {
 		d.Version = "dev"
 	}
-	return &Server{d: d, lifecycle: lifecycle.New(d.Pool)}
+	svc := lifecycle.New(d.Pool)
+	svc.Reads = d.Reads
+	return &Server{d: d, lifecycle: svc}
 }
 
 // Run serves one session over t (stdio for `canon mcp`) until the client goes
@@ -223,7 +228,7 @@ func (t *tools) listProjects(ctx context.Context, _ domain.Principal, _ struct{}
 }
 
 func (t *tools) gaps(ctx context.Context, _ domain.Principal, in GapsInput) (GapsOutput, error) {
-	res, err := chatlog.ContentGaps(ctx, t.s.d.Pool, in.Project, in.Limit)
+	res, err := chatlog.ContentGaps(ctx, t.s.d.Pool, t.s.d.Reads, in.Project, in.Limit)
 	if err != nil {
 		return GapsOutput{}, err
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	neturl "net/url"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -30,10 +31,27 @@ func Connect(ctx context.Context, url string, configure ...func(*pgxpool.Config)
 	if url == "" {
 		return nil, errors.New("no database: set DATABASE_URL (run `make db` for a local cluster)")
 	}
+	cfg, err := poolConfig(url, configure...)
+	if err != nil {
+		return nil, errors.New("DATABASE_URL " + err.Error())
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", Redact(url), err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect to %s: %w", Redact(url), err)
+	}
+	return pool, nil
+}
+
+// poolConfig is Connect's pool configuration for url.
+func poolConfig(url string, configure ...func(*pgxpool.Config)) (*pgxpool.Config, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		// pgx's message may echo the URL, password included.
-		return nil, errors.New("DATABASE_URL is not a valid PostgreSQL connection string")
+		return nil, errors.New("is not a valid PostgreSQL connection string")
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		// Without connect_timeout a dial to an unreachable host waits for the
@@ -51,15 +69,38 @@ func Connect(ctx context.Context, url string, configure ...func(*pgxpool.Config)
 	for _, c := range configure {
 		c(cfg)
 	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", Redact(url), err)
+	return cfg, nil
+}
+
+// ExecModes are the values of KB_DATABASE_EXEC_MODE, pgx's query exec modes
+// (pgx.QueryExecMode, set as the URL's default_query_exec_mode):
+//
+//	cache_statement  prepare each statement once per connection, then execute it (pgx's default)
+//	cache_describe   describe each statement once per connection, execute unnamed statements
+//	describe_exec    describe then execute an unnamed statement: two round trips a query
+//	exec             execute an unnamed statement, typed from the Go arguments: one round trip
+//	simple_protocol  the simple query protocol, arguments interpolated by pgx
+//
+// Behind a pooler in transaction mode that cannot keep prepared statements
+// (PgBouncer before 1.21), use exec or simple_protocol: cache_statement prepares
+// on one server connection and executes on another, and describe_exec's two
+// round trips may land on two.
+var ExecModes = []string{"cache_statement", "cache_describe", "describe_exec", "exec", "simple_protocol"}
+
+// WithExecMode returns the connection string with default_query_exec_mode set
+// to mode (one of ExecModes); an empty mode leaves it as it is.
+func WithExecMode(url, mode string) string {
+	if mode == "" || url == "" {
+		return url
 	}
-	if err := pool.Ping(ctx); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("connect to %s: %w", Redact(url), err)
+	if u, err := neturl.Parse(url); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		q := u.Query()
+		q.Set("default_query_exec_mode", mode)
+		u.RawQuery = q.Encode()
+		return u.String()
 	}
-	return pool, nil
+	// Keyword/value form: a later keyword overrides an earlier one.
+	return url + " default_query_exec_mode=" + mode
 }
 
 // Redact returns the connection string with its password removed, for messages.

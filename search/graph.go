@@ -93,7 +93,7 @@ func (s *Searcher) graph(ctx context.Context, req *domain.SearchRequest, p *plan
 	}
 	start := time.Now()
 	// The rejected approaches' index scan needs the ranking's HNSW settings.
-	out, err := db.New(s.session(p)).GraphSearch(ctx, params)
+	out, err := db.New(s.session(ctx, p)).GraphSearch(ctx, params)
 	s.cfg.Stages.Observe(ctx, domain.StageGraph, start)
 	if err != nil {
 		return fmt.Errorf("graph step: %w", err)

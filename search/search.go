@@ -18,6 +18,7 @@ import (
 	db "github.com/canonkb/canon/gen/db"
 	"github.com/canonkb/canon/internal/expiring"
 	"github.com/canonkb/canon/internal/prelude"
+	"github.com/canonkb/canon/postgres"
 )
 
 // Config holds the server-side defaults a request may override.
@@ -44,6 +45,9 @@ type Searcher struct {
 	projectIDs *expiring.Cache[string, int64]
 	// Today anchors the recency signal; tests pin it.
 	Today func() time.Time
+	// Reads chooses where a search reads: a healthy read replica, or the
+	// primary (nil: the pool's database).
+	Reads *postgres.Reads
 }
 
 // New returns a Searcher.
@@ -75,15 +79,20 @@ type plan struct {
 // Search runs a request. Errors a caller must fix are *domain.InvalidError or
 // *domain.NotFoundError.
 func (s *Searcher) Search(ctx context.Context, req *domain.SearchRequest) (*domain.SearchResult, error) {
-	pr, err := s.Prepare(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := pr.Rank(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	return pr.Result(ctx, rows)
+	var res *domain.SearchResult
+	err := s.Reads.Do(ctx, func(ctx context.Context) error {
+		pr, err := s.Prepare(ctx, req)
+		if err != nil {
+			return err
+		}
+		rows, err := pr.Rank(ctx, nil)
+		if err != nil {
+			return err
+		}
+		res, err = pr.Result(ctx, rows)
+		return err
+	})
+	return res, err
 }
 
 // Prepared is a validated request, its projects resolved and its question
@@ -318,7 +327,7 @@ func (s *Searcher) projectIDsOf(ctx context.Context, keys []string) (ids []int64
 		}
 	}
 	if len(missing) > 0 {
-		rows, err := db.New(s.pool).ProjectIDsByKeys(ctx, missing)
+		rows, err := db.New(postgres.ReadPool(ctx, s.pool)).ProjectIDsByKeys(ctx, missing)
 		if err != nil {
 			return nil, nil, fmt.Errorf("look up projects: %w", err)
 		}
@@ -384,23 +393,24 @@ func planCacheMode(p *plan) string {
 // again with exact postings ranges, and p stays exact for the rest of the request.
 func (s *Searcher) run(ctx context.Context, p *plan) ([]db.SearchRankRow, error) {
 	defer s.cfg.Stages.Observe(ctx, domain.StageRanking, time.Now())
-	rows, err := db.New(s.session(p)).SearchRank(ctx, p.params)
+	rows, err := db.New(s.session(ctx, p)).SearchRank(ctx, p.params)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
 	approximate := p.params.FtsEnabled && !p.params.Bm25Exact && !p.params.AccessAll && !p.params.Filtered
 	if approximate && (len(rows) == 0 || rows[0].KeywordLegShort) {
 		p.params.Bm25Exact = true
-		if rows, err = db.New(s.session(p)).SearchRank(ctx, p.params); err != nil {
+		if rows, err = db.New(s.session(ctx, p)).SearchRank(ctx, p.params); err != nil {
 			return nil, fmt.Errorf("search: %w", err)
 		}
 	}
 	return rows, nil
 }
 
-// session runs each statement after sessionSettings for p, in one round trip.
-func (s *Searcher) session(p *plan) *prelude.DB {
-	return prelude.New(s.pool, sessionSettings, fmt.Sprint(p.efSearch), planCacheMode(p))
+// session runs each statement after sessionSettings for p, in one round trip,
+// where the request reads (a replica or the primary: postgres.Reads).
+func (s *Searcher) session(ctx context.Context, p *plan) *prelude.DB {
+	return prelude.New(postgres.ReadPool(ctx, s.pool), sessionSettings, fmt.Sprint(p.efSearch), planCacheMode(p))
 }
 
 func (s *Searcher) shape(p *plan, rows []db.SearchRankRow) *domain.SearchResult {
@@ -508,7 +518,7 @@ func (s *Searcher) addTermScores(ctx context.Context, p *plan, res *domain.Searc
 	}
 	params := db.SearchTermScoresParams{Query: p.query, ProjectIds: p.projectIDs, ChunkIds: ids}
 	setKnobParams(&params, p.ranking)
-	rows, err := db.New(s.pool).SearchTermScores(ctx, params)
+	rows, err := db.New(postgres.ReadPool(ctx, s.pool)).SearchTermScores(ctx, params)
 	if err != nil {
 		return fmt.Errorf("explain term scores: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/canonkb/canon/domain"
 	canonv1 "github.com/canonkb/canon/gen/canon/v1"
 	"github.com/canonkb/canon/lifecycle"
+	"github.com/canonkb/canon/postgres"
 )
 
 // canonHandler serves CanonService: lifecycle operations and graph show.
@@ -19,8 +20,10 @@ type canonHandler struct {
 	log *slog.Logger
 }
 
-func newCanonHandler(pool *pgxpool.Pool, log *slog.Logger) *canonHandler {
-	return &canonHandler{svc: lifecycle.New(pool), log: log}
+func newCanonHandler(pool *pgxpool.Pool, reads *postgres.Reads, log *slog.Logger) *canonHandler {
+	svc := lifecycle.New(pool)
+	svc.Reads = reads
+	return &canonHandler{svc: svc, log: log}
 }
 
 func (h *canonHandler) Promote(ctx context.Context, req *connect.Request[canonv1.PromoteRequest]) (*connect.Response[canonv1.PromoteResponse], error) {

@@ -18,12 +18,14 @@ import (
 	"github.com/canonkb/canon/domain"
 	canonv1 "github.com/canonkb/canon/gen/canon/v1"
 	"github.com/canonkb/canon/gen/canon/v1/canonv1connect"
+	"github.com/canonkb/canon/postgres"
 	"github.com/canonkb/canon/telemetry"
 )
 
 type chatHandler struct {
 	chat    *chat.Service
 	pool    *pgxpool.Pool
+	reads   *postgres.Reads
 	log     *slog.Logger
 	metrics *telemetry.Metrics
 }
@@ -66,7 +68,7 @@ func (h *chatHandler) ChatStream(ctx context.Context, req *connect.Request[canon
 }
 
 func (h *chatHandler) ContentGaps(ctx context.Context, req *connect.Request[canonv1.ContentGapsRequest]) (*connect.Response[canonv1.ContentGapsResponse], error) {
-	gaps, err := chatlog.ContentGaps(ctx, h.pool, req.Msg.GetProjectKey(), int(req.Msg.GetLimit()))
+	gaps, err := chatlog.ContentGaps(ctx, h.pool, h.reads, req.Msg.GetProjectKey(), int(req.Msg.GetLimit()))
 	if err != nil {
 		return nil, toConnect(ctx, h.log, "content gaps", err)
 	}

@@ -31,7 +31,10 @@ import (
 
 // Deps are what the handlers need.
 type Deps struct {
-	Pool     *pgxpool.Pool
+	Pool *pgxpool.Pool
+	// Reads routes graph show and content gaps to a read replica (search routes
+	// through Searcher.Reads); nil reads from Pool.
+	Reads    *postgres.Reads
 	Searcher *search.Searcher
 	// SearchService answers SearchService.Search (the two-pass entity search,
 	// package hierarchy); nil means Searcher.
@@ -131,8 +134,8 @@ func build(d Deps, tracking *inflight) (http.Handler, []string) {
 	mux.Handle(canonv1connect.NewIngestServiceHandler(&ingestHandler{ingester: d.Ingester, log: d.Logger, metrics: d.Metrics},
 		append(opts, connect.WithReadMaxBytes(maxIngestRequestBytes))...))
 	mux.Handle(canonv1connect.NewProjectServiceHandler(&projectHandler{pool: d.Pool, log: d.Logger}, opts...))
-	mux.Handle(canonv1connect.NewCanonServiceHandler(newCanonHandler(d.Pool, d.Logger), opts...))
-	chatH := &chatHandler{chat: d.Chat, pool: d.Pool, log: d.Logger, metrics: d.Metrics}
+	mux.Handle(canonv1connect.NewCanonServiceHandler(newCanonHandler(d.Pool, d.Reads, d.Logger), opts...))
+	chatH := &chatHandler{chat: d.Chat, pool: d.Pool, reads: d.Reads, log: d.Logger, metrics: d.Metrics}
 	mux.Handle(canonv1connect.NewChatServiceHandler(chatH, opts...))
 	mux.HandleFunc("POST /api/kb/chat", chatH.jsonChat)
 	mountWeb(mux, d)

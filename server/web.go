@@ -24,7 +24,9 @@ import (
 // stream) and GET /api/doc/{project}/{slug}.
 func mountWeb(mux *routeMux, d Deps) {
 	mux.Handle("POST /api/chat", &uiChatHandler{chat: d.Chat, log: d.Logger})
-	docs := &docHandler{pool: d.Pool, graph: lifecycle.New(d.Pool), log: d.Logger}
+	graph := lifecycle.New(d.Pool)
+	graph.Reads = d.Reads
+	docs := &docHandler{pool: d.Pool, graph: graph, log: d.Logger}
 	mux.HandleFunc("GET /api/doc/{project}/{slug}", docs.serve)
 	app := appHandler(web.Assets())
 	mux.Handle("GET /app/", app)

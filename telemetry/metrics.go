@@ -130,7 +130,7 @@ type chatLogCollector struct{ stats func() chatlog.Stats }
 var (
 	chatLogWritten = prometheus.NewDesc("canon_chat_log_rows_written_total", "Chat-log rows written.", nil, nil)
 	chatLogLost    = prometheus.NewDesc("canon_chat_log_rows_lost_total",
-		"Chat-log rows lost: queue_full (dropped before writing) or insert_failed (the database refused).",
+		"Chat-log rows lost: queue_full (dropped before writing), insert_failed (the database refused) or no_project (the turn named no known project).",
 		[]string{"reason"}, nil)
 	contentGaps = prometheus.NewDesc("canon_content_gaps_recorded_total", "Refused questions recorded as content gaps.", nil, nil)
 )
@@ -146,5 +146,6 @@ func (c *chatLogCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(chatLogWritten, prometheus.CounterValue, float64(s.Written))
 	ch <- prometheus.MustNewConstMetric(chatLogLost, prometheus.CounterValue, float64(s.Dropped), "queue_full")
 	ch <- prometheus.MustNewConstMetric(chatLogLost, prometheus.CounterValue, float64(s.Failed), "insert_failed")
+	ch <- prometheus.MustNewConstMetric(chatLogLost, prometheus.CounterValue, float64(s.NoProject), "no_project")
 	ch <- prometheus.MustNewConstMetric(contentGaps, prometheus.CounterValue, float64(s.Gaps))
 }

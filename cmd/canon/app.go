@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -27,8 +28,11 @@ import (
 
 // app is canon wired from its configuration.
 type app struct {
-	cfg      config.Config
-	pool     *pgxpool.Pool
+	cfg  config.Config
+	pool *pgxpool.Pool
+	// reads routes search, chat retrieval, graph show and content gaps to the
+	// read replicas (nil without KB_DATABASE_REPLICA_URLS).
+	reads    *postgres.Reads
 	embedder embed.Embedder
 	searcher *search.Searcher
 	// hierarchy answers SearchService.Search, `canon search` and the chat turn's
@@ -47,6 +51,11 @@ func loadConfig(databaseURL string) (config.Config, error) {
 	}
 	if databaseURL != "" {
 		cfg.DatabaseURL = databaseURL
+	}
+	// In the URL, so every connection canon opens (pool, migrations) uses it.
+	cfg.DatabaseURL = postgres.WithExecMode(cfg.DatabaseURL, cfg.DatabaseExecMode)
+	for i, url := range cfg.DatabaseReplicaURLs {
+		cfg.DatabaseReplicaURLs[i] = postgres.WithExecMode(strings.TrimSpace(url), cfg.DatabaseExecMode)
 	}
 	return cfg, nil
 }
@@ -125,7 +134,13 @@ func openObservedApp(ctx context.Context, cfg config.Config, obs observability) 
 		pool.Close()
 		return nil, err
 	}
-	a := &app{cfg: cfg, pool: pool, embedder: embedder, obs: obs}
+	reads, err := postgres.NewReads(ctx, pool, cfg.DatabaseReplicaURLs, postgres.ReadsOptions{
+		CheckInterval: cfg.DatabaseReplicaCheckInterval, MaxWait: cfg.DatabaseReplicaMaxWait, Log: obs.log}, configure...)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	a := &app{cfg: cfg, pool: pool, reads: reads, embedder: embedder, obs: obs}
 	a.searcher = search.New(pool, embedder, search.Config{
 		Ranking: ranking, Profile: cfg.Profile(), DefaultLimit: cfg.DefaultLimit, DefaultFusion: cfg.Fusion,
 		Graph: search.GraphConfig{
@@ -136,9 +151,11 @@ func openObservedApp(ctx context.Context, cfg config.Config, obs observability) 
 		},
 		Stages: obs.stages(),
 	})
+	a.searcher.Reads = reads
 	hcfg := hierarchyConfig(cfg)
 	hcfg.Stages = obs.stages()
 	if err := hcfg.Validate(); err != nil {
+		reads.Close()
 		pool.Close()
 		return nil, err
 	}
@@ -149,12 +166,19 @@ func openObservedApp(ctx context.Context, cfg config.Config, obs observability) 
 	// An ingest that changed a project drops the two-pass caches' entries for it.
 	afterChange := a.ingester.AfterChange
 	a.ingester.AfterChange = func(projectKeys []string) {
+		// Read-your-writes: the reads after this ingest wait for a replica to have it.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := a.reads.Wrote(ctx); err != nil {
+			a.logger().Warn("reading the primary's WAL position after an ingest failed", "err", err)
+		}
+		cancel()
 		if afterChange != nil {
 			afterChange(projectKeys)
 		}
 		a.hierarchy.Invalidate(projectKeys)
 	}
 	if err := a.openChat(); err != nil {
+		reads.Close()
 		pool.Close()
 		return nil, err
 	}
@@ -191,11 +215,7 @@ func (a *app) openChat() error {
 	if err != nil {
 		return err
 	}
-	log := a.obs.log
-	if log == nil {
-		log = slog.Default()
-	}
-	a.chatLog = chatlog.New(a.pool, cfg.ChatLogQueue, log)
+	a.chatLog = chatlog.New(a.pool, cfg.ChatLogQueue, a.logger())
 	if a.obs.metrics != nil {
 		a.obs.metrics.Register(telemetry.PoolCollector(a.pool), telemetry.ChatLogCollector(a.chatLog.Stats))
 	}
@@ -217,7 +237,16 @@ func (a *app) Close() {
 		a.chatLog.Close(ctx)
 		cancel()
 	}
+	a.reads.Close()
 	a.pool.Close()
+}
+
+// logger is the app's logger: serve's, or the default.
+func (a *app) logger() *slog.Logger {
+	if a.obs.log != nil {
+		return a.obs.log
+	}
+	return slog.Default()
 }
 
 // chatLogFlushTimeout bounds how long closing waits for queued chat-log rows.

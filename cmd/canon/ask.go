@@ -166,7 +166,7 @@ func newGapsCmd() *cobra.Command {
 				return err
 			}
 			defer a.Close()
-			gaps, err := chatlog.ContentGaps(cmd.Context(), a.pool, project, limit)
+			gaps, err := chatlog.ContentGaps(cmd.Context(), a.pool, a.reads, project, limit)
 			if err != nil {
 				return err
 			}

@@ -67,7 +67,7 @@ func (a *app) mcpServer(log *slog.Logger, keys bool) *mcpserver.Server {
 		authorizer = mcpserver.Keys(auth.NewStore(a.pool))
 	}
 	return mcpserver.New(mcpserver.Deps{
-		Pool: a.pool, Search: a.hierarchy, Chat: a.chat, Logger: log, Version: buildVersion(),
+		Pool: a.pool, Reads: a.reads, Search: a.hierarchy, Chat: a.chat, Logger: log, Version: buildVersion(),
 		Authorizer: authorizer,
 	})
 }

@@ -107,7 +107,7 @@ func serve(ctx context.Context, addr string, cfg config.Config, log *slog.Logger
 		return err
 	}
 	srv := server.NewServer(addr, server.Deps{
-		Pool: a.pool, Searcher: a.searcher, SearchService: a.hierarchy, Ingester: a.ingester, Chat: a.chat,
+		Pool: a.pool, Reads: a.reads, Searcher: a.searcher, SearchService: a.hierarchy, Ingester: a.ingester, Chat: a.chat,
 		Logger: log, Metrics: obs.metrics, TracerProvider: obs.tracer,
 		MCP: a.mcpServer(log, cfg.Auth == "required").HTTPHandler(),
 		Auth: auth.Config{Required: cfg.Auth == "required", RatePerSecond: cfg.RateLimit, Burst: cfg.RateBurst,

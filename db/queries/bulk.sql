@@ -7,12 +7,12 @@
 SELECT coalesce(sum(chunk_count), 0)::bigint AS chunks FROM project_stats;
 
 -- name: BulkTryLock :one
--- Held by a bulk load for its whole run, on its own connection; released by the
--- server when that connection ends, so a dead load never keeps it.
-SELECT pg_try_advisory_lock(hashtextextended('canon.bulk', 0)) AS locked;
-
--- name: BulkUnlock :exec
-SELECT pg_advisory_unlock(hashtextextended('canon.bulk', 0));
+-- Held by a bulk load for its whole run, by a transaction of its own left open
+-- until the load ends (its work runs in other transactions). A transaction-level
+-- lock, so a pooler in transaction mode (PgBouncer) keeps it on one server
+-- connection and cannot hand it to another client; it ends with the transaction,
+-- and with the connection, so a dead load never keeps it.
+SELECT pg_try_advisory_xact_lock(hashtextextended('canon.bulk', 0)) AS locked;
 
 -- name: IndexDefinition :one
 -- The statement that creates the index as it stands (name, method, opclass,

@@ -3,7 +3,7 @@ INSERT INTO chat_logs (
     project_id, question, filters, refusal_reason, citations, provider, model,
     retrieval_ms, generation_ms, total_ms, prompt_tokens, completion_tokens, error
 ) VALUES (
-    sqlc.narg(project_id), sqlc.arg(question), sqlc.arg(filters)::jsonb, sqlc.narg(refusal_reason),
+    sqlc.arg(project_id), sqlc.arg(question), sqlc.arg(filters)::jsonb, sqlc.narg(refusal_reason),
     sqlc.arg(citations)::jsonb, sqlc.arg(provider), sqlc.arg(model), sqlc.arg(retrieval_ms), sqlc.arg(generation_ms),
     sqlc.arg(total_ms), sqlc.arg(prompt_tokens), sqlc.arg(completion_tokens), sqlc.narg(error)
 );
@@ -29,8 +29,7 @@ ON CONFLICT (project_id, normalized_question) DO UPDATE SET
 -- the caller holds (all of them; an empty audience is everyone).
 SELECT g.example_question, g.count, g.first_seen, g.last_seen
 FROM content_gaps g
-JOIN projects p ON p.id = g.project_id
-WHERE p.project_key = sqlc.arg(project_key)
+WHERE g.project_id = sqlc.arg(project_id)
   AND (sqlc.arg(access_all)::boolean OR g.audience <@ sqlc.arg(access_groups)::text[])
 ORDER BY g.count DESC, g.last_seen DESC, g.normalized_question
 LIMIT sqlc.arg(row_limit);

@@ -1,11 +1,10 @@
 -- name: DocumentHashes :many
 -- What is stored for a project, so unchanged files cost one read and no writes
 -- (read before a run converts anything: a file whose bytes are unchanged is not
--- even converted). No rows for a project that does not exist yet.
+-- even converted).
 SELECT d.id, d.slug, d.source_path, d.content_hash, d.embedder
 FROM documents d
-JOIN projects p ON p.id = d.project_id
-WHERE p.project_key = sqlc.arg(project_key);
+WHERE d.project_id = sqlc.arg(project_id);
 
 -- name: DocumentUpsert :one
 -- Lexemes of the summary and of the tags are computed here with the same english

@@ -6,8 +6,7 @@ SELECT d.project_id, d.id, d.slug, d.title, d.source_path, d.source_type, d.tags
        d.canonical_type, d.status, d.retrieval_priority, d.tier, d.evidence_tier, d.entity_type,
        d.summary, d.updated_at
 FROM documents d
-JOIN projects p ON p.id = d.project_id
-WHERE p.project_key = sqlc.arg(project_key) AND d.slug = sqlc.arg(slug)
+WHERE d.project_id = sqlc.arg(project_id) AND d.slug = sqlc.arg(slug)
   AND canon_document_visible(d, sqlc.arg(access_all)::boolean, sqlc.arg(access_groups)::text[]);
 
 -- name: DocumentBody :many

@@ -176,7 +176,7 @@ expanded AS (
            max(t.score * sqlc.arg(team_discount)::float8) AS score,
            (array_agg(ct.slug ORDER BY t.score DESC, t.id))[1] AS via
     FROM chosen t
-    JOIN entities ct ON ct.id = t.id
+    JOIN entities ct ON ct.project_id = t.project_id AND ct.id = t.id
     JOIN team_members tm ON tm.project_id = t.project_id AND tm.team_id = t.id
     JOIN project_entities m ON m.project_id = tm.project_id AND m.slug = tm.member_slug
     WHERE t.entity_type = 'team'
@@ -231,7 +231,7 @@ SELECT e.id AS entity_id, e.project_id, p.project_key, e.slug, e.name, e.entity_
        g.name_exact::float8 AS name_exact, g.name_fuzzy::float8 AS name_fuzzy, g.role::float8 AS role,
        g.facts::float8 AS facts, g.vector::float8 AS vector
 FROM listed l
-JOIN entities e ON e.id = l.id
+JOIN entities e ON e.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND e.id = l.id
 JOIN projects p ON p.id = e.project_id
 JOIN scored s ON s.id = l.id
 JOIN signals g ON g.id = l.id
@@ -264,7 +264,7 @@ WITH chosen AS (
                  FROM unnest(array_append(array_append(e.aliases, e.name), e.slug)) AS f
                  WHERE f <> '') AS tag_forms
     FROM entities e
-    WHERE e.id = ANY (sqlc.arg(entity_ids)::bigint[])
+    WHERE e.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND e.id = ANY (sqlc.arg(entity_ids)::bigint[])
 ),
 -- The entity's own page.
 own_page AS (
@@ -317,7 +317,7 @@ SELECT s.entity_id, s.document_id, d.slug, s.link, s.weight::float8 AS weight,
        d.source_type, coalesce(d.canonical_type, '')::text AS canonical_type,
        (att.document_id IS NOT NULL)::boolean AS attended
 FROM strongest s
-JOIN entities e ON e.id = s.entity_id
+JOIN chosen e ON e.id = s.entity_id
 JOIN documents d ON d.project_id = e.project_id AND d.id = s.document_id
 -- One probe per linked document (LIMIT 1): as an EXISTS, the generic plan hashed
 -- every attendance of the corpus (6,659 rows at 100,000 chunks) for a few hundred.

@@ -56,7 +56,7 @@ links AS (
         FROM seeds s
         JOIN kb_edges e ON e.project_id = s.project_id AND e.to_node_id = s.node_id
     ) AS l
-    JOIN kb_nodes n ON n.id = l.node_id
+    JOIN kb_nodes n ON n.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND n.id = l.node_id
 ),
 -- Expansion follows the allowed edge types only, and never enters a hub node.
 hops AS (
@@ -126,7 +126,7 @@ representative AS (
            coalesce(1 - nullif(c.embedding <=> sqlc.arg(query_embedding)::vector, 'NaN'::float8), 0)::float8
                AS similarity
     FROM visible v
-    JOIN chunks c ON c.document_id = v.document_id AND c.ordinal = 0
+    JOIN chunks c ON c.project_id = v.project_id AND c.document_id = v.document_id AND c.ordinal = 0
 ),
 -- Rejected approaches close to the question: the nearest, at or above the
 -- calibrated cosine threshold.
@@ -224,8 +224,8 @@ SELECT x.origin, x.position::integer AS position,
        coalesce(x.direction, '')::text AS edge_direction, coalesce(x.seed_slug, '')::text AS edge_from_slug,
        x.similarity
 FROM sections x
-JOIN chunks c ON c.id = x.chunk_id
-JOIN documents d ON d.id = x.document_id
+JOIN documents d ON d.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND d.id = x.document_id
+JOIN chunks c ON c.project_id = d.project_id AND c.id = x.chunk_id
 JOIN projects p ON p.id = d.project_id
 ORDER BY x.section, x.position;
 

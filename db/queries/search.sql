@@ -74,7 +74,7 @@ term_stats AS (
 -- chunks that pass the filters, each read once for its distance and lexeme bloom.
 -- Driven from the ids, so one generic plan fits every list.
 listed_chunks AS MATERIALIZED (
-    SELECT c.id AS chunk_id, c.lexeme_bloom,
+    SELECT c.id AS chunk_id, c.project_id, c.lexeme_bloom,
            CASE WHEN sqlc.arg(semantic_enabled)::boolean
                 THEN c.embedding <=> sqlc.arg(query_embedding)::vector
            END AS distance
@@ -238,7 +238,7 @@ keyword_scored AS (
         CROSS JOIN corpus c
         CROSS JOIN LATERAL (
             SELECT p.tf, p.tf_heading, p.length FROM postings p
-            WHERE p.chunk_id = lc.chunk_id AND p.lexeme = t.lexeme
+            WHERE p.chunk_id = lc.chunk_id AND p.lexeme = t.lexeme AND p.project_id = lc.project_id
             LIMIT 1
         ) AS p
         WHERE sqlc.arg(fts_enabled)::boolean AND (lc.lexeme_bloom & t.bloom_bits) = t.bloom_bits
@@ -317,7 +317,7 @@ candidate_chunks AS MATERIALIZED (
                 THEN c.embedding <=> sqlc.arg(query_embedding)::vector
            END AS distance
     FROM candidate_ids ci
-    JOIN chunks c ON c.id = ci.chunk_id
+    JOIN chunks c ON c.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND c.id = ci.chunk_id
 ),
 -- Each candidate with its rank in the leg(s) that found it (RRF counts those
 -- only) and its exact BM25, whichever leg found it, with the number of query
@@ -354,7 +354,7 @@ candidates AS (
         -- every posting of the candidate instead.
         CROSS JOIN LATERAL (
             SELECT p.tf, p.tf_heading, p.length FROM postings p
-            WHERE p.chunk_id = cc.chunk_id AND p.lexeme = t.lexeme
+            WHERE p.chunk_id = cc.chunk_id AND p.lexeme = t.lexeme AND p.project_id = cc.project_id
             LIMIT 1
         ) AS p
         WHERE NOT t.complete AND (coalesce(ks.found, 0) & t.bit) = 0
@@ -524,7 +524,7 @@ SELECT p.chunk_id, p.document_id, d.slug, d.title, d.source_path, pr.project_key
        (SELECT q.lexemes FROM query_lexemes q)::text[] AS query_lexemes,
        coalesce((SELECT k.short FROM keyword_leg k), false)::boolean AS keyword_leg_short
 FROM page p
-JOIN chunks c ON c.id = p.chunk_id
+JOIN chunks c ON c.project_id = p.project_id AND c.id = p.chunk_id
 JOIN documents d ON d.project_id = p.project_id AND d.id = p.document_id
 JOIN projects pr ON pr.id = p.project_id
 WHERE p.score >= sqlc.arg(min_score)::float8

@@ -10,25 +10,19 @@ import (
 )
 
 const bulkTryLock = `-- name: BulkTryLock :one
-SELECT pg_try_advisory_lock(hashtextextended('canon.bulk', 0)) AS locked
+SELECT pg_try_advisory_xact_lock(hashtextextended('canon.bulk', 0)) AS locked
 `
 
-// Held by a bulk load for its whole run, on its own connection; released by the
-// server when that connection ends, so a dead load never keeps it.
+// Held by a bulk load for its whole run, by a transaction of its own left open
+// until the load ends (its work runs in other transactions). A transaction-level
+// lock, so a pooler in transaction mode (PgBouncer) keeps it on one server
+// connection and cannot hand it to another client; it ends with the transaction,
+// and with the connection, so a dead load never keeps it.
 func (q *Queries) BulkTryLock(ctx context.Context) (bool, error) {
 	row := q.db.QueryRow(ctx, bulkTryLock)
 	var locked bool
 	err := row.Scan(&locked)
 	return locked, err
-}
-
-const bulkUnlock = `-- name: BulkUnlock :exec
-SELECT pg_advisory_unlock(hashtextextended('canon.bulk', 0))
-`
-
-func (q *Queries) BulkUnlock(ctx context.Context) error {
-	_, err := q.db.Exec(ctx, bulkUnlock)
-	return err
 }
 
 const chunkCountAll = `-- name: ChunkCountAll :one

@@ -22,7 +22,7 @@ INSERT INTO chat_logs (
 `
 
 type ChatLogInsertParams struct {
-	ProjectID        *int64
+	ProjectID        int64
 	Question         string
 	Filters          []byte
 	RefusalReason    *string
@@ -59,15 +59,14 @@ func (q *Queries) ChatLogInsert(ctx context.Context, arg ChatLogInsertParams) er
 const contentGapList = `-- name: ContentGapList :many
 SELECT g.example_question, g.count, g.first_seen, g.last_seen
 FROM content_gaps g
-JOIN projects p ON p.id = g.project_id
-WHERE p.project_key = $1
+WHERE g.project_id = $1
   AND ($2::boolean OR g.audience <@ $3::text[])
 ORDER BY g.count DESC, g.last_seen DESC, g.normalized_question
 LIMIT $4
 `
 
 type ContentGapListParams struct {
-	ProjectKey   string
+	ProjectID    int64
 	AccessAll    bool
 	AccessGroups []string
 	RowLimit     int32
@@ -84,7 +83,7 @@ type ContentGapListRow struct {
 // the caller holds (all of them; an empty audience is everyone).
 func (q *Queries) ContentGapList(ctx context.Context, arg ContentGapListParams) ([]ContentGapListRow, error) {
 	rows, err := q.db.Query(ctx, contentGapList,
-		arg.ProjectKey,
+		arg.ProjectID,
 		arg.AccessAll,
 		arg.AccessGroups,
 		arg.RowLimit,

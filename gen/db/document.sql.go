@@ -65,8 +65,7 @@ func (q *Queries) DocumentGetBySlug(ctx context.Context, arg DocumentGetBySlugPa
 const documentHashes = `-- name: DocumentHashes :many
 SELECT d.id, d.slug, d.source_path, d.content_hash, d.embedder
 FROM documents d
-JOIN projects p ON p.id = d.project_id
-WHERE p.project_key = $1
+WHERE d.project_id = $1
 `
 
 type DocumentHashesRow struct {
@@ -79,9 +78,9 @@ type DocumentHashesRow struct {
 
 // What is stored for a project, so unchanged files cost one read and no writes
 // (read before a run converts anything: a file whose bytes are unchanged is not
-// even converted). No rows for a project that does not exist yet.
-func (q *Queries) DocumentHashes(ctx context.Context, projectKey string) ([]DocumentHashesRow, error) {
-	rows, err := q.db.Query(ctx, documentHashes, projectKey)
+// even converted).
+func (q *Queries) DocumentHashes(ctx context.Context, projectID int64) ([]DocumentHashesRow, error) {
+	rows, err := q.db.Query(ctx, documentHashes, projectID)
 	if err != nil {
 		return nil, err
 	}

@@ -62,13 +62,12 @@ SELECT d.project_id, d.id, d.slug, d.title, d.source_path, d.source_type, d.tags
        d.canonical_type, d.status, d.retrieval_priority, d.tier, d.evidence_tier, d.entity_type,
        d.summary, d.updated_at
 FROM documents d
-JOIN projects p ON p.id = d.project_id
-WHERE p.project_key = $1 AND d.slug = $2
+WHERE d.project_id = $1 AND d.slug = $2
   AND canon_document_visible(d, $3::boolean, $4::text[])
 `
 
 type DocumentReadParams struct {
-	ProjectKey   string
+	ProjectID    int64
 	Slug         string
 	AccessAll    bool
 	AccessGroups []string
@@ -99,7 +98,7 @@ type DocumentReadRow struct {
 // hidden document and a missing one look the same.
 func (q *Queries) DocumentRead(ctx context.Context, arg DocumentReadParams) (DocumentReadRow, error) {
 	row := q.db.QueryRow(ctx, documentRead,
-		arg.ProjectKey,
+		arg.ProjectID,
 		arg.Slug,
 		arg.AccessAll,
 		arg.AccessGroups,

@@ -20,34 +20,34 @@ WITH chosen AS (
                  FROM unnest(array_append(array_append(e.aliases, e.name), e.slug)) AS f
                  WHERE f <> '') AS tag_forms
     FROM entities e
-    WHERE e.id = ANY ($3::bigint[])
+    WHERE e.project_id = ANY ($3::bigint[]) AND e.id = ANY ($4::bigint[])
 ),
 own_page AS (
-    SELECT c.id AS entity_id, c.document_id, 'page'::text AS link, $4::float8 AS weight
+    SELECT c.id AS entity_id, c.document_id, 'page'::text AS link, $5::float8 AS weight
     FROM chosen c
 ),
 mentioned AS (
     SELECT c.id AS entity_id, m.document_id,
            CASE m.source WHEN 'frontmatter' THEN 'declared' WHEN 'attendee' THEN 'attendee' ELSE 'mention' END AS link,
            CASE m.source
-               WHEN 'frontmatter' THEN $5::float8
-               WHEN 'attendee' THEN $6::float8
-               WHEN 'text' THEN $7::float8
-                    * CASE WHEN $8::boolean THEN m.strength / (m.strength + $9::float8)
+               WHEN 'frontmatter' THEN $6::float8
+               WHEN 'attendee' THEN $7::float8
+               WHEN 'text' THEN $8::float8
+                    * CASE WHEN $9::boolean THEN m.strength / (m.strength + $10::float8)
                            ELSE 1 END
            END::float8 AS weight
     FROM chosen c
     JOIN entity_mentions m ON m.project_id = c.project_id AND m.entity_slug = c.slug
 ),
 tagged AS (
-    SELECT c.id AS entity_id, d.id AS document_id, 'tag'::text AS link, $10::float8 AS weight
+    SELECT c.id AS entity_id, d.id AS document_id, 'tag'::text AS link, $11::float8 AS weight
     FROM chosen c
     JOIN documents d ON d.project_id = c.project_id AND d.id <> c.document_id
     WHERE canon_tag_forms(d.tags) && c.tag_forms
 ),
 member_meetings AS (
     SELECT c.id AS entity_id, a.document_id, 'member_meeting'::text AS link,
-           ($11::float8 * count(tm.member_slug) / count(*))::float8 AS weight
+           ($12::float8 * count(tm.member_slug) / count(*))::float8 AS weight
     FROM chosen c
     JOIN entity_mentions a ON a.project_id = c.project_id AND a.source = 'attendee'
     LEFT JOIN team_members tm ON tm.project_id = c.project_id AND tm.team_id = c.id AND tm.member_slug = a.entity_slug
@@ -65,7 +65,7 @@ SELECT s.entity_id, s.document_id, d.slug, s.link, s.weight::float8 AS weight,
        d.source_type, coalesce(d.canonical_type, '')::text AS canonical_type,
        (att.document_id IS NOT NULL)::boolean AS attended
 FROM strongest s
-JOIN entities e ON e.id = s.entity_id
+JOIN chosen e ON e.id = s.entity_id
 JOIN documents d ON d.project_id = e.project_id AND d.id = s.document_id
 LEFT JOIN LATERAL (
     SELECT a.document_id FROM entity_mentions a
@@ -79,6 +79,7 @@ ORDER BY s.entity_id, s.weight DESC, d.slug
 type EntityLinksParams struct {
 	AccessAll           bool
 	AccessGroups        []string
+	ProjectIds          []int64
 	EntityIds           []int64
 	PageWeight          float64
 	DeclaredWeight      float64
@@ -133,6 +134,7 @@ func (q *Queries) EntityLinks(ctx context.Context, arg EntityLinksParams) ([]Ent
 	rows, err := q.db.Query(ctx, entityLinks,
 		arg.AccessAll,
 		arg.AccessGroups,
+		arg.ProjectIds,
 		arg.EntityIds,
 		arg.PageWeight,
 		arg.DeclaredWeight,
@@ -173,19 +175,19 @@ func (q *Queries) EntityLinks(ctx context.Context, arg EntityLinksParams) ([]Ent
 const entityRank = `-- name: EntityRank :many
 
 WITH question AS (
-    SELECT to_tsvector('english', $1::text) AS tsv,
-           lower($1::text) AS text,
-           ARRAY(SELECT t.lexeme FROM canon_query_terms($1::text) AS t) AS lexemes,
+    SELECT to_tsvector('english', $2::text) AS tsv,
+           lower($2::text) AS text,
+           ARRAY(SELECT t.lexeme FROM canon_query_terms($2::text) AS t) AS lexemes,
            -- LIKE patterns of the terms' first four letters: a role or facts text
            -- matching none cannot share a term (stems end differently: migrat, studi).
-           ARRAY(SELECT '%' || left(t.lexeme, 4) || '%' FROM canon_query_terms($1::text) AS t) AS patterns
+           ARRAY(SELECT '%' || left(t.lexeme, 4) || '%' FROM canon_query_terms($2::text) AS t) AS patterns
 ),
 project_entities AS (
     SELECT e.project_id, e.id, e.slug, e.entity_type, e.name, e.aliases, e.role, e.facts,
-           1 - (e.embedding <=> $2::vector) AS cosine
+           1 - (e.embedding <=> $3::vector) AS cosine
     FROM entities e
     JOIN documents d ON d.project_id = e.project_id AND d.id = e.document_id
-    WHERE e.project_id = ANY ($3::bigint[])
+    WHERE e.project_id = ANY ($1::bigint[])
       AND canon_document_visible(d, $4::boolean, $5::text[])
 ),
 fuzzy_candidates AS (
@@ -194,7 +196,7 @@ fuzzy_candidates AS (
     CROSS JOIN LATERAL regexp_split_to_table(q.text, '[[:space:][:punct:]]+') AS w (word)
     CROSS JOIN LATERAL (
         SELECT e.id FROM entities e
-        WHERE e.project_id = ANY ($3::bigint[]) AND w.word <% lower(e.name)
+        WHERE e.project_id = ANY ($1::bigint[]) AND w.word <% lower(e.name)
         OFFSET 0
     ) AS e
     WHERE length(w.word) >= 3
@@ -298,7 +300,7 @@ expanded AS (
            max(t.score * $14::float8) AS score,
            (array_agg(ct.slug ORDER BY t.score DESC, t.id))[1] AS via
     FROM chosen t
-    JOIN entities ct ON ct.id = t.id
+    JOIN entities ct ON ct.project_id = t.project_id AND ct.id = t.id
     JOIN team_members tm ON tm.project_id = t.project_id AND tm.team_id = t.id
     JOIN project_entities m ON m.project_id = tm.project_id AND m.slug = tm.member_slug
     WHERE t.entity_type = 'team'
@@ -313,14 +315,14 @@ named AS (
 ),
 stripped AS (
     SELECT coalesce(string_agg(w.word, ' ' ORDER BY w.n), '') AS query
-    FROM regexp_split_to_table($1::text, '\s+') WITH ORDINALITY AS w (word, n)
+    FROM regexp_split_to_table($2::text, '\s+') WITH ORDINALITY AS w (word, n)
     CROSS JOIN named
     WHERE cardinality(tsvector_to_array(to_tsvector('english', w.word))) = 0
        OR NOT tsvector_to_array(to_tsvector('english', w.word)) <@ named.lexemes
 ),
 residual AS (
     SELECT CASE WHEN EXISTS (SELECT 1 FROM canon_query_terms(s.query)) THEN s.query
-                ELSE $1::text
+                ELSE $2::text
            END AS query
     FROM stripped s
 ),
@@ -345,7 +347,7 @@ SELECT e.id AS entity_id, e.project_id, p.project_key, e.slug, e.name, e.entity_
        g.name_exact::float8 AS name_exact, g.name_fuzzy::float8 AS name_fuzzy, g.role::float8 AS role,
        g.facts::float8 AS facts, g.vector::float8 AS vector
 FROM listed l
-JOIN entities e ON e.id = l.id
+JOIN entities e ON e.project_id = ANY ($1::bigint[]) AND e.id = l.id
 JOIN projects p ON p.id = e.project_id
 JOIN scored s ON s.id = l.id
 JOIN signals g ON g.id = l.id
@@ -356,9 +358,9 @@ ORDER BY greatest(s.score, coalesce(l.expanded_score, 0)) DESC, e.id
 `
 
 type EntityRankParams struct {
+	ProjectIds      []int64
 	Query           string
 	QueryEmbedding  *pgvector.Vector
-	ProjectIds      []int64
 	AccessAll       bool
 	AccessGroups    []string
 	NameExactWeight float64
@@ -459,9 +461,9 @@ type EntityRankRow struct {
 // they are not among the top).
 func (q *Queries) EntityRank(ctx context.Context, arg EntityRankParams) ([]EntityRankRow, error) {
 	rows, err := q.db.Query(ctx, entityRank,
+		arg.ProjectIds,
 		arg.Query,
 		arg.QueryEmbedding,
-		arg.ProjectIds,
 		arg.AccessAll,
 		arg.AccessGroups,
 		arg.NameExactWeight,

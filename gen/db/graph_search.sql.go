@@ -145,10 +145,10 @@ WITH
 seeds AS (
     SELECT DISTINCT ON (n.id) n.id AS node_id, n.project_id, d.id AS document_id, d.slug, d.canonical_type,
            s.seed_rank
-    FROM unnest($1::bigint[]) WITH ORDINALITY AS s (document_id, seed_rank)
+    FROM unnest($2::bigint[]) WITH ORDINALITY AS s (document_id, seed_rank)
     JOIN documents d ON d.id = s.document_id
     JOIN kb_nodes n ON n.project_id = d.project_id AND n.document_id = d.id
-    WHERE d.project_id = ANY ($2::bigint[])
+    WHERE d.project_id = ANY ($1::bigint[])
       AND d.id = ANY ($3::bigint[])
       AND n.node_type <> ALL ($4::text[])
     ORDER BY n.id, s.seed_rank
@@ -165,7 +165,7 @@ links AS (
         FROM seeds s
         JOIN kb_edges e ON e.project_id = s.project_id AND e.to_node_id = s.node_id
     ) AS l
-    JOIN kb_nodes n ON n.id = l.node_id
+    JOIN kb_nodes n ON n.project_id = ANY ($1::bigint[]) AND n.id = l.node_id
 ),
 hops AS (
     SELECT l.seed_rank, l.seed_slug, l.seed_type, l.edge_type, l.weight, l.direction, l.node_id, l.document_id, l.node_type FROM links l
@@ -189,7 +189,7 @@ rejected_nearest AS MATERIALIZED (
         LIMIT 1
     ) AS visible_document
     WHERE $20::boolean AND c.represents_rejected
-      AND c.project_id = ANY ($2::bigint[])
+      AND c.project_id = ANY ($1::bigint[])
     ORDER BY c.embedding <=> $21::vector
     LIMIT $22::integer
 ),
@@ -197,7 +197,7 @@ visible AS (
     SELECT d.id AS document_id, d.project_id, d.slug,
            $20::boolean AND d.canonical_type = 'rejected-approach' AS rejected
     FROM documents d
-    WHERE d.project_id = ANY ($2::bigint[])
+    WHERE d.project_id = ANY ($1::bigint[])
       AND d.id = ANY (ARRAY(SELECT h.document_id FROM hops h
                             UNION ALL
                             SELECT l.document_id FROM links l WHERE $20::boolean AND l.seed_type = 'decision'
@@ -219,7 +219,7 @@ representative AS (
            coalesce(1 - nullif(c.embedding <=> $21::vector, 'NaN'::float8), 0)::float8
                AS similarity
     FROM visible v
-    JOIN chunks c ON c.document_id = v.document_id AND c.ordinal = 0
+    JOIN chunks c ON c.project_id = v.project_id AND c.document_id = v.document_id AND c.ordinal = 0
 ),
 rejected_similar AS (
     SELECT r.document_id
@@ -256,7 +256,7 @@ seed_neighbours AS (
            h.edge_type, h.weight, h.direction
     FROM hops h
     JOIN representative r ON r.document_id = h.document_id
-    WHERE r.document_id <> ALL ($1::bigint[])
+    WHERE r.document_id <> ALL ($2::bigint[])
       AND r.document_id NOT IN (SELECT document_id FROM rejected)
     ORDER BY h.seed_rank, r.document_id, h.weight DESC, h.direction DESC, h.edge_type
 ),
@@ -301,15 +301,15 @@ SELECT x.origin, x.position::integer AS position,
        coalesce(x.direction, '')::text AS edge_direction, coalesce(x.seed_slug, '')::text AS edge_from_slug,
        x.similarity
 FROM sections x
-JOIN chunks c ON c.id = x.chunk_id
-JOIN documents d ON d.id = x.document_id
+JOIN documents d ON d.project_id = ANY ($1::bigint[]) AND d.id = x.document_id
+JOIN chunks c ON c.project_id = d.project_id AND c.id = x.chunk_id
 JOIN projects p ON p.id = d.project_id
 ORDER BY x.section, x.position
 `
 
 type GraphSearchParams struct {
-	PrimaryDocumentIds    []int64
 	ProjectIds            []int64
+	PrimaryDocumentIds    []int64
 	RelevantDocumentIds   []int64
 	HubTypes              []string
 	ExpansionEnabled      bool
@@ -424,8 +424,8 @@ type GraphSearchRow struct {
 // Rejected: cosine descending.
 func (q *Queries) GraphSearch(ctx context.Context, arg GraphSearchParams) ([]GraphSearchRow, error) {
 	rows, err := q.db.Query(ctx, graphSearch,
-		arg.PrimaryDocumentIds,
 		arg.ProjectIds,
+		arg.PrimaryDocumentIds,
 		arg.RelevantDocumentIds,
 		arg.HubTypes,
 		arg.ExpansionEnabled,

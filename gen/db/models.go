@@ -36,7 +36,7 @@ type AuditLog struct {
 }
 
 type ChatLog struct {
-	ProjectID        *int64
+	ProjectID        int64
 	ID               int64
 	Question         string
 	Filters          []byte

@@ -64,7 +64,7 @@ term_stats AS (
     ) AS x
 ),
 listed_chunks AS MATERIALIZED (
-    SELECT c.id AS chunk_id, c.lexeme_bloom,
+    SELECT c.id AS chunk_id, c.project_id, c.lexeme_bloom,
            CASE WHEN $10::boolean
                 THEN c.embedding <=> $11::vector
            END AS distance
@@ -205,7 +205,7 @@ keyword_scored AS (
         CROSS JOIN corpus c
         CROSS JOIN LATERAL (
             SELECT p.tf, p.tf_heading, p.length FROM postings p
-            WHERE p.chunk_id = lc.chunk_id AND p.lexeme = t.lexeme
+            WHERE p.chunk_id = lc.chunk_id AND p.lexeme = t.lexeme AND p.project_id = lc.project_id
             LIMIT 1
         ) AS p
         WHERE $7::boolean AND (lc.lexeme_bloom & t.bloom_bits) = t.bloom_bits
@@ -269,7 +269,7 @@ candidate_chunks AS MATERIALIZED (
                 THEN c.embedding <=> $11::vector
            END AS distance
     FROM candidate_ids ci
-    JOIN chunks c ON c.id = ci.chunk_id
+    JOIN chunks c ON c.project_id = ANY ($6::bigint[]) AND c.id = ci.chunk_id
 ),
 candidates AS (
     SELECT cc.chunk_id, cc.project_id, cc.document_id, cc.heading_lexemes, v.vector_rank, cc.distance,
@@ -295,7 +295,7 @@ candidates AS (
         -- every posting of the candidate instead.
         CROSS JOIN LATERAL (
             SELECT p.tf, p.tf_heading, p.length FROM postings p
-            WHERE p.chunk_id = cc.chunk_id AND p.lexeme = t.lexeme
+            WHERE p.chunk_id = cc.chunk_id AND p.lexeme = t.lexeme AND p.project_id = cc.project_id
             LIMIT 1
         ) AS p
         WHERE NOT t.complete AND (coalesce(ks.found, 0) & t.bit) = 0
@@ -436,7 +436,7 @@ SELECT p.chunk_id, p.document_id, d.slug, d.title, d.source_path, pr.project_key
        (SELECT q.lexemes FROM query_lexemes q)::text[] AS query_lexemes,
        coalesce((SELECT k.short FROM keyword_leg k), false)::boolean AS keyword_leg_short
 FROM page p
-JOIN chunks c ON c.id = p.chunk_id
+JOIN chunks c ON c.project_id = p.project_id AND c.id = p.chunk_id
 JOIN documents d ON d.project_id = p.project_id AND d.id = p.document_id
 JOIN projects pr ON pr.id = p.project_id
 WHERE p.score >= $1::float8
