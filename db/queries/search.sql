@@ -263,7 +263,7 @@ keyword_top AS (
          JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
          WHERE NOT sqlc.arg(access_all)::boolean AND NOT sqlc.arg(filtered)::boolean
            AND NOT sqlc.arg(listed)::boolean
-           AND c.id = ks.chunk_id
+           AND c.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND c.id = ks.chunk_id
            AND canon_document_visible(d, sqlc.arg(access_all)::boolean, sqlc.arg(access_groups)::text[])
          LIMIT 1)
     ) AS visible_chunk

@@ -226,7 +226,7 @@ keyword_top AS (
          JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
          WHERE NOT $23::boolean AND NOT $25::boolean
            AND NOT $13::boolean
-           AND c.id = ks.chunk_id
+           AND c.project_id = ANY ($6::bigint[]) AND c.id = ks.chunk_id
            AND canon_document_visible(d, $23::boolean, $24::text[])
          LIMIT 1)
     ) AS visible_chunk
