@@ -65,8 +65,10 @@ test("the page asks for a key, says a wrong one was refused, and answers with a 
   await shot(page, "10-auth-key-dialog");
 
   // A wrong key: the page tries it, and the dialog comes back saying it was refused.
-  // A typo in the last character: well formed, unknown.
-  const typo = platformKey.slice(0, -1) + (platformKey.endsWith("A") ? "B" : "A");
+  // A typo in the last character: well formed, unknown. The last of a key's 43
+  // base64url characters carries 4 bits and two zero bits, so only a character
+  // with those zero (A, E, ...) keeps the key well formed: "B" made it malformed.
+  const typo = platformKey.slice(0, -1) + (platformKey.endsWith("A") ? "E" : "A");
   await page.getByTestId("key-input").fill(typo);
   await page.getByTestId("key-save").click();
   await page.getByTestId("key-error").filter({ hasText: "refused" }).waitFor();
