@@ -27,12 +27,11 @@ type CitedAnswer struct {
 // invalid id is never shown.
 func CheckMarkers(answer string, valid func(n int) bool) CitedAnswer {
 	var out CitedAnswer
-	text := markerPattern.ReplaceAllStringFunc(answer, func(m string) string {
-		var keep []string
-		for _, part := range strings.Split(m[1:len(m)-1], ",") {
-			n, _ := strconv.Atoi(strings.TrimSpace(part))
+	text := rewriteMarkers(answer, func(ns []int) []int {
+		var keep []int
+		for _, n := range ns {
 			if valid(n) {
-				keep = append(keep, strconv.Itoa(n))
+				keep = append(keep, n)
 				if !slices.Contains(out.Cited, n) {
 					out.Cited = append(out.Cited, n)
 				}
@@ -40,15 +39,33 @@ func CheckMarkers(answer string, valid func(n int) bool) CitedAnswer {
 				out.Dropped = append(out.Dropped, n)
 			}
 		}
-		if len(keep) == 0 {
-			return ""
-		}
-		return "[" + strings.Join(keep, ", ") + "]"
+		return keep
 	})
 	// Removing a marker can leave a space before punctuation.
 	text = strings.NewReplacer(" .", ".", " ,", ",", "  ", " ").Replace(text)
 	out.Text = strings.TrimSpace(text)
 	return out
+}
+
+// rewriteMarkers replaces each marker of text with the numbers keep returns for its
+// own ([3, 5] -> keep([3 5])), or removes it when keep returns none.
+func rewriteMarkers(text string, keep func(ns []int) []int) string {
+	return markerPattern.ReplaceAllStringFunc(text, func(m string) string {
+		var ns []int
+		for _, part := range strings.Split(m[1:len(m)-1], ",") {
+			n, _ := strconv.Atoi(strings.TrimSpace(part))
+			ns = append(ns, n)
+		}
+		kept := keep(ns)
+		if len(kept) == 0 {
+			return ""
+		}
+		parts := make([]string, len(kept))
+		for i, n := range kept {
+			parts[i] = strconv.Itoa(n)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	})
 }
 
 // Support is how well the cited chunks back one sentence.

@@ -3,8 +3,6 @@ package domain
 import (
 	"regexp"
 	"slices"
-	"strconv"
-	"strings"
 )
 
 // Renumbering numbers an answer's citation markers from [1] in the order the
@@ -41,18 +39,14 @@ func (r *Renumbering) Number(n int) int {
 // Rewrite renumbers the markers of text (a whole answer, or the part of a
 // stream that can be shown).
 func (r *Renumbering) Rewrite(text string) string {
-	return markerPattern.ReplaceAllStringFunc(text, func(m string) string {
-		var keep []string
-		for _, part := range strings.Split(m[1:len(m)-1], ",") {
-			n, _ := strconv.Atoi(strings.TrimSpace(part))
-			if k := r.Number(n); k > 0 && !slices.Contains(keep, strconv.Itoa(k)) {
-				keep = append(keep, strconv.Itoa(k))
+	return rewriteMarkers(text, func(ns []int) []int {
+		var keep []int
+		for _, n := range ns {
+			if k := r.Number(n); k > 0 && !slices.Contains(keep, k) {
+				keep = append(keep, k)
 			}
 		}
-		if len(keep) == 0 {
-			return ""
-		}
-		return "[" + strings.Join(keep, ", ") + "]"
+		return keep
 	})
 }
 
