@@ -75,6 +75,7 @@ const (
 	dependentPenalty  = 0.6  // a sentence that leans on the one before it
 	describingPenalty = 0.6  // a sentence that describes its document ("This page defines…")
 	proposalPenalty   = 0.6  // why: a sentence laying out the rejected option itself
+	turnedDownPenalty = 0.6  // not why: a sentence saying what was turned down answers what was not chosen
 	expandedPrior     = 0.85 // a graph neighbour rather than a retrieved passage
 	// Each rank down the context costs this much, to at most rankPriorFloor.
 	rankPriorStep  = 0.03
@@ -157,7 +158,13 @@ func (c *composer) read(pi int, p Passage) []*unit {
 	add := func(u *unit, minor string) *unit {
 		u.passage, u.position = pi, pos
 		pos++
-		u.terms, u.minor = c.termSet(u.text+" "+strings.Join(u.row, " ")+" "+strings.Join(u.header, " ")), c.termSet(minor)
+		own := u.text + " " + strings.Join(u.row, " ") + " " + strings.Join(u.header, " ")
+		if p.IsSummary && u.position == 0 {
+			// A summary opens with the document's one-line answer to its title,
+			// which it need not repeat ("Money representation" -> "amounts are…").
+			own += " " + p.Title
+		}
+		u.terms, u.minor = c.termSet(own), c.termSet(minor)
 		out = append(out, u)
 		return u
 	}
@@ -387,6 +394,9 @@ func (c *composer) bonus(u *unit) float64 {
 	if u.kind == unitRow && c.asksColumn(u) {
 		b *= headerBonus
 	}
+	if !c.q.aboutRejection && c.q.kind != askWhy && u.kind == unitSentence && c.lx.turnsDown(u.text) {
+		b *= turnedDownPenalty
+	}
 	switch c.q.kind {
 	case askWhat, askOther, askYesNo:
 		if p.IsSummary && u.position == 0 {
@@ -429,6 +439,11 @@ func (c *composer) bonus(u *unit) float64 {
 		}
 	}
 	return b
+}
+
+// covers reports whether terms hold every term of the question.
+func (c *composer) covers(terms map[string]bool) bool {
+	return !slices.ContainsFunc(c.q.terms, func(t string) bool { return !terms[t] })
 }
 
 // asksColumn reports whether the question names a column of the row's table
@@ -514,6 +529,9 @@ func (c *composer) tableAnswer(lead *unit, cands []*unit) string {
 func (c *composer) proseAnswer(lead *unit, cands []*unit) string {
 	picked := []*unit{lead}
 	passages := map[int]bool{lead.passage: true}
+	// The document about exactly what was asked (its title holds every question
+	// term: "what is an idempotency key?") answers it alone.
+	authority := c.covers(c.termSet(c.passages[lead.passage].Title))
 	var rows []*unit
 	for _, u := range cands[1:] {
 		if len(picked) == extractiveMaxSentences {
@@ -526,8 +544,8 @@ func (c *composer) proseAnswer(lead *unit, cands []*unit) string {
 		if u.score < cutoff*lead.score {
 			break
 		}
-		if u.relevance < supportRelevance ||
-			(c.passages[u.passage].DocID != c.passages[lead.passage].DocID && u.score < otherDocCutoff*lead.score) {
+		otherDoc := c.passages[u.passage].DocID != c.passages[lead.passage].DocID
+		if u.relevance < supportRelevance || (otherDoc && (authority || u.score < otherDocCutoff*lead.score)) {
 			continue
 		}
 		if !passages[u.passage] && len(passages) == extractiveMaxPassages {

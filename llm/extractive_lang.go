@@ -43,6 +43,8 @@ type lexicon struct {
 	// rejection words make a question about a rejected approach, and so do
 	// negations in a why-question.
 	rejection, negations map[string]bool
+	// turnedDown: words of a sentence that reports an option was turned down.
+	turnedDown map[string]bool
 	// decisionSections, reasonSections, stepSections: heading words of sections
 	// that state a decision, give reasons, or list steps.
 	decisionSections, reasonSections, stepSections map[string]bool
@@ -109,6 +111,7 @@ var englishLexicon = lexicon{
 		"have": askYesNo, "will": askYesNo, "would": askYesNo, "must": askYesNo,
 	},
 	rejection:        words(`reject rejected rejecting rejection dismiss dismissed turned declined alternative alternatives instead`),
+	turnedDown:       words(`reject rejected rejects rejecting dismissed declined abandoned`),
 	negations:        words(`not no never don't doesn't didn't isn't aren't wasn't weren't won't`),
 	decisionSections: words(`decision decisions outcome summary status standard rule rules choice`),
 	reasonSections:   words(`why context reasons reason rationale consequences problem evaluation learned lessons`),
@@ -320,6 +323,11 @@ func (lx *lexicon) dependent(sentence string) bool {
 func (lx *lexicon) describes(sentence string) bool {
 	s := strings.ToLower(strings.TrimLeft(sentence, "*_`\"'"))
 	return slices.ContainsFunc(lx.describing, func(p string) bool { return strings.HasPrefix(s, p) })
+}
+
+// turnsDown reports whether a sentence says that an option was turned down.
+func (lx *lexicon) turnsDown(sentence string) bool {
+	return slices.ContainsFunc(lx.tokens(sentence), func(w string) bool { return lx.turnedDown[w] })
 }
 
 // hasReasonCue reports whether a sentence gives a reason in so many words.

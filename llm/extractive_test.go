@@ -223,6 +223,42 @@ func TestComposeTrust(t *testing.T) {
 	}
 }
 
+// TestComposeSubject: the document about what was asked answers it, in its own
+// words, and a sentence about what was turned down does not.
+func TestComposeSubject(t *testing.T) {
+	t.Parallel()
+	gatewaySummary := decision(1, "dec-api-gateway", "External clients reach our services through an Envoy-based edge proxy. "+
+		"A GraphQL federation gateway was evaluated and rejected.")
+	gatewaySummary.Title, gatewaySummary.IsSummary = "Public API edge: Envoy-based gateway", true
+	keys := decision(1, "concept-idempotency-keys", "An idempotency key is a unique value the caller attaches so the receiver can recognise a repeat.")
+	keys.Title = "Idempotency keys"
+	webhooks := decision(2, "int-stripe-webhooks", "Consumers must use the event id as an idempotency key when events arrive twice.")
+	webhooks.Title = "Stripe webhooks"
+	tests := []struct {
+		name     string
+		question string
+		passages []Passage
+		want     string
+	}{
+		{"a summary's first sentence answers its title's question", "what do we use as the public API gateway?",
+			[]Passage{gatewaySummary}, "External clients reach our services through an Envoy-based edge proxy [1]."},
+		{"what was turned down answers a question about it", "why did we reject a GraphQL gateway?",
+			[]Passage{gatewaySummary}, "A GraphQL federation gateway was evaluated and rejected [1]."},
+		{"the defining document answers alone", "what is an idempotency key?", []Passage{keys, webhooks},
+			"An idempotency key is a unique value the caller attaches so the receiver can recognise a repeat [1]."},
+		{"other documents support an answer no document is about", "what do consumers attach as an idempotency key?",
+			[]Passage{keys, webhooks},
+			"An idempotency key is a unique value the caller attaches so the receiver can recognise a repeat [1]. Consumers must use the event id as an idempotency key when events arrive twice [2]."},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := compose(tc.question, tc.passages); got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestComposeStructure(t *testing.T) {
 	t.Parallel()
 	runbook := func(n int, heading, text string) Passage {
@@ -439,7 +475,7 @@ func TestExtractiveStreamIsDeterministic(t *testing.T) {
 	if !markerRE.MatchString(first.Text) {
 		t.Errorf("no citation marker in %q", first.Text)
 	}
-	if first.Model != "extractive-v2" || first.Usage.CompletionTokens != len(strings.Fields(first.Text)) || first.Usage.PromptTokens == 0 {
+	if first.Model != "extractive-v3" || first.Usage.CompletionTokens != len(strings.Fields(first.Text)) || first.Usage.PromptTokens == 0 {
 		t.Errorf("Model %q, Usage %+v", first.Model, first.Usage)
 	}
 }
@@ -447,7 +483,7 @@ func TestExtractiveStreamIsDeterministic(t *testing.T) {
 func TestExtractiveSentinelAndFallbacks(t *testing.T) {
 	t.Parallel()
 	p := NewExtractive()
-	if p.Name() != "extractive" || p.Model() != "extractive-v2" {
+	if p.Name() != "extractive" || p.Model() != "extractive-v3" {
 		t.Errorf("Name %q Model %q", p.Name(), p.Model())
 	}
 	var c collector
