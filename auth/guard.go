@@ -102,7 +102,8 @@ func IsPublic(public []string, path string) bool {
 func (g *Guard) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if IsPublic(g.cfg.Public, r.URL.Path) {
-			next.ServeHTTP(w, r)
+			// Never the operator by default: a public route that reached data would see it all.
+			next.ServeHTTP(w, r.WithContext(domain.WithPrincipal(r.Context(), domain.Anonymous())))
 			return
 		}
 		limit := g.bodyLimit(r.URL.Path)

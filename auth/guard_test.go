@@ -2,6 +2,8 @@ package auth
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"connectrpc.com/connect"
@@ -79,6 +81,31 @@ func TestLoopback(t *testing.T) {
 	} {
 		if got := Loopback(addr); got != want {
 			t.Errorf("Loopback(%q) = %v", addr, got)
+		}
+	}
+}
+
+// TestPublicRouteIsAnonymous: a request to a public route carries a principal
+// that may use no project and see no document, with auth on or off.
+func TestPublicRouteIsAnonymous(t *testing.T) {
+	t.Parallel()
+	for _, required := range []bool{true, false} {
+		g := NewGuard(nil, Config{Required: required, Public: []string{"/healthz", "/app/"}}, nil, nil, nil)
+		for _, path := range []string{"/healthz", "/app/index.html"} {
+			var got domain.Principal
+			var carried bool
+			h := g.Middleware(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+				got, carried = domain.PrincipalIn(r.Context())
+			}))
+			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, path, nil))
+			switch {
+			case !carried:
+				t.Errorf("required %v, %s: no principal in the context (PrincipalFrom would give the operator)", required, path)
+			case got.AllProjects || got.AllDocuments || got.MayUse("platform") || got.Role.Includes(domain.RoleReader):
+				t.Errorf("required %v, %s: principal %+v may do something", required, path, got)
+			case got.DocumentGroups() == nil:
+				t.Errorf("required %v, %s: DocumentGroups nil means every document", required, path)
+			}
 		}
 	}
 }

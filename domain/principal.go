@@ -59,6 +59,13 @@ func Operator() Principal {
 	return Principal{Name: "operator", AllProjects: true, Role: RoleAdmin, AllDocuments: true}
 }
 
+// Anonymous is the principal of a request to a public route (health, metrics,
+// the web app's files): no project, no document and no role, so that a data path
+// reached without a key sees nothing rather than everything.
+func Anonymous() Principal {
+	return Principal{Name: "anonymous", Groups: []string{}}
+}
+
 // MayUse reports whether the principal may touch the project.
 func (p Principal) MayUse(project string) bool {
 	return p.AllProjects || slices.Contains(p.Projects, project)
@@ -110,7 +117,9 @@ func PrincipalIn(ctx context.Context) (Principal, bool) {
 }
 
 // PrincipalFrom returns the request's principal; a context without one (the CLI,
-// tests of the core packages) is the operator.
+// tests of the core packages) is the operator. A served request always carries
+// one: the guard puts a key's principal, the operator's (auth off) or Anonymous
+// (a public route) in its context.
 func PrincipalFrom(ctx context.Context) Principal {
 	if p, ok := ctx.Value(principalKey{}).(Principal); ok {
 		return p
