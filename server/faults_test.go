@@ -305,7 +305,8 @@ func TestDatabaseRestartMidLoad(t *testing.T) {
 			}
 		case o.err != nil && o.code != connect.CodeUnavailable:
 			t.Errorf("%s failed with %v during the outage, want Unavailable: %v", o.rpc, o.code, o.err)
-		case o.err != nil && o.took > 3*time.Second:
+		// A hang waits for the request's deadline; two dials' timeout is a busy machine.
+		case o.err != nil && o.took > 2*postgres.DefaultConnectTimeout:
 			t.Errorf("%s took %s to fail: want a fast Unavailable", o.rpc, o.took)
 		}
 		if o.err != nil && !o.start.Before(downAt) && o.start.Before(upAt) {
@@ -338,7 +339,7 @@ func TestDatabaseRestartMidLoad(t *testing.T) {
 	s.chatLog.Close(ctx)
 	pool.Close()
 	proxy.close()
-	goleak.VerifyNone(t, before)
+	verifyNoLeaks(t, before)
 }
 
 // llmFault is how a fake provider misbehaves.
@@ -496,7 +497,7 @@ func TestLLMProviderFaults(t *testing.T) {
 					waitFailedTurns(t, s, provider.Name(), logged)
 					client.CloseIdleConnections()
 					transport.CloseIdleConnections()
-					goleak.VerifyNone(t, before)
+					verifyNoLeaks(t, before)
 				})
 			}
 		})
@@ -591,4 +592,14 @@ func grepLines(text, prefix string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// verifyNoLeaks is goleak.VerifyNone with more patience: goleak retries for about
+// a second, and on a loaded machine a closed connection's goroutines take longer to end.
+func verifyNoLeaks(t *testing.T, before goleak.Option) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); goleak.Find(before) != nil && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+	}
+	goleak.VerifyNone(t, before)
 }

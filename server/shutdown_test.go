@@ -248,5 +248,5 @@ func TestShutdownDeadlineCancelsStreams(t *testing.T) {
 		t.Errorf("serve: %v", err)
 	}
 	client.CloseIdleConnections()
-	goleak.VerifyNone(t, before)
+	verifyNoLeaks(t, before)
 }
