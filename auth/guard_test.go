@@ -97,7 +97,7 @@ func TestPublicRouteIsAnonymous(t *testing.T) {
 			h := g.Middleware(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 				got, carried = domain.PrincipalIn(r.Context())
 			}))
-			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, path, nil))
+			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequestWithContext(t.Context(), http.MethodGet, path, nil))
 			switch {
 			case !carried:
 				t.Errorf("required %v, %s: no principal in the context (PrincipalFrom would give the operator)", required, path)

@@ -11,8 +11,8 @@ import (
 	"github.com/canonkb/canon/chatlog"
 	"github.com/canonkb/canon/document"
 	"github.com/canonkb/canon/domain"
-	db "github.com/canonkb/canon/gen/db"
 	"github.com/canonkb/canon/lifecycle"
+	"github.com/canonkb/canon/project"
 )
 
 // URIScheme prefixes a document's resource URI: canon://{project}/{slug}.
@@ -301,11 +301,11 @@ type ProjectsOutput struct {
 	Projects []Project `json:"projects"`
 }
 
-func projectsOutput(rows []db.ProjectListRow) ProjectsOutput {
-	out := ProjectsOutput{Projects: make([]Project, 0, len(rows))}
-	for _, r := range rows {
-		out.Projects = append(out.Projects, Project{Project: r.ProjectKey, Documents: r.Documents, Chunks: r.Chunks,
-			CanonicalDocuments: r.CanonicalDocuments, Entities: r.Entities})
+func projectsOutput(list []project.Summary) ProjectsOutput {
+	out := ProjectsOutput{Projects: make([]Project, 0, len(list))}
+	for _, p := range list {
+		out.Projects = append(out.Projects, Project{Project: p.Key, Documents: p.Documents, Chunks: p.Chunks,
+			CanonicalDocuments: p.CanonicalDocuments, Entities: p.Entities})
 	}
 	return out
 }

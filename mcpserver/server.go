@@ -19,9 +19,9 @@ import (
 	"github.com/canonkb/canon/chat"
 	"github.com/canonkb/canon/chatlog"
 	"github.com/canonkb/canon/domain"
-	db "github.com/canonkb/canon/gen/db"
 	"github.com/canonkb/canon/lifecycle"
 	"github.com/canonkb/canon/postgres"
+	"github.com/canonkb/canon/project"
 	"github.com/canonkb/canon/server"
 )
 
@@ -218,13 +218,11 @@ func (t *tools) graph(ctx context.Context, _ domain.Principal, in DocumentInput)
 }
 
 func (t *tools) listProjects(ctx context.Context, _ domain.Principal, _ struct{}) (ProjectsOutput, error) {
-	viewer := domain.PrincipalFrom(ctx)
-	rows, err := db.New(t.s.d.Pool).ProjectList(ctx, db.ProjectListParams{AllProjects: viewer.AllProjects,
-		ProjectKeys: append([]string{}, viewer.Projects...), AccessAll: viewer.AllDocuments, AccessGroups: viewer.DocumentGroups()})
+	list, err := project.List(ctx, t.s.d.Pool)
 	if err != nil {
 		return ProjectsOutput{}, err
 	}
-	return projectsOutput(rows), nil
+	return projectsOutput(list), nil
 }
 
 func (t *tools) gaps(ctx context.Context, _ domain.Principal, in GapsInput) (GapsOutput, error) {

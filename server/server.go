@@ -22,9 +22,9 @@ import (
 	"github.com/canonkb/canon/domain"
 	canonv1 "github.com/canonkb/canon/gen/canon/v1"
 	"github.com/canonkb/canon/gen/canon/v1/canonv1connect"
-	db "github.com/canonkb/canon/gen/db"
 	"github.com/canonkb/canon/ingest"
 	"github.com/canonkb/canon/postgres"
+	"github.com/canonkb/canon/project"
 	"github.com/canonkb/canon/search"
 	"github.com/canonkb/canon/telemetry"
 )
@@ -272,20 +272,11 @@ type projectHandler struct {
 }
 
 func (h *projectHandler) ListProjects(ctx context.Context, _ *connect.Request[canonv1.ListProjectsRequest]) (*connect.Response[canonv1.ListProjectsResponse], error) {
-	viewer := domain.PrincipalFrom(ctx)
-	rows, err := db.New(h.pool).ProjectList(ctx, db.ProjectListParams{AllProjects: viewer.AllProjects,
-		ProjectKeys: append([]string{}, viewer.Projects...), AccessAll: viewer.AllDocuments, AccessGroups: viewer.DocumentGroups()})
+	list, err := project.List(ctx, h.pool)
 	if err != nil {
 		return nil, toConnect(ctx, h.log, "list projects", err)
 	}
-	out := &canonv1.ListProjectsResponse{}
-	for _, r := range rows {
-		out.Projects = append(out.Projects, &canonv1.Project{
-			ProjectKey: r.ProjectKey, Documents: r.Documents, Chunks: r.Chunks,
-			CanonicalDocuments: r.CanonicalDocuments, Entities: r.Entities,
-		})
-	}
-	return connect.NewResponse(out), nil
+	return connect.NewResponse(ProjectsResponse(list)), nil
 }
 
 // toConnect maps errors to Connect codes: the caller's mistakes keep their message;

@@ -9,6 +9,7 @@ import (
 	"github.com/canonkb/canon/chatlog"
 	"github.com/canonkb/canon/domain"
 	canonv1 "github.com/canonkb/canon/gen/canon/v1"
+	"github.com/canonkb/canon/project"
 )
 
 // This file is the one translation between the wire (canon.v1 messages) and
@@ -278,6 +279,16 @@ func SearchRequestProto(r *domain.SearchRequest) *canonv1.SearchRequest {
 			}
 		}
 		out.Options.Ranking = ranking
+	}
+	return out
+}
+
+// ProjectsResponse is the API's form of a project list (ListProjects, canon projects --json).
+func ProjectsResponse(list []project.Summary) *canonv1.ListProjectsResponse {
+	out := &canonv1.ListProjectsResponse{}
+	for _, p := range list {
+		out.Projects = append(out.Projects, &canonv1.Project{ProjectKey: p.Key, Documents: p.Documents, Chunks: p.Chunks,
+			CanonicalDocuments: p.CanonicalDocuments, Entities: p.Entities})
 	}
 	return out
 }

@@ -6,10 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/canonkb/canon/domain"
-	canonv1 "github.com/canonkb/canon/gen/canon/v1"
-	db "github.com/canonkb/canon/gen/db"
 	"github.com/canonkb/canon/postgres"
+	"github.com/canonkb/canon/project"
+	"github.com/canonkb/canon/server"
 )
 
 func newProjectsCmd() *cobra.Command {
@@ -31,25 +30,18 @@ func newProjectsCmd() *cobra.Command {
 				return err
 			}
 			defer pool.Close()
-			viewer := domain.PrincipalFrom(cmd.Context())
-			rows, err := db.New(pool).ProjectList(cmd.Context(), db.ProjectListParams{AllProjects: viewer.AllProjects,
-				ProjectKeys: append([]string{}, viewer.Projects...), AccessAll: viewer.AllDocuments, AccessGroups: viewer.DocumentGroups()})
+			list, err := project.List(cmd.Context(), pool)
 			if err != nil {
 				return err
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
-				res := &canonv1.ListProjectsResponse{}
-				for _, r := range rows {
-					res.Projects = append(res.Projects, &canonv1.Project{ProjectKey: r.ProjectKey,
-						Documents: r.Documents, Chunks: r.Chunks, CanonicalDocuments: r.CanonicalDocuments, Entities: r.Entities})
-				}
-				return printJSON(out, res)
+				return printJSON(out, server.ProjectsResponse(list))
 			}
 			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "PROJECT\tDOCUMENTS\tCANONICAL\tENTITIES\tCHUNKS")
-			for _, r := range rows {
-				fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\n", r.ProjectKey, r.Documents, r.CanonicalDocuments, r.Entities, r.Chunks)
+			for _, p := range list {
+				fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\n", p.Key, p.Documents, p.CanonicalDocuments, p.Entities, p.Chunks)
 			}
 			return tw.Flush()
 		},
