@@ -40,6 +40,7 @@ require (
 
 require (
 	connectrpc.com/connect/v2 v2.0.0 // indirect
+	github.com/abadojack/whatlanggo v1.0.1 // indirect
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect

@@ -140,6 +140,12 @@ type SearchMeta struct {
 	Pass1Entities   []EntityScore
 	// QueryTerms are the lexemes the keyword leg used.
 	QueryTerms []string
+	// QueryConfigs are the text-search configurations that analysed the
+	// question (the languages of the searched projects, the question's first).
+	QueryConfigs []string
+	// QuestionLanguage is the language the question was taken to be in (ISO
+	// 639-1), the first of QueryConfigs': refusals are worded in it.
+	QuestionLanguage string
 	// Pass2Batches and Pass2Candidates count the two-pass search's ranking
 	// rounds and candidate documents.
 	Pass2Batches    int

@@ -30,6 +30,7 @@ import (
 	"github.com/canonkb/canon/convert"
 	"github.com/canonkb/canon/embed"
 	db "github.com/canonkb/canon/gen/db"
+	"github.com/canonkb/canon/language"
 	"github.com/canonkb/canon/lifecycle"
 	"github.com/canonkb/canon/markdown"
 )
@@ -117,7 +118,11 @@ type Options struct {
 	// Project receives files whose frontmatter names none.
 	Project string
 	// Prune deletes the project's documents whose files are not in this run.
-	Prune    bool
+	Prune bool
+	// Language (ISO 639-1) is stored on Project: its documents without a
+	// frontmatter `lang:` are in it, this run and later ones ("": keep the
+	// project's, or detect each document's).
+	Language string
 	Progress Progress
 }
 
@@ -127,12 +132,13 @@ var projectKeyPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,62}$`)
 func ValidProjectKey(key string) bool { return projectKeyPattern.MatchString(key) }
 
 // parsed is a file of the run: converted (doc), or known unchanged from its
-// bytes alone (doc nil).
+// bytes alone (doc nil). language is the document's, decided when it is stored.
 type parsed struct {
-	file File
-	slug string
-	doc  *markdown.Document
-	hash string
+	file     File
+	slug     string
+	doc      *markdown.Document
+	hash     string
+	language string
 }
 
 // Ingest stores files. A file that fails validation is reported in Result.Errors and
@@ -145,11 +151,33 @@ func (in *Ingester) Ingest(ctx context.Context, files []File, opts Options) (Res
 	if !ValidProjectKey(opts.Project) {
 		return res, fmt.Errorf("invalid project key %q: use lowercase letters, digits, '-', '_' or '.'", opts.Project)
 	}
+	if opts.Language != "" {
+		code, err := language.Normalize(opts.Language)
+		if err != nil {
+			return res, err
+		}
+		opts.Language = code
+	}
 	res.Errors = append(res.Errors, orphans...)
+	// A file stored in the run's project from the same bytes (and sidecar) by
+	// the same embedder is unchanged: it is not even converted.
+	known, projectLanguage, err := storedHashes(ctx, db.New(in.pool), opts.Project)
+	if err != nil {
+		return res, fmt.Errorf("project %s: %w", opts.Project, err)
+	}
+	if opts.Language != "" {
+		projectLanguage = opts.Language
+	}
 	// The stored hash covers what shapes the stored chunks besides the bytes:
-	// the chunking, so changing it re-ingests everything. The embedder is
-	// compared on its own (documents.embedder), so reembed can change it alone.
-	sum := sha256.Sum256(fmt.Appendf(nil, "%d/%d", in.chunking.ChunkTokens, in.chunking.OverlapTokens))
+	// the chunking, so changing it re-ingests everything, and the project's
+	// language when it has one (a document that declares none is analysed in
+	// it). The embedder is compared on its own (documents.embedder), so
+	// reembed can change it alone.
+	shape := fmt.Sprintf("%d/%d", in.chunking.ChunkTokens, in.chunking.OverlapTokens)
+	if projectLanguage != "" {
+		shape += "/" + projectLanguage
+	}
+	sum := sha256.Sum256([]byte(shape))
 	suffix := ":" + hex.EncodeToString(sum[:4])
 	identity := EmbedderIdentity(in.embedder)
 
@@ -165,12 +193,6 @@ func (in *Ingester) Ingest(ctx context.Context, files []File, opts Options) (Res
 		}
 	}
 
-	// A file stored in the run's project from the same bytes (and sidecar) by
-	// the same embedder is unchanged: it is not even converted.
-	known, err := storedHashes(ctx, db.New(in.pool), opts.Project)
-	if err != nil {
-		return res, fmt.Errorf("project %s: %w", opts.Project, err)
-	}
 	storedByPath := make(map[string]db.DocumentHashesRow, len(known))
 	for _, k := range known {
 		storedByPath[k.SourcePath] = k
@@ -291,23 +313,33 @@ func (in *Ingester) convertAll(ctx context.Context, docs []File, which []int, si
 	return out, nil
 }
 
-// storedHashes is what DocumentHashes holds for a project named by key: nothing
-// for a project that does not exist yet.
-func storedHashes(ctx context.Context, q *db.Queries, project string) ([]db.DocumentHashesRow, error) {
+// storedHashes is what DocumentHashes holds for a project named by key, and
+// the project's language: nothing for a project that does not exist yet.
+func storedHashes(ctx context.Context, q *db.Queries, project string) ([]db.DocumentHashesRow, string, error) {
 	p, err := q.ProjectGetByKey(ctx, project)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
+		return nil, "", nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return q.DocumentHashes(ctx, p.ID)
+	rows, err := q.DocumentHashes(ctx, p.ID)
+	return rows, deref(p.Language), err
 }
 
 func (in *Ingester) ingestProject(ctx context.Context, project string, docs []parsed, failed map[string]bool,
 	opts Options, res *Result, done *int, total int) (bool, error) {
 	q := db.New(in.pool)
 	projectID, err := ensureProject(ctx, q, project)
+	if err != nil {
+		return false, fmt.Errorf("project %s: %w", project, err)
+	}
+	if project == opts.Project && opts.Language != "" {
+		if err := q.ProjectSetLanguage(ctx, db.ProjectSetLanguageParams{ID: projectID, Language: opts.Language}); err != nil {
+			return false, fmt.Errorf("project %s: %w", project, err)
+		}
+	}
+	projectRow, err := q.ProjectGetByKey(ctx, project)
 	if err != nil {
 		return false, fmt.Errorf("project %s: %w", project, err)
 	}
@@ -347,7 +379,12 @@ func (in *Ingester) ingestProject(ctx context.Context, project string, docs []pa
 	if err != nil {
 		return false, fmt.Errorf("project %s: %w", project, err)
 	}
-	st := storing{projectID: projectID, storedBySlug: storedBySlug, overrides: overrides, failed: failed,
+	languages, err := q.TextLanguages(ctx)
+	if err != nil {
+		return false, fmt.Errorf("project %s: %w", project, err)
+	}
+	st := storing{projectID: projectID, language: deref(projectRow.Language), detector: language.NewDetector(languages),
+		storedBySlug: storedBySlug, overrides: overrides, failed: failed,
 		progress: opts.Progress, res: res, done: done, total: total}
 	changed, err := in.storeAll(ctx, todo, &st)
 	if scope != nil {
@@ -417,6 +454,8 @@ func (in *Ingester) ingestProject(ctx context.Context, project string, docs []pa
 // storing is what storeAll's workers report into (under its lock).
 type storing struct {
 	projectID    int64
+	language     string // the project's ("": none)
+	detector     language.Detector
 	storedBySlug map[string]db.DocumentHashesRow
 	overrides    map[string]string
 	failed       map[string]bool
@@ -448,6 +487,9 @@ func (in *Ingester) storeAll(ctx context.Context, todo []parsed, st *storing) (b
 		}
 		g.Go(func() error {
 			start := time.Now()
+			for i := range batch {
+				batch[i].language = st.detector.Of(batch[i].doc.Language, st.language, documentText(batch[i].doc))
+			}
 			errs, embedding, err := in.storeWithFallback(gctx, st.projectID, batch, ids)
 			if err != nil {
 				return err
@@ -717,6 +759,7 @@ func (in *Ingester) storeDocument(ctx context.Context, q *db.Queries, projectID 
 		Summary:           d.Summary,
 		Embedder:          EmbedderIdentity(in.embedder),
 		Access:            nonNil(d.Access),
+		Language:          p.language,
 	})
 	if err != nil {
 		return 0, nil, describe("document", err)
@@ -856,6 +899,30 @@ func toFileError(path string, err error) FileError {
 		return FileError{Path: pe.Path, Line: pe.Line, Reason: pe.Reason}
 	}
 	return FileError{Path: path, Reason: err.Error()}
+}
+
+// documentText is what language detection reads of a document: its title,
+// summary and chunks, up to what language.Detect reads.
+func documentText(d *markdown.Document) string {
+	var b strings.Builder
+	b.WriteString(d.Title)
+	b.WriteString("\n")
+	b.WriteString(d.Summary)
+	for _, c := range d.Chunks {
+		if b.Len() > language.DetectBytes {
+			break
+		}
+		b.WriteString("\n")
+		b.WriteString(c.Text)
+	}
+	return b.String()
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 func describe(what string, err error) error { return fmt.Errorf("store %s: %w", what, err) }

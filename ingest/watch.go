@@ -20,6 +20,8 @@ const DefaultDebounce = 500 * time.Millisecond
 type WatchOptions struct {
 	// Project receives files whose metadata names none.
 	Project string
+	// Language is stored on Project as Options.Language is.
+	Language string
 	// Debounce is the quiet time after a change before the folders are read
 	// again (0: DefaultDebounce); a stream of changes is still read at least
 	// every ten debounces.
@@ -69,7 +71,7 @@ func (in *Ingester) Watch(ctx context.Context, roots []string, opts WatchOptions
 		files, err := ReadDirs(roots)
 		if err == nil {
 			var res Result
-			res, err = in.Ingest(ctx, files, Options{Project: opts.Project, Prune: true})
+			res, err = in.Ingest(ctx, files, Options{Project: opts.Project, Language: opts.Language, Prune: true})
 			if err == nil {
 				report(res, nil)
 				return false

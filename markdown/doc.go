@@ -152,6 +152,7 @@ type Document struct {
 	Access                              []string // groups that may see the document; empty: every reader of the project
 	EffectiveDate                       *time.Time
 	Summary                             string // frontmatter summary, else the first paragraph of the body
+	Language                            string // frontmatter lang: (ISO 639-1), "" if absent
 	Links                               []Link
 	Attendees, Entities                 []string
 	Aliases, Members, Facts             []string

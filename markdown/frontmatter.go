@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/canonkb/canon/domain"
+	"github.com/canonkb/canon/language"
 )
 
 // frontmatterKeys are the keys a frontmatter may hold, in the order the
@@ -19,7 +20,7 @@ import (
 var frontmatterKeys = []string{
 	"id", "title", "type", "status", "retrieval_priority", "tier", "evidence_tier", "tags", "owners",
 	"project", "date", "source_type", "summary", "supersedes", "related", "rejects", "attendees",
-	"entities", "aliases", "role", "members", "facts", "access",
+	"entities", "aliases", "role", "members", "facts", "access", "lang",
 }
 
 var relatedKeys = []string{"to", "type", "weight"}
@@ -390,6 +391,16 @@ func (d decoder) field(key string, v *yaml.Node, doc *Document, fm *frontmatter)
 		if s, _, err = d.scalar(key, v); s != "" {
 			doc.SourceType = s
 		}
+	case "lang":
+		s, ok, err := d.scalar(key, v)
+		if err != nil || !ok || s == "" {
+			return err
+		}
+		code, lerr := language.Normalize(s)
+		if lerr != nil {
+			return errorf(d.path, d.line(v), "lang: %v", lerr)
+		}
+		doc.Language = code
 	case "summary":
 		var s string
 		s, _, err = d.scalar(key, v)

@@ -45,6 +45,7 @@ func TestFrontmatterKeys(t *testing.T) {
 		Owners:        []string{"people/ana", "platform team"},
 		EffectiveDate: date(2024, 3, 1),
 		Summary:       "Redis 7 replaces the per-service caches. Entries expire after five minutes.",
+		Language:      "en",
 		Links: []Link{
 			{From: "dec-cache-v2", To: "dec-cache-v1", EdgeType: "supersedes", Weight: 1, Provenance: "frontmatter"},
 			{From: "dec-cache-v2", To: "std-cache", EdgeType: "related_to", Weight: 0.5, Provenance: "frontmatter"},
@@ -171,7 +172,7 @@ func TestNullValuesAreAbsent(t *testing.T) {
 	}
 }
 
-const allowedKeys = "allowed: id, title, type, status, retrieval_priority, tier, evidence_tier, tags, owners, project, date, source_type, summary, supersedes, related, rejects, attendees, entities, aliases, role, members, facts, access"
+const allowedKeys = "allowed: id, title, type, status, retrieval_priority, tier, evidence_tier, tags, owners, project, date, source_type, summary, supersedes, related, rejects, attendees, entities, aliases, role, members, facts, access, lang"
 
 func TestErrors(t *testing.T) {
 	t.Parallel()
@@ -201,6 +202,7 @@ func TestErrors(t *testing.T) {
 
 		// Keys.
 		{"unknown key", "a.md", "---\ntitle: a\ntitel: b\n---\n", `a.md:3: unknown key "titel"; ` + allowedKeys},
+		{"lang not ISO 639-1", "a.md", "---\ntitle: a\nlang: german\n---\n", `a.md:3: lang: invalid language "german": want a two-letter ISO 639-1 code such as en, de or fr`},
 		{"duplicate key", "a.md", "---\ntitle: a\nstatus: draft\ntitle: b\n---\n", `a.md:4: duplicate key "title" (first on line 2)`},
 		{"title as list", "a.md", "---\ntitle: [a, b]\n---\n", "a.md:2: title must be a single value, not a list or mapping"},
 		{"tags as mapping item", "a.md", "---\ntags:\n  - a\n  - {b: c}\n---\n", "a.md:4: tags must be a list of strings"},

@@ -18,6 +18,7 @@ import (
 	db "github.com/canonkb/canon/gen/db"
 	"github.com/canonkb/canon/internal/expiring"
 	"github.com/canonkb/canon/internal/prelude"
+	"github.com/canonkb/canon/language"
 	"github.com/canonkb/canon/postgres"
 )
 
@@ -279,8 +280,12 @@ func (s *Searcher) plan(ctx context.Context, req *domain.SearchRequest) (*plan, 
 	// widened to exact ranges only when that leaves it short (run).
 	viewer := domain.PrincipalFrom(ctx)
 	restricted := filters.RestrictsDocuments()
+	// The question's language, when the detector is sure of it, is analysed
+	// first among the projects' (query_configs in the statement).
+	questionLanguage, _ := language.Detector{}.Detect(p.query)
 	p.params = db.SearchRankParams{
 		Query: p.query, QueryEmbedding: &qvec, ProjectIds: p.projectIDs,
+		QueryLanguage: questionLanguage, DefaultLanguage: language.Default,
 		SemanticEnabled: semantic, FtsEnabled: keyword,
 		Tags: nonNil(filters.Tags), SourceTypes: nonNil(filters.SourceTypes),
 		CanonicalTypes: nonNil(filters.CanonicalTypes), Statuses: nonNil(filters.Statuses),
@@ -429,6 +434,8 @@ func (s *Searcher) shape(p *plan, rows []db.SearchRankRow) *domain.SearchResult 
 	}}
 	if len(rows) > 0 {
 		res.Meta.QueryTerms = rows[0].QueryLexemes
+		res.Meta.QueryConfigs = rows[0].QueryConfigs
+		res.Meta.QuestionLanguage = rows[0].QuestionLanguage
 		res.Meta.RetrievalStats.CandidatesPreThreshold = rows[0].CandidatesPreThreshold
 		res.Meta.RetrievalStats.CandidatesPostThreshold = rows[0].CandidatesPostThreshold
 		res.Meta.RetrievalStats.MaxScoreUsed = rows[0].Score
@@ -516,7 +523,7 @@ func (s *Searcher) addTermScores(ctx context.Context, p *plan, res *domain.Searc
 			hits[h.ChunkID] = append(hits[h.ChunkID], h)
 		}
 	}
-	params := db.SearchTermScoresParams{Query: p.query, ProjectIds: p.projectIDs, ChunkIds: ids}
+	params := db.SearchTermScoresParams{Query: p.query, Configs: res.Meta.QueryConfigs, ProjectIds: p.projectIDs, ChunkIds: ids}
 	setKnobParams(&params, p.ranking)
 	rows, err := db.New(postgres.ReadPool(ctx, s.pool)).SearchTermScores(ctx, params)
 	if err != nil {

@@ -99,7 +99,8 @@ func SearchResultProto(r *domain.SearchResult) *canonv1.SearchResult {
 				MinScoreUsed: m.RetrievalStats.MinScoreUsed, MaxScoreUsed: m.RetrievalStats.MaxScoreUsed,
 			},
 			SearchMode: m.SearchMode, HierarchyReason: m.HierarchyReason, Pass1Entities: entityScoresProto(m.Pass1Entities),
-			QueryTerms: m.QueryTerms, Pass2Batches: int32(m.Pass2Batches), Pass2Candidates: int32(m.Pass2Candidates),
+			QueryTerms: m.QueryTerms, QueryConfigs: m.QueryConfigs, QuestionLanguage: m.QuestionLanguage,
+			Pass2Batches: int32(m.Pass2Batches), Pass2Candidates: int32(m.Pass2Candidates),
 		},
 	}
 }

@@ -17,9 +17,9 @@ import (
 
 func newIngestCmd() *cobra.Command {
 	var (
-		databaseURL, project string
-		prune, asJSON, watch bool
-		debounce             time.Duration
+		databaseURL, project, lang string
+		prune, asJSON, watch       bool
+		debounce                   time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "ingest DIR... --project KEY",
@@ -29,6 +29,10 @@ hidden folders skipped) with its sidecar <file>.meta.yaml, validates it, and sto
 changed: an unchanged file costs one read and no writes. A file that fails is reported
 as path:line: reason (or path: reason) and skipped; the run completes and exits with
 status 1. A frontmatter or sidecar "project:" overrides --project.
+
+Each document is analysed in its language (stemming, stop words): a frontmatter "lang:"
+(ISO 639-1), else the project's (--language, stored on the project for later runs), else
+the language detected in its text, else English.
 
 --watch ingests, then watches the folders and ingests again after each burst of changes
 (debounced), deleting the documents of removed files (it implies --prune), until
@@ -49,7 +53,7 @@ it was or as its file now is.`,
 			}
 			defer a.Close()
 			if watch {
-				return a.ingester.Watch(cmd.Context(), args, ingest.WatchOptions{Project: project, Debounce: debounce,
+				return a.ingester.Watch(cmd.Context(), args, ingest.WatchOptions{Project: project, Language: lang, Debounce: debounce,
 					OnRun: func(res ingest.Result, err error) {
 						if err != nil {
 							fmt.Fprintln(cmd.ErrOrStderr(), "canon: watch:", err)
@@ -62,7 +66,7 @@ it was or as its file now is.`,
 			if err != nil {
 				return err
 			}
-			opts := ingest.Options{Project: project, Prune: prune}
+			opts := ingest.Options{Project: project, Language: lang, Prune: prune}
 			var bar *progressbar.ProgressBar
 			if !asJSON && term.IsTerminal(int(os.Stderr.Fd())) {
 				bar = progressbar.NewOptions(len(files), progressbar.OptionSetWriter(os.Stderr),
@@ -88,6 +92,7 @@ it was or as its file now is.`,
 	}
 	cmd.Flags().StringVar(&databaseURL, "database-url", "", "PostgreSQL URL (default $DATABASE_URL)")
 	cmd.Flags().StringVarP(&project, "project", "p", "", "project key for files whose metadata names none (required)")
+	cmd.Flags().StringVar(&lang, "language", "", "ISO 639-1 language of the project's documents that declare no lang: (stored on the project; default: detect)")
 	cmd.Flags().BoolVar(&prune, "prune", false, "delete the project's documents whose files are gone")
 	cmd.Flags().BoolVar(&watch, "watch", false, "keep ingesting as the folders change, until interrupted (implies --prune)")
 	cmd.Flags().DurationVar(&debounce, "debounce", ingest.DefaultDebounce, "with --watch: quiet time after a change before ingesting")

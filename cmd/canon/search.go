@@ -124,9 +124,10 @@ func printJSON(w io.Writer, m proto.Message) error {
 
 func printSearch(w io.Writer, res *canonv1.SearchResult, explain bool) {
 	m := res.GetMeta()
-	fmt.Fprintf(w, "%d primary, %d runner-up · fusion %s · profile %s · %.1f ms · terms %s\n\n",
+	fmt.Fprintf(w, "%d primary, %d runner-up · fusion %s · profile %s · %.1f ms · terms %s (%s)\n\n",
 		m.GetPrimaryCount(), m.GetRunnerUpCount(), m.GetSearchStrategy().GetFusionMethod(),
-		m.GetSearchStrategy().GetProfile(), m.GetRetrievalMs(), strings.Join(m.GetQueryTerms(), " "))
+		m.GetSearchStrategy().GetProfile(), m.GetRetrievalMs(), strings.Join(m.GetQueryTerms(), " "),
+		strings.Join(m.GetQueryConfigs(), ", "))
 	if explain {
 		printHierarchy(w, m)
 	}

@@ -29,6 +29,7 @@ import (
 // notDistributed names every table that carries no project_id, and why.
 var notDistributed = map[string]string{
 	"projects":         "reference: the tenants themselves; maps a project key to project_id on every request",
+	"text_languages":   "reference: maps a language to its text-search configuration for every chunk insert and question",
 	"api_keys":         "reference: authenticates a request before its project is known; a key may name several projects",
 	"goose_db_version": "local: the migration tool's bookkeeping",
 	"deferred_indexes": "local: the bulk load's note of an index to rebuild",

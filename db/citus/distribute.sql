@@ -10,6 +10,9 @@ SELECT create_reference_table('projects');
 -- api_keys authenticates every request before its project is known, and a key
 -- may name several projects.
 SELECT create_reference_table('api_keys');
+-- text_languages maps a language to its text-search configuration for every
+-- chunk insert and every question.
+SELECT create_reference_table('text_languages');
 
 -- Distributed tables, all by project_id and co-located with documents, so every
 -- join on project_id between them stays on one shard.
@@ -18,6 +21,7 @@ SELECT create_distributed_table('chunks', 'project_id', colocate_with => 'docume
 SELECT create_distributed_table('postings', 'project_id', colocate_with => 'documents');
 SELECT create_distributed_table('lexeme_stats', 'project_id', colocate_with => 'documents');
 SELECT create_distributed_table('project_stats', 'project_id', colocate_with => 'documents');
+SELECT create_distributed_table('project_languages', 'project_id', colocate_with => 'documents');
 SELECT create_distributed_table('kb_nodes', 'project_id', colocate_with => 'documents');
 SELECT create_distributed_table('kb_edges', 'project_id', colocate_with => 'documents');
 SELECT create_distributed_table('doc_links', 'project_id', colocate_with => 'documents');

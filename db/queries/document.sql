@@ -7,20 +7,22 @@ FROM documents d
 WHERE d.project_id = sqlc.arg(project_id);
 
 -- name: DocumentUpsert :one
--- Lexemes of the summary and of the tags are computed here with the same english
--- configuration as the chunks, so the ranking query can compare them to the query's.
+-- Lexemes of the summary and of the tags are computed here with the document's
+-- language's configuration, as its chunks are, so the ranking query can compare
+-- them to the question's.
 INSERT INTO documents (
     project_id, slug, title, source_path, source_type, tags, owners, content_hash, effective_date,
     canonical_type, status, retrieval_priority, tier, evidence_tier, entity_type, summary,
-    preamble_lexemes, tag_lexemes, embedder, access
+    preamble_lexemes, tag_lexemes, embedder, access, language
 ) VALUES (
     sqlc.arg(project_id), sqlc.arg(slug), sqlc.arg(title), sqlc.arg(source_path), sqlc.arg(source_type),
     sqlc.arg(tags)::text[], sqlc.arg(owners)::text[], sqlc.arg(content_hash), sqlc.narg(effective_date)::date,
     sqlc.narg(canonical_type), sqlc.narg(status), sqlc.arg(retrieval_priority), sqlc.arg(tier),
     sqlc.narg(evidence_tier), sqlc.narg(entity_type), sqlc.arg(summary),
-    tsvector_to_array(to_tsvector('english', sqlc.arg(summary))),
-    tsvector_to_array(to_tsvector('english', array_to_string(sqlc.arg(tags)::text[], ' '))),
-    sqlc.arg(embedder), sqlc.arg(access)::text[]
+    tsvector_to_array(to_tsvector(canon_text_config(sqlc.arg(language)::text), sqlc.arg(summary))),
+    tsvector_to_array(to_tsvector(canon_text_config(sqlc.arg(language)::text),
+                                  array_to_string(sqlc.arg(tags)::text[], ' '))),
+    sqlc.arg(embedder), sqlc.arg(access)::text[], sqlc.arg(language)::text
 )
 ON CONFLICT (project_id, slug) DO UPDATE SET
     title = excluded.title,
@@ -41,6 +43,7 @@ ON CONFLICT (project_id, slug) DO UPDATE SET
     tag_lexemes = excluded.tag_lexemes,
     embedder = excluded.embedder,
     access = excluded.access,
+    language = excluded.language,
     updated_at = now()
 RETURNING id, (xmax = 0) AS inserted;
 

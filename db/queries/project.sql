@@ -16,7 +16,12 @@ UNION ALL
 SELECT id FROM created;
 
 -- name: ProjectGetByKey :one
-SELECT id, project_key, created_at FROM projects WHERE project_key = sqlc.arg(project_key);
+SELECT id, project_key, created_at, language FROM projects WHERE project_key = sqlc.arg(project_key);
+
+-- name: ProjectSetLanguage :exec
+-- The language of the project's documents that declare none (`canon ingest --language`).
+UPDATE projects SET language = sqlc.arg(language)::text
+WHERE id = sqlc.arg(id) AND language IS DISTINCT FROM sqlc.arg(language)::text;
 
 -- name: ProjectIDsByKeys :many
 SELECT id, project_key FROM projects WHERE project_key = ANY (sqlc.arg(project_keys)::text[]) ORDER BY id;

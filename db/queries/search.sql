@@ -1,5 +1,6 @@
 -- The ranking pipeline, one statement, top to bottom:
---   query_terms (-> query_identifiers, query_words) -> corpus / term_stats -> listed_chunks
+--   query_configs -> query_terms (-> query_identifiers, query_words, query_languages)
+--   -> corpus / term_stats -> listed_chunks
 --   -> vector_leg -> keyword_scored -> keyword_top -> mention_leg -> candidate_ids -> candidate_chunks
 --   -> candidates -> signals
 --   -> normalized -> fused -> capped -> page
@@ -11,10 +12,50 @@
 
 -- name: SearchRank :many
 WITH
--- The question's lexemes (english stemming, stop words removed, identifiers kept
--- whole) with their count: OR semantics, a repeated term weighs more.
+-- The text-search configurations that analyse the question: those of the
+-- languages of the searched projects (their chunks' and their own), most chunks
+-- first; the default language's for projects that have none yet. A project in
+-- one language gets that language's configuration alone.
+query_configs AS MATERIALIZED (
+    SELECT coalesce(array_agg(l.language ORDER BY l.chunks DESC, l.language),
+                    ARRAY[sqlc.arg(default_language)::text]) AS languages,
+           coalesce(array_agg(canon_text_config(l.language) ORDER BY l.chunks DESC, l.language),
+                    ARRAY[canon_text_config(sqlc.arg(default_language)::text)]) AS configs,
+           coalesce(array_agg(l.chunks ORDER BY l.chunks DESC, l.language), '{0}')::bigint[] AS chunks
+    FROM (
+        SELECT x.language, sum(x.chunks) AS chunks
+        FROM (
+            SELECT pl.language, pl.chunk_count AS chunks
+            FROM project_languages pl WHERE pl.project_id = ANY (sqlc.arg(project_ids)::bigint[])
+            UNION ALL
+            SELECT p.language, 0 FROM projects p
+            WHERE p.id = ANY (sqlc.arg(project_ids)::bigint[]) AND p.language IS NOT NULL
+        ) AS x
+        GROUP BY x.language
+    ) AS l
+),
+-- The question's lexemes under each configuration (stemming, stop words removed,
+-- identifiers kept whole), merged, with their count: OR semantics, a repeated
+-- term weighs more. config_positions: the configurations that produced each.
 query_terms AS (
-    SELECT t.lexeme, t.qtf FROM canon_query_terms(sqlc.arg(query)::text) AS t (lexeme, qtf)
+    SELECT t.lexeme, t.qtf, t.config_positions
+    FROM query_configs qc
+    CROSS JOIN LATERAL canon_query_terms(qc.configs, sqlc.arg(query)::text) AS t (lexeme, qtf, config_positions)
+),
+-- Per language, the number of the question's lexemes its configuration
+-- produced: a chunk's keyword coverage counts against its own language's.
+-- rank orders the languages as the question's: the detected one (query_language,
+-- when the detector was sure), then the one whose stop words removed most of
+-- it (short questions defeat trigram detection; their function words do not),
+-- then the most chunks.
+query_languages AS (
+    SELECT l.language, qc.configs[l.ord] AS config, count(t.lexeme)::float8 AS n,
+           row_number() OVER (ORDER BY l.language = sqlc.arg(query_language)::text DESC, count(t.lexeme),
+                                       qc.chunks[l.ord] DESC, l.language) AS rank
+    FROM query_configs qc
+    CROSS JOIN LATERAL unnest(qc.languages) WITH ORDINALITY AS l (language, ord)
+    LEFT JOIN query_terms t ON l.ord = ANY (t.config_positions)
+    GROUP BY l.language, l.ord, qc.configs, qc.chunks
 ),
 -- The same terms as one array and their number, for the share signals.
 query_lexemes AS (
@@ -38,7 +79,9 @@ query_words AS MATERIALIZED (
     CROSS JOIN LATERAL (
         SELECT unnest(q.lexemes) AS lexeme
         UNION
-        SELECT unnest(tsvector_to_array(to_tsvector('english', array_to_string(sqlc.arg(tags)::text[], ' '))))
+        SELECT unnest(tsvector_to_array(to_tsvector(c.config, array_to_string(sqlc.arg(tags)::text[], ' '))))
+        FROM query_configs qc
+        CROSS JOIN LATERAL unnest(qc.configs) AS c (config)
     ) AS w
 ),
 -- BM25 corpus statistics over the projects searched: N, average length, df.
@@ -312,7 +355,7 @@ candidate_ids AS (
 -- cosine distance (computed again for the vector leg's own chunks, the same
 -- number). Materialized so the wide row (the embedding) stops here.
 candidate_chunks AS MATERIALIZED (
-    SELECT c.id AS chunk_id, c.project_id, c.document_id, c.heading_lexemes, c.lexeme_bloom,
+    SELECT c.id AS chunk_id, c.project_id, c.document_id, c.heading_lexemes, c.lexeme_bloom, c.language,
            CASE WHEN sqlc.arg(semantic_enabled)::boolean
                 THEN c.embedding <=> sqlc.arg(query_embedding)::vector
            END AS distance
@@ -331,7 +374,7 @@ candidate_chunks AS MATERIALIZED (
 -- lacks one of the term's bits: then the chunk does not contain the term. In
 -- exact mode nothing is probed.
 candidates AS (
-    SELECT cc.chunk_id, cc.project_id, cc.document_id, cc.heading_lexemes, v.vector_rank, cc.distance,
+    SELECT cc.chunk_id, cc.project_id, cc.document_id, cc.heading_lexemes, cc.language, v.vector_rank, cc.distance,
            CASE WHEN k.chunk_id IS NOT NULL
                 THEN row_number() OVER (PARTITION BY k.chunk_id IS NOT NULL ORDER BY pr.bm25 DESC, cc.chunk_id)
            END AS keyword_rank,
@@ -386,8 +429,10 @@ signals AS (
            -- legs cannot tell it from one that mentions it once among other terms.
            CASE WHEN qi.n = 0 THEN 0 ELSE o.identifier_words / qi.n END AS identifier,
            -- Absolute evidence for the refusal gate: the share of the question's terms
-           -- the chunk contains (never normalised against the other candidates).
-           CASE WHEN q.n = 0 THEN 0 ELSE cand.matched_terms / q.n END AS keyword_coverage,
+           -- the chunk contains (never normalised against the other candidates), out
+           -- of those its own language's configuration produced.
+           CASE WHEN coalesce(ql.n, q.n) = 0 THEN 0 ELSE least(cand.matched_terms / coalesce(ql.n, q.n), 1) END
+               AS keyword_coverage,
            CASE WHEN cardinality(d.tag_lexemes) = 0 THEN 0 ELSE o.tag_words / cardinality(d.tag_lexemes) END AS tag_overlap,
            CASE WHEN q.n = 0 THEN 0 ELSE o.preamble_words / q.n END AS preamble,
            CASE WHEN d.effective_date IS NULL THEN 0
@@ -421,6 +466,9 @@ signals AS (
     ) AS d
     CROSS JOIN query_lexemes q
     CROSS JOIN query_identifiers qi
+    -- The question's size in the chunk's language (all its lexemes for a
+    -- language the question was not analysed in).
+    LEFT JOIN query_languages ql ON ql.language = cand.language
     -- The overlaps, counted in one pass over the query words per candidate.
     CROSS JOIN LATERAL (
         SELECT count(*) FILTER (WHERE w.in_query AND w.lexeme = ANY (cand.heading_lexemes))::float8 AS heading_words,
@@ -522,6 +570,8 @@ SELECT p.chunk_id, p.document_id, d.slug, d.title, d.source_path, pr.project_key
        p.candidates_pre_threshold::integer AS candidates_pre_threshold,
        p.candidates_post_threshold::integer AS candidates_post_threshold,
        (SELECT q.lexemes FROM query_lexemes q)::text[] AS query_lexemes,
+       ARRAY(SELECT l.config::text FROM query_languages l ORDER BY l.rank)::text[] AS query_configs,
+       (SELECT l.language FROM query_languages l WHERE l.rank = 1)::text AS question_language,
        coalesce((SELECT k.short FROM keyword_leg k), false)::boolean AS keyword_leg_short
 FROM page p
 JOIN chunks c ON c.project_id = p.project_id AND c.id = p.chunk_id
@@ -533,9 +583,11 @@ ORDER BY p.score DESC, p.chunk_id;
 
 -- name: SearchTermScores :many
 -- Each query term's BM25 contribution to the given chunks (for explain): the same
--- formula as keyword_scored in SearchRank.
+-- formula as keyword_scored in SearchRank, the question analysed with the
+-- configurations SearchRank used (its query_configs).
 WITH query_terms AS (
-    SELECT t.lexeme, t.qtf FROM canon_query_terms(sqlc.arg(query)::text) AS t (lexeme, qtf)
+    SELECT t.lexeme, t.qtf
+    FROM canon_query_terms(sqlc.arg(configs)::text[]::regconfig[], sqlc.arg(query)::text) AS t (lexeme, qtf, config_positions)
 ),
 corpus AS (
     SELECT greatest(sum(chunk_count), 1)::float8 AS n,

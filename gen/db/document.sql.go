@@ -109,15 +109,16 @@ const documentUpsert = `-- name: DocumentUpsert :one
 INSERT INTO documents (
     project_id, slug, title, source_path, source_type, tags, owners, content_hash, effective_date,
     canonical_type, status, retrieval_priority, tier, evidence_tier, entity_type, summary,
-    preamble_lexemes, tag_lexemes, embedder, access
+    preamble_lexemes, tag_lexemes, embedder, access, language
 ) VALUES (
     $1, $2, $3, $4, $5,
     $6::text[], $7::text[], $8, $9::date,
     $10, $11, $12, $13,
     $14, $15, $16,
-    tsvector_to_array(to_tsvector('english', $16)),
-    tsvector_to_array(to_tsvector('english', array_to_string($6::text[], ' '))),
-    $17, $18::text[]
+    tsvector_to_array(to_tsvector(canon_text_config($17::text), $16)),
+    tsvector_to_array(to_tsvector(canon_text_config($17::text),
+                                  array_to_string($6::text[], ' '))),
+    $18, $19::text[], $17::text
 )
 ON CONFLICT (project_id, slug) DO UPDATE SET
     title = excluded.title,
@@ -138,6 +139,7 @@ ON CONFLICT (project_id, slug) DO UPDATE SET
     tag_lexemes = excluded.tag_lexemes,
     embedder = excluded.embedder,
     access = excluded.access,
+    language = excluded.language,
     updated_at = now()
 RETURNING id, (xmax = 0) AS inserted
 `
@@ -159,6 +161,7 @@ type DocumentUpsertParams struct {
 	EvidenceTier      *string
 	EntityType        *string
 	Summary           string
+	Language          string
 	Embedder          string
 	Access            []string
 }
@@ -168,8 +171,9 @@ type DocumentUpsertRow struct {
 	Inserted bool
 }
 
-// Lexemes of the summary and of the tags are computed here with the same english
-// configuration as the chunks, so the ranking query can compare them to the query's.
+// Lexemes of the summary and of the tags are computed here with the document's
+// language's configuration, as its chunks are, so the ranking query can compare
+// them to the question's.
 func (q *Queries) DocumentUpsert(ctx context.Context, arg DocumentUpsertParams) (DocumentUpsertRow, error) {
 	row := q.db.QueryRow(ctx, documentUpsert,
 		arg.ProjectID,
@@ -188,6 +192,7 @@ func (q *Queries) DocumentUpsert(ctx context.Context, arg DocumentUpsertParams) 
 		arg.EvidenceTier,
 		arg.EntityType,
 		arg.Summary,
+		arg.Language,
 		arg.Embedder,
 		arg.Access,
 	)

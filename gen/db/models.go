@@ -68,6 +68,7 @@ type Chunk struct {
 	Length             int32
 	LexemeBloom        pgtype.Bits
 	RepresentsRejected bool
+	Language           string
 }
 
 type ContentGap struct {
@@ -121,6 +122,7 @@ type Document struct {
 	Embedder          string
 	Access            []string
 	Unrestricted      *bool
+	Language          string
 }
 
 type Entity struct {
@@ -196,6 +198,14 @@ type Project struct {
 	ProjectKey    string
 	CreatedAt     time.Time
 	MentionsStale bool
+	Language      *string
+}
+
+type ProjectLanguage struct {
+	ProjectID   int64
+	Language    string
+	ChunkCount  int64
+	TotalLength int64
 }
 
 type ProjectStat struct {
@@ -208,4 +218,9 @@ type TeamMember struct {
 	ProjectID  int64
 	TeamID     int64
 	MemberSlug string
+}
+
+type TextLanguage struct {
+	Language string
+	Config   interface{}
 }

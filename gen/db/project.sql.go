@@ -49,19 +49,25 @@ func (q *Queries) ProjectEnsure(ctx context.Context, projectKey string) ([]int64
 }
 
 const projectGetByKey = `-- name: ProjectGetByKey :one
-SELECT id, project_key, created_at FROM projects WHERE project_key = $1
+SELECT id, project_key, created_at, language FROM projects WHERE project_key = $1
 `
 
 type ProjectGetByKeyRow struct {
 	ID         int64
 	ProjectKey string
 	CreatedAt  time.Time
+	Language   *string
 }
 
 func (q *Queries) ProjectGetByKey(ctx context.Context, projectKey string) (ProjectGetByKeyRow, error) {
 	row := q.db.QueryRow(ctx, projectGetByKey, projectKey)
 	var i ProjectGetByKeyRow
-	err := row.Scan(&i.ID, &i.ProjectKey, &i.CreatedAt)
+	err := row.Scan(
+		&i.ID,
+		&i.ProjectKey,
+		&i.CreatedAt,
+		&i.Language,
+	)
 	return i, err
 }
 
@@ -166,4 +172,20 @@ func (q *Queries) ProjectList(ctx context.Context, arg ProjectListParams) ([]Pro
 		return nil, err
 	}
 	return items, nil
+}
+
+const projectSetLanguage = `-- name: ProjectSetLanguage :exec
+UPDATE projects SET language = $1::text
+WHERE id = $2 AND language IS DISTINCT FROM $1::text
+`
+
+type ProjectSetLanguageParams struct {
+	Language string
+	ID       int64
+}
+
+// The language of the project's documents that declare none (`canon ingest --language`).
+func (q *Queries) ProjectSetLanguage(ctx context.Context, arg ProjectSetLanguageParams) error {
+	_, err := q.db.Exec(ctx, projectSetLanguage, arg.Language, arg.ID)
+	return err
 }

@@ -15,8 +15,37 @@ import (
 const searchRank = `-- name: SearchRank :many
 
 WITH
+query_configs AS MATERIALIZED (
+    SELECT coalesce(array_agg(l.language ORDER BY l.chunks DESC, l.language),
+                    ARRAY[$4::text]) AS languages,
+           coalesce(array_agg(canon_text_config(l.language) ORDER BY l.chunks DESC, l.language),
+                    ARRAY[canon_text_config($4::text)]) AS configs,
+           coalesce(array_agg(l.chunks ORDER BY l.chunks DESC, l.language), '{0}')::bigint[] AS chunks
+    FROM (
+        SELECT x.language, sum(x.chunks) AS chunks
+        FROM (
+            SELECT pl.language, pl.chunk_count AS chunks
+            FROM project_languages pl WHERE pl.project_id = ANY ($5::bigint[])
+            UNION ALL
+            SELECT p.language, 0 FROM projects p
+            WHERE p.id = ANY ($5::bigint[]) AND p.language IS NOT NULL
+        ) AS x
+        GROUP BY x.language
+    ) AS l
+),
 query_terms AS (
-    SELECT t.lexeme, t.qtf FROM canon_query_terms($4::text) AS t (lexeme, qtf)
+    SELECT t.lexeme, t.qtf, t.config_positions
+    FROM query_configs qc
+    CROSS JOIN LATERAL canon_query_terms(qc.configs, $6::text) AS t (lexeme, qtf, config_positions)
+),
+query_languages AS (
+    SELECT l.language, qc.configs[l.ord] AS config, count(t.lexeme)::float8 AS n,
+           row_number() OVER (ORDER BY l.language = $7::text DESC, count(t.lexeme),
+                                       qc.chunks[l.ord] DESC, l.language) AS rank
+    FROM query_configs qc
+    CROSS JOIN LATERAL unnest(qc.languages) WITH ORDINALITY AS l (language, ord)
+    LEFT JOIN query_terms t ON l.ord = ANY (t.config_positions)
+    GROUP BY l.language, l.ord, qc.configs, qc.chunks
 ),
 query_lexemes AS (
     SELECT coalesce(array_agg(lexeme), '{}')::text[] AS lexemes, count(*)::float8 AS n FROM query_terms
@@ -33,13 +62,15 @@ query_words AS MATERIALIZED (
     CROSS JOIN LATERAL (
         SELECT unnest(q.lexemes) AS lexeme
         UNION
-        SELECT unnest(tsvector_to_array(to_tsvector('english', array_to_string($5::text[], ' '))))
+        SELECT unnest(tsvector_to_array(to_tsvector(c.config, array_to_string($8::text[], ' '))))
+        FROM query_configs qc
+        CROSS JOIN LATERAL unnest(qc.configs) AS c (config)
     ) AS w
 ),
 corpus AS (
     SELECT greatest(sum(chunk_count), 1)::float8 AS n,
            greatest(sum(total_length)::float8 / greatest(sum(chunk_count), 1), 1) AS avgdl
-    FROM project_stats WHERE project_id = ANY ($6::bigint[])
+    FROM project_stats WHERE project_id = ANY ($5::bigint[])
 ),
 term_stats AS (
     -- Lucene's idf: ln(1 + (N - df + 0.5) / (df + 0.5)), never negative.
@@ -50,8 +81,8 @@ term_stats AS (
     -- find with it does not contain it.
     SELECT x.lexeme, x.qtf, x.idf, canon_lexeme_bits(x.lexeme) AS bloom_bits,
            CASE WHEN x.idx < 63 THEN 1::bigint << x.idx ELSE 0 END AS bit,
-           $7::boolean AND x.idx < 63
-               AND ($8::boolean OR x.max_df <= $9::integer) AS complete
+           $9::boolean AND x.idx < 63
+               AND ($10::boolean OR x.max_df <= $11::integer) AS complete
     FROM (
         SELECT t.lexeme, t.qtf,
                ln(1 + (c.n - coalesce(sum(s.df), 0) + 0.5) / (coalesce(sum(s.df), 0) + 0.5)) AS idf,
@@ -59,27 +90,27 @@ term_stats AS (
                (row_number() OVER (ORDER BY t.lexeme) - 1)::integer AS idx
         FROM query_terms t
         CROSS JOIN corpus c
-        LEFT JOIN lexeme_stats s ON s.project_id = ANY ($6::bigint[]) AND s.lexeme = t.lexeme
+        LEFT JOIN lexeme_stats s ON s.project_id = ANY ($5::bigint[]) AND s.lexeme = t.lexeme
         GROUP BY t.lexeme, t.qtf, c.n
     ) AS x
 ),
 listed_chunks AS MATERIALIZED (
     SELECT c.id AS chunk_id, c.project_id, c.lexeme_bloom,
-           CASE WHEN $10::boolean
-                THEN c.embedding <=> $11::vector
+           CASE WHEN $12::boolean
+                THEN c.embedding <=> $13::vector
            END AS distance
-    FROM unnest($12::bigint[]) AS l (id)
+    FROM unnest($14::bigint[]) AS l (id)
     JOIN documents d ON d.id = l.id
     JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
-    WHERE $13::boolean
-      AND d.project_id = ANY ($6::bigint[])
-      AND canon_document_matches(d, tags => $5::text[],
-          source_types => $14::text[], canonical_types => $15::text[],
-          statuses => $16::text[], evidence_tiers => $17::text[],
-          date_from => $18::date, date_to => $19::date,
-          include_superseded => $20::boolean,
-          doc_ids_filter => $21::boolean, doc_ids => $22::text[],
-          access_all => $23::boolean, access_groups => $24::text[])
+    WHERE $15::boolean
+      AND d.project_id = ANY ($5::bigint[])
+      AND canon_document_matches(d, tags => $8::text[],
+          source_types => $16::text[], canonical_types => $17::text[],
+          statuses => $18::text[], evidence_tiers => $19::text[],
+          date_from => $20::date, date_to => $21::date,
+          include_superseded => $22::boolean,
+          doc_ids_filter => $23::boolean, doc_ids => $24::text[],
+          access_all => $25::boolean, access_groups => $26::text[])
 ),
 vector_leg AS (
     SELECT v.chunk_id, v.distance, row_number() OVER (ORDER BY v.distance, v.chunk_id) AS vector_rank
@@ -89,80 +120,80 @@ vector_leg AS (
         -- The probe is a LATERAL with LIMIT, which a generic plan cannot turn into a
         -- join driven from documents (it guesses a handful of them are visible), and
         -- one branch for both keeps the plan's row estimates those of a bare scan.
-        (SELECT c.id AS chunk_id, c.embedding <=> $11::vector AS distance
+        (SELECT c.id AS chunk_id, c.embedding <=> $13::vector AS distance
          FROM chunks c
          CROSS JOIN LATERAL (
-             SELECT WHERE $23::boolean
+             SELECT WHERE $25::boolean
              UNION ALL
              (SELECT FROM documents d
-              WHERE NOT $23::boolean
+              WHERE NOT $25::boolean
                 AND d.project_id = c.project_id AND d.id = c.document_id
-                AND canon_document_visible(d, $23::boolean, $24::text[])
+                AND canon_document_visible(d, $25::boolean, $26::text[])
               LIMIT 1)
          ) AS visible_document
-         WHERE $10::boolean AND NOT $25::boolean
-           AND NOT $13::boolean
-           AND c.project_id = ANY ($6::bigint[])
-         ORDER BY c.embedding <=> $11::vector
-         LIMIT $26::integer)
+         WHERE $12::boolean AND NOT $27::boolean
+           AND NOT $15::boolean
+           AND c.project_id = ANY ($5::bigint[])
+         ORDER BY c.embedding <=> $13::vector
+         LIMIT $28::integer)
         UNION ALL
-        (SELECT c.id, c.embedding <=> $11::vector
+        (SELECT c.id, c.embedding <=> $13::vector
          FROM chunks c
          JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
-         WHERE $10::boolean AND $25::boolean
-           AND NOT $21::boolean AND NOT $13::boolean
-           AND c.project_id = ANY ($6::bigint[])
-           AND d.project_id = ANY ($6::bigint[])
-           AND canon_document_matches(d, tags => $5::text[],
-               source_types => $14::text[], canonical_types => $15::text[],
-               statuses => $16::text[], evidence_tiers => $17::text[],
-               date_from => $18::date, date_to => $19::date,
-               include_superseded => $20::boolean,
-               doc_ids_filter => $21::boolean, doc_ids => $22::text[],
-               access_all => $23::boolean, access_groups => $24::text[])
-         ORDER BY c.embedding <=> $11::vector
-         LIMIT $26::integer)
+         WHERE $12::boolean AND $27::boolean
+           AND NOT $23::boolean AND NOT $15::boolean
+           AND c.project_id = ANY ($5::bigint[])
+           AND d.project_id = ANY ($5::bigint[])
+           AND canon_document_matches(d, tags => $8::text[],
+               source_types => $16::text[], canonical_types => $17::text[],
+               statuses => $18::text[], evidence_tiers => $19::text[],
+               date_from => $20::date, date_to => $21::date,
+               include_superseded => $22::boolean,
+               doc_ids_filter => $23::boolean, doc_ids => $24::text[],
+               access_all => $25::boolean, access_groups => $26::text[])
+         ORDER BY c.embedding <=> $13::vector
+         LIMIT $28::integer)
         UNION ALL
         -- A list of documents (doc_ids_mode=filter): measuring its documents' chunks
         -- exactly beats an HNSW scan skipping the rest of the corpus, so ` + "`" + `+ 0` + "`" + ` keeps
         -- the planner off the index.
-        (SELECT c.id, c.embedding <=> $11::vector
+        (SELECT c.id, c.embedding <=> $13::vector
          FROM documents d
          JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
-         WHERE $10::boolean AND $25::boolean
-           AND $21::boolean AND NOT $13::boolean
-           AND d.project_id = ANY ($6::bigint[])
-           AND canon_document_matches(d, tags => $5::text[],
-               source_types => $14::text[], canonical_types => $15::text[],
-               statuses => $16::text[], evidence_tiers => $17::text[],
-               date_from => $18::date, date_to => $19::date,
-               include_superseded => $20::boolean,
-               doc_ids_filter => $21::boolean, doc_ids => $22::text[],
-               access_all => $23::boolean, access_groups => $24::text[])
-         ORDER BY (c.embedding <=> $11::vector) + 0
-         LIMIT $26::integer)
+         WHERE $12::boolean AND $27::boolean
+           AND $23::boolean AND NOT $15::boolean
+           AND d.project_id = ANY ($5::bigint[])
+           AND canon_document_matches(d, tags => $8::text[],
+               source_types => $16::text[], canonical_types => $17::text[],
+               statuses => $18::text[], evidence_tiers => $19::text[],
+               date_from => $20::date, date_to => $21::date,
+               include_superseded => $22::boolean,
+               doc_ids_filter => $23::boolean, doc_ids => $24::text[],
+               access_all => $25::boolean, access_groups => $26::text[])
+         ORDER BY (c.embedding <=> $13::vector) + 0
+         LIMIT $28::integer)
         UNION ALL
         -- Pass 2: the listed documents' chunks, measured exactly.
         (SELECT lc.chunk_id, lc.distance
          FROM listed_chunks lc
-         WHERE $10::boolean
+         WHERE $12::boolean
          ORDER BY lc.distance
-         LIMIT $26::integer)
+         LIMIT $28::integer)
     ) AS v
 ),
 filtered_chunks AS MATERIALIZED (
     SELECT ch.id
     FROM documents d
     JOIN chunks ch ON ch.project_id = d.project_id AND ch.document_id = d.id
-    WHERE $25::boolean AND $7::boolean AND NOT $13::boolean
-      AND d.project_id = ANY ($6::bigint[])
-      AND canon_document_matches(d, tags => $5::text[],
-          source_types => $14::text[], canonical_types => $15::text[],
-          statuses => $16::text[], evidence_tiers => $17::text[],
-          date_from => $18::date, date_to => $19::date,
-          include_superseded => $20::boolean,
-          doc_ids_filter => $21::boolean, doc_ids => $22::text[],
-          access_all => $23::boolean, access_groups => $24::text[])
+    WHERE $27::boolean AND $9::boolean AND NOT $15::boolean
+      AND d.project_id = ANY ($5::bigint[])
+      AND canon_document_matches(d, tags => $8::text[],
+          source_types => $16::text[], canonical_types => $17::text[],
+          statuses => $18::text[], evidence_tiers => $19::text[],
+          date_from => $20::date, date_to => $21::date,
+          include_superseded => $22::boolean,
+          doc_ids_filter => $23::boolean, doc_ids => $24::text[],
+          access_all => $25::boolean, access_groups => $26::text[])
 ),
 keyword_scored AS (
     SELECT p.chunk_id, sum(p.part) AS bm25,
@@ -170,9 +201,9 @@ keyword_scored AS (
            count(*) FILTER (WHERE p.bit <> 0) AS found_terms
     FROM (
         SELECT p.chunk_id, t.bit,
-               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $27::float8, $28::float8,
-                          $29::float8, c.avgdl) AS part
-        FROM unnest($6::bigint[]) AS pr (id)
+               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $29::float8, $30::float8,
+                          $31::float8, c.avgdl) AS part
+        FROM unnest($5::bigint[]) AS pr (id)
         CROSS JOIN term_stats t
         CROSS JOIN corpus c
         CROSS JOIN LATERAL (
@@ -182,24 +213,24 @@ keyword_scored AS (
             -- chunk_id: which of equal-impact postings make the limit never depends
             -- on where they sit on disk (migration 00010).
             ORDER BY p.impact DESC, p.chunk_id
-            LIMIT CASE WHEN $8::boolean THEN NULL ELSE $9::integer END
+            LIMIT CASE WHEN $10::boolean THEN NULL ELSE $11::integer END
         ) AS p
-        WHERE $7::boolean AND NOT $21::boolean
-          AND NOT $13::boolean
+        WHERE $9::boolean AND NOT $23::boolean
+          AND NOT $15::boolean
         UNION ALL
         SELECT p.chunk_id, t.bit,
-               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $27::float8, $28::float8,
-                          $29::float8, c.avgdl)
+               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $29::float8, $30::float8,
+                          $31::float8, c.avgdl)
         FROM term_stats t
         CROSS JOIN corpus c
-        JOIN postings p ON p.project_id = ANY ($6::bigint[]) AND p.lexeme = t.lexeme
-        WHERE $7::boolean AND $25::boolean AND $21::boolean
-          AND NOT $13::boolean
+        JOIN postings p ON p.project_id = ANY ($5::bigint[]) AND p.lexeme = t.lexeme
+        WHERE $9::boolean AND $27::boolean AND $23::boolean
+          AND NOT $15::boolean
           AND p.chunk_id IN (SELECT fc.id FROM filtered_chunks fc)
         UNION ALL
         SELECT lc.chunk_id, t.bit,
-               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $27::float8, $28::float8,
-                          $29::float8, c.avgdl)
+               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $29::float8, $30::float8,
+                          $31::float8, c.avgdl)
         FROM listed_chunks lc
         CROSS JOIN term_stats t
         CROSS JOIN corpus c
@@ -208,52 +239,52 @@ keyword_scored AS (
             WHERE p.chunk_id = lc.chunk_id AND p.lexeme = t.lexeme AND p.project_id = lc.project_id
             LIMIT 1
         ) AS p
-        WHERE $7::boolean AND (lc.lexeme_bloom & t.bloom_bits) = t.bloom_bits
+        WHERE $9::boolean AND (lc.lexeme_bloom & t.bloom_bits) = t.bloom_bits
     ) AS p
     GROUP BY p.chunk_id
     -- Other filters keep the chunks of filtered_chunks after the sums: a hash
     -- lookup per posting, never an index probe.
-    HAVING NOT $25::boolean OR $21::boolean OR $13::boolean
+    HAVING NOT $27::boolean OR $23::boolean OR $15::boolean
         OR p.chunk_id IN (SELECT fc.id FROM filtered_chunks fc)
 ),
 keyword_top AS (
     SELECT ks.chunk_id, ks.bm25
     FROM keyword_scored ks
     CROSS JOIN LATERAL (
-        SELECT WHERE $23::boolean OR $25::boolean OR $13::boolean
+        SELECT WHERE $25::boolean OR $27::boolean OR $15::boolean
         UNION ALL
         (SELECT FROM chunks c
          JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
-         WHERE NOT $23::boolean AND NOT $25::boolean
-           AND NOT $13::boolean
-           AND c.project_id = ANY ($6::bigint[]) AND c.id = ks.chunk_id
-           AND canon_document_visible(d, $23::boolean, $24::text[])
+         WHERE NOT $25::boolean AND NOT $27::boolean
+           AND NOT $15::boolean
+           AND c.project_id = ANY ($5::bigint[]) AND c.id = ks.chunk_id
+           AND canon_document_visible(d, $25::boolean, $26::text[])
          LIMIT 1)
     ) AS visible_chunk
     ORDER BY ks.bm25 DESC, ks.chunk_id
-    LIMIT $26::integer
+    LIMIT $28::integer
 ),
 keyword_leg AS (
-    SELECT $7::boolean AND NOT $8::boolean
-           AND (SELECT count(*) FROM keyword_top) < $26::integer
+    SELECT $9::boolean AND NOT $10::boolean
+           AND (SELECT count(*) FROM keyword_top) < $28::integer
            AND EXISTS (SELECT FROM term_stats t WHERE NOT t.complete) AS short
 ),
 mention_leg AS (
     SELECT c.id AS chunk_id
     FROM documents d
     JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
-    WHERE cardinality($30::text[]) > 0
-      AND d.project_id = ANY ($6::bigint[]) AND d.slug = ANY ($30::text[])
-      AND (NOT $13::boolean OR d.id = ANY ($12::bigint[]))
-      AND canon_document_matches(d, tags => $5::text[],
-          source_types => $14::text[], canonical_types => $15::text[],
-          statuses => $16::text[], evidence_tiers => $17::text[],
-          date_from => $18::date, date_to => $19::date,
-          include_superseded => $20::boolean,
-          doc_ids_filter => $21::boolean, doc_ids => $22::text[],
-          access_all => $23::boolean, access_groups => $24::text[])
+    WHERE cardinality($32::text[]) > 0
+      AND d.project_id = ANY ($5::bigint[]) AND d.slug = ANY ($32::text[])
+      AND (NOT $15::boolean OR d.id = ANY ($14::bigint[]))
+      AND canon_document_matches(d, tags => $8::text[],
+          source_types => $16::text[], canonical_types => $17::text[],
+          statuses => $18::text[], evidence_tiers => $19::text[],
+          date_from => $20::date, date_to => $21::date,
+          include_superseded => $22::boolean,
+          doc_ids_filter => $23::boolean, doc_ids => $24::text[],
+          access_all => $25::boolean, access_groups => $26::text[])
     ORDER BY c.id
-    LIMIT $26::integer
+    LIMIT $28::integer
 ),
 candidate_ids AS (
     SELECT DISTINCT u.chunk_id
@@ -264,19 +295,19 @@ candidate_ids AS (
                       SELECT m.chunk_id FROM mention_leg m)) AS u (chunk_id)
 ),
 candidate_chunks AS MATERIALIZED (
-    SELECT c.id AS chunk_id, c.project_id, c.document_id, c.heading_lexemes, c.lexeme_bloom,
-           CASE WHEN $10::boolean
-                THEN c.embedding <=> $11::vector
+    SELECT c.id AS chunk_id, c.project_id, c.document_id, c.heading_lexemes, c.lexeme_bloom, c.language,
+           CASE WHEN $12::boolean
+                THEN c.embedding <=> $13::vector
            END AS distance
     FROM candidate_ids ci
-    JOIN chunks c ON c.project_id = ANY ($6::bigint[]) AND c.id = ci.chunk_id
+    JOIN chunks c ON c.project_id = ANY ($5::bigint[]) AND c.id = ci.chunk_id
 ),
 candidates AS (
-    SELECT cc.chunk_id, cc.project_id, cc.document_id, cc.heading_lexemes, v.vector_rank, cc.distance,
+    SELECT cc.chunk_id, cc.project_id, cc.document_id, cc.heading_lexemes, cc.language, v.vector_rank, cc.distance,
            CASE WHEN k.chunk_id IS NOT NULL
                 THEN row_number() OVER (PARTITION BY k.chunk_id IS NOT NULL ORDER BY pr.bm25 DESC, cc.chunk_id)
            END AS keyword_rank,
-           CASE WHEN $7::boolean THEN pr.bm25 ELSE 0 END::float8 AS bm25,
+           CASE WHEN $9::boolean THEN pr.bm25 ELSE 0 END::float8 AS bm25,
            pr.terms::float8 AS matched_terms
     FROM candidate_chunks cc
     LEFT JOIN vector_leg v ON v.chunk_id = cc.chunk_id
@@ -285,8 +316,8 @@ candidates AS (
     -- What keyword_scored found plus what the probes find.
     CROSS JOIN LATERAL (
         SELECT coalesce(ks.found_bm25, 0)
-               + coalesce(sum(canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $27::float8,
-                                         $28::float8, $29::float8,
+               + coalesce(sum(canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $29::float8,
+                                         $30::float8, $31::float8,
                                          co.avgdl)), 0) AS bm25,
                coalesce(ks.found_terms, 0) + count(*) AS terms
         FROM term_stats t
@@ -306,7 +337,7 @@ signals AS (
     SELECT cand.chunk_id, cand.project_id, cand.document_id, cand.vector_rank, cand.keyword_rank,
            -- Without the semantic leg (keyword_only, or a question that embeds to the
            -- zero vector, whose cosine is NaN) the similarity is 0.
-           CASE WHEN NOT $10::boolean THEN 0
+           CASE WHEN NOT $12::boolean THEN 0
                 ELSE greatest(1 - cand.distance, 0)
            END::float8 AS vector_similarity,
            cand.bm25,
@@ -315,27 +346,29 @@ signals AS (
            -- legs cannot tell it from one that mentions it once among other terms.
            CASE WHEN qi.n = 0 THEN 0 ELSE o.identifier_words / qi.n END AS identifier,
            -- Absolute evidence for the refusal gate: the share of the question's terms
-           -- the chunk contains (never normalised against the other candidates).
-           CASE WHEN q.n = 0 THEN 0 ELSE cand.matched_terms / q.n END AS keyword_coverage,
+           -- the chunk contains (never normalised against the other candidates), out
+           -- of those its own language's configuration produced.
+           CASE WHEN coalesce(ql.n, q.n) = 0 THEN 0 ELSE least(cand.matched_terms / coalesce(ql.n, q.n), 1) END
+               AS keyword_coverage,
            CASE WHEN cardinality(d.tag_lexemes) = 0 THEN 0 ELSE o.tag_words / cardinality(d.tag_lexemes) END AS tag_overlap,
            CASE WHEN q.n = 0 THEN 0 ELSE o.preamble_words / q.n END AS preamble,
            CASE WHEN d.effective_date IS NULL THEN 0
-                ELSE power(0.5, greatest($31::date - d.effective_date, 0)::float8
-                                / $32::float8)
+                ELSE power(0.5, greatest($33::date - d.effective_date, 0)::float8
+                                / $34::float8)
            END AS recency,
            CASE WHEN d.status IN ('accepted', 'active') THEN 1 ELSE 0 END::float8 AS status_active,
-           CASE WHEN d.slug = ANY ($30::text[]) THEN 1 ELSE 0 END::float8 AS mention,
-           coalesce(1 - ($33::float8[])[
-               array_position($34::text[], d.evidence_tier)], 0)::float8 AS evidence_distrust,
+           CASE WHEN d.slug = ANY ($32::text[]) THEN 1 ELSE 0 END::float8 AS mention,
+           coalesce(1 - ($35::float8[])[
+               array_position($36::text[], d.evidence_tier)], 0)::float8 AS evidence_distrust,
            -- The trust gradient applies to canonical documents only, so a project
            -- without any gets exactly the plain hybrid ranking.
            CASE WHEN d.canonical_type IS NULL THEN 0
-                WHEN d.status = 'superseded' THEN $35::float8
-                WHEN d.status = 'deprecated' THEN $36::float8
-                WHEN d.status = 'archived' THEN $37::float8
+                WHEN d.status = 'superseded' THEN $37::float8
+                WHEN d.status = 'deprecated' THEN $38::float8
+                WHEN d.status = 'archived' THEN $39::float8
                 ELSE 0
            END AS status_penalty,
-           CASE WHEN d.canonical_type IS NOT NULL AND d.tier = 'auto' THEN $38::float8
+           CASE WHEN d.canonical_type IS NOT NULL AND d.tier = 'auto' THEN $40::float8
                 ELSE 0
            END AS tier_penalty,
            CASE WHEN d.canonical_type IS NULL THEN 0 ELSE d.retrieval_priority END::float8 AS priority
@@ -344,12 +377,15 @@ signals AS (
     -- (OFFSET 0 keeps the subquery a probe: counting a thousand candidates, the
     -- planner merge-joined every document instead, 10 ms).
     CROSS JOIN LATERAL (
-        SELECT d.project_id, d.id, d.slug, d.title, d.source_path, d.source_type, d.tags, d.owners, d.content_hash, d.effective_date, d.canonical_type, d.status, d.retrieval_priority, d.tier, d.evidence_tier, d.entity_type, d.summary, d.preamble_lexemes, d.tag_lexemes, d.created_at, d.updated_at, d.embedder, d.access, d.unrestricted FROM documents d
+        SELECT d.project_id, d.id, d.slug, d.title, d.source_path, d.source_type, d.tags, d.owners, d.content_hash, d.effective_date, d.canonical_type, d.status, d.retrieval_priority, d.tier, d.evidence_tier, d.entity_type, d.summary, d.preamble_lexemes, d.tag_lexemes, d.created_at, d.updated_at, d.embedder, d.access, d.unrestricted, d.language FROM documents d
         WHERE d.project_id = cand.project_id AND d.id = cand.document_id
         OFFSET 0
     ) AS d
     CROSS JOIN query_lexemes q
     CROSS JOIN query_identifiers qi
+    -- The question's size in the chunk's language (all its lexemes for a
+    -- language the question was not analysed in).
+    LEFT JOIN query_languages ql ON ql.language = cand.language
     -- The overlaps, counted in one pass over the query words per candidate.
     CROSS JOIN LATERAL (
         SELECT count(*) FILTER (WHERE w.in_query AND w.lexeme = ANY (cand.heading_lexemes))::float8 AS heading_words,
@@ -361,7 +397,7 @@ signals AS (
 ),
 normalized AS (
     SELECT s.chunk_id, s.project_id, s.document_id, s.vector_rank, s.keyword_rank, s.vector_similarity, s.bm25, s.heading, s.identifier, s.keyword_coverage, s.tag_overlap, s.preamble, s.recency, s.status_active, s.mention, s.evidence_distrust, s.status_penalty, s.tier_penalty, s.priority,
-           CASE WHEN NOT $39::boolean THEN s.vector_similarity
+           CASE WHEN NOT $41::boolean THEN s.vector_similarity
                 WHEN max(s.vector_similarity) OVER () > min(s.vector_similarity) OVER ()
                     THEN (s.vector_similarity - min(s.vector_similarity) OVER ())
                          / (max(s.vector_similarity) OVER () - min(s.vector_similarity) OVER ())
@@ -372,37 +408,37 @@ normalized AS (
 ),
 fused AS (
     SELECT n.chunk_id, n.project_id, n.document_id, n.vector_rank, n.keyword_rank, n.vector_similarity, n.bm25, n.heading, n.identifier, n.keyword_coverage, n.tag_overlap, n.preamble, n.recency, n.status_active, n.mention, n.evidence_distrust, n.status_penalty, n.tier_penalty, n.priority, n.vector_normalized, n.keyword_normalized,
-           CASE $40::text
+           CASE $42::text
                WHEN 'weighted' THEN
-                   $41::float8 * n.vector_normalized
-                   + $42::float8 * n.keyword_normalized
-                   + $43::float8 * n.heading
-                   + $44::float8 * n.tag_overlap
-                   + $45::float8 * n.preamble
-                   + $46::float8 * n.recency
-                   + $47::float8 * n.status_active
-                   + $48::float8 * n.mention
-                   + $49::float8 * n.identifier
-                   + $50::float8 * n.priority - n.status_penalty - n.tier_penalty
-                   - $51::float8 * n.evidence_distrust
+                   $43::float8 * n.vector_normalized
+                   + $44::float8 * n.keyword_normalized
+                   + $45::float8 * n.heading
+                   + $46::float8 * n.tag_overlap
+                   + $47::float8 * n.preamble
+                   + $48::float8 * n.recency
+                   + $49::float8 * n.status_active
+                   + $50::float8 * n.mention
+                   + $51::float8 * n.identifier
+                   + $52::float8 * n.priority - n.status_penalty - n.tier_penalty
+                   - $53::float8 * n.evidence_distrust
                WHEN 'rrf' THEN
-                   coalesce($52::float8 / ($53::float8 + n.vector_rank), 0)
-                   + coalesce($54::float8 / ($53::float8 + n.keyword_rank), 0)
-                   + $55::float8
-                     * ($52::float8 + $54::float8)
-                     / (($53::float8 + 1) * ($53::float8 + 2))
-                     * ($48::float8 * n.mention
-                        + $49::float8 * n.identifier
-                        + $50::float8 * n.priority - n.status_penalty - n.tier_penalty
-                        - $51::float8 * n.evidence_distrust)
+                   coalesce($54::float8 / ($55::float8 + n.vector_rank), 0)
+                   + coalesce($56::float8 / ($55::float8 + n.keyword_rank), 0)
+                   + $57::float8
+                     * ($54::float8 + $56::float8)
+                     / (($55::float8 + 1) * ($55::float8 + 2))
+                     * ($50::float8 * n.mention
+                        + $51::float8 * n.identifier
+                        + $52::float8 * n.priority - n.status_penalty - n.tier_penalty
+                        - $53::float8 * n.evidence_distrust)
                WHEN 'semantic_only' THEN n.vector_similarity
                ELSE n.bm25
            END AS score
     FROM normalized n
     -- The single-leg methods rank only what their own leg found.
-    WHERE $40::text NOT IN ('semantic_only', 'keyword_only')
-       OR ($40::text = 'semantic_only' AND n.vector_rank IS NOT NULL)
-       OR ($40::text = 'keyword_only' AND n.keyword_rank IS NOT NULL)
+    WHERE $42::text NOT IN ('semantic_only', 'keyword_only')
+       OR ($42::text = 'semantic_only' AND n.vector_rank IS NOT NULL)
+       OR ($42::text = 'keyword_only' AND n.keyword_rank IS NOT NULL)
 ),
 capped AS (
     SELECT f.chunk_id, f.project_id, f.document_id, f.vector_rank, f.keyword_rank, f.vector_similarity, f.bm25, f.heading, f.identifier, f.keyword_coverage, f.tag_overlap, f.preamble, f.recency, f.status_active, f.mention, f.evidence_distrust, f.status_penalty, f.tier_penalty, f.priority, f.vector_normalized, f.keyword_normalized, f.score, f.doc_rank
@@ -410,7 +446,7 @@ capped AS (
         SELECT f.chunk_id, f.project_id, f.document_id, f.vector_rank, f.keyword_rank, f.vector_similarity, f.bm25, f.heading, f.identifier, f.keyword_coverage, f.tag_overlap, f.preamble, f.recency, f.status_active, f.mention, f.evidence_distrust, f.status_penalty, f.tier_penalty, f.priority, f.vector_normalized, f.keyword_normalized, f.score, row_number() OVER (PARTITION BY f.document_id ORDER BY f.score DESC, f.chunk_id) AS doc_rank
         FROM fused f
     ) AS f
-    WHERE f.doc_rank <= $56::integer
+    WHERE f.doc_rank <= $58::integer
 ),
 page AS (
     SELECT c.chunk_id, c.project_id, c.document_id, c.vector_rank, c.keyword_rank, c.vector_similarity, c.bm25, c.heading, c.identifier, c.keyword_coverage, c.tag_overlap, c.preamble, c.recency, c.status_active, c.mention, c.evidence_distrust, c.status_penalty, c.tier_penalty, c.priority, c.vector_normalized, c.keyword_normalized, c.score, c.doc_rank,
@@ -434,6 +470,8 @@ SELECT p.chunk_id, p.document_id, d.slug, d.title, d.source_path, pr.project_key
        p.candidates_pre_threshold::integer AS candidates_pre_threshold,
        p.candidates_post_threshold::integer AS candidates_post_threshold,
        (SELECT q.lexemes FROM query_lexemes q)::text[] AS query_lexemes,
+       ARRAY(SELECT l.config::text FROM query_languages l ORDER BY l.rank)::text[] AS query_configs,
+       (SELECT l.language FROM query_languages l WHERE l.rank = 1)::text AS question_language,
        coalesce((SELECT k.short FROM keyword_leg k), false)::boolean AS keyword_leg_short
 FROM page p
 JOIN chunks c ON c.project_id = p.project_id AND c.id = p.chunk_id
@@ -448,9 +486,11 @@ type SearchRankParams struct {
 	MinScore            float64
 	PageLimit           int32
 	RunnerUpLimit       int32
-	Query               string
-	Tags                []string
+	DefaultLanguage     string
 	ProjectIds          []int64
+	Query               string
+	QueryLanguage       string
+	Tags                []string
 	FtsEnabled          bool
 	Bm25Exact           bool
 	Bm25TermLimit       int32
@@ -542,12 +582,15 @@ type SearchRankRow struct {
 	CandidatesPreThreshold  int32
 	CandidatesPostThreshold int32
 	QueryLexemes            []string
+	QueryConfigs            []string
+	QuestionLanguage        string
 	KeywordLegShort         bool
 }
 
 // The ranking pipeline, one statement, top to bottom:
 //
-//	query_terms (-> query_identifiers, query_words) -> corpus / term_stats -> listed_chunks
+//	query_configs -> query_terms (-> query_identifiers, query_words, query_languages)
+//	-> corpus / term_stats -> listed_chunks
 //	-> vector_leg -> keyword_scored -> keyword_top -> mention_leg -> candidate_ids -> candidate_chunks
 //	-> candidates -> signals
 //	-> normalized -> fused -> capped -> page
@@ -557,8 +600,19 @@ type SearchRankRow struct {
 // hnsw.ef_search and hnsw.iterative_scan (`canon search --sql` prints the whole
 // thing with every parameter bound, ready for psql and EXPLAIN ANALYZE). The
 // measurements behind the comments below are in bench/results/ranking_statement.md.
-// The question's lexemes (english stemming, stop words removed, identifiers kept
-// whole) with their count: OR semantics, a repeated term weighs more.
+// The text-search configurations that analyse the question: those of the
+// languages of the searched projects (their chunks' and their own), most chunks
+// first; the default language's for projects that have none yet. A project in
+// one language gets that language's configuration alone.
+// The question's lexemes under each configuration (stemming, stop words removed,
+// identifiers kept whole), merged, with their count: OR semantics, a repeated
+// term weighs more. config_positions: the configurations that produced each.
+// Per language, the number of the question's lexemes its configuration
+// produced: a chunk's keyword coverage counts against its own language's.
+// rank orders the languages as the question's: the detected one (query_language,
+// when the detector was sure), then the one whose stop words removed most of
+// it (short questions defeat trigram detection; their function words do not),
+// then the most chunks.
 // The same terms as one array and their number, for the share signals.
 // The question's identifiers: lexemes that mix letters and digits or hold an
 // underscore (E5032, v2.3.1, pgx/v5, KB_RRF_K; not 16, 2024, blue/green or
@@ -664,9 +718,11 @@ func (q *Queries) SearchRank(ctx context.Context, arg SearchRankParams) ([]Searc
 		arg.MinScore,
 		arg.PageLimit,
 		arg.RunnerUpLimit,
-		arg.Query,
-		arg.Tags,
+		arg.DefaultLanguage,
 		arg.ProjectIds,
+		arg.Query,
+		arg.QueryLanguage,
+		arg.Tags,
 		arg.FtsEnabled,
 		arg.Bm25Exact,
 		arg.Bm25TermLimit,
@@ -764,6 +820,8 @@ func (q *Queries) SearchRank(ctx context.Context, arg SearchRankParams) ([]Searc
 			&i.CandidatesPreThreshold,
 			&i.CandidatesPostThreshold,
 			&i.QueryLexemes,
+			&i.QueryConfigs,
+			&i.QuestionLanguage,
 			&i.KeywordLegShort,
 		); err != nil {
 			return nil, err
@@ -778,7 +836,8 @@ func (q *Queries) SearchRank(ctx context.Context, arg SearchRankParams) ([]Searc
 
 const searchTermScores = `-- name: SearchTermScores :many
 WITH query_terms AS (
-    SELECT t.lexeme, t.qtf FROM canon_query_terms($6::text) AS t (lexeme, qtf)
+    SELECT t.lexeme, t.qtf
+    FROM canon_query_terms($6::text[]::regconfig[], $7::text) AS t (lexeme, qtf, config_positions)
 ),
 corpus AS (
     SELECT greatest(sum(chunk_count), 1)::float8 AS n,
@@ -809,6 +868,7 @@ type SearchTermScoresParams struct {
 	Bm25HeadingBoost float64
 	ProjectIds       []int64
 	ChunkIds         []int64
+	Configs          []string
 	Query            string
 }
 
@@ -819,7 +879,8 @@ type SearchTermScoresRow struct {
 }
 
 // Each query term's BM25 contribution to the given chunks (for explain): the same
-// formula as keyword_scored in SearchRank.
+// formula as keyword_scored in SearchRank, the question analysed with the
+// configurations SearchRank used (its query_configs).
 func (q *Queries) SearchTermScores(ctx context.Context, arg SearchTermScoresParams) ([]SearchTermScoresRow, error) {
 	rows, err := q.db.Query(ctx, searchTermScores,
 		arg.Bm25K1,
@@ -827,6 +888,7 @@ func (q *Queries) SearchTermScores(ctx context.Context, arg SearchTermScoresPara
 		arg.Bm25HeadingBoost,
 		arg.ProjectIds,
 		arg.ChunkIds,
+		arg.Configs,
 		arg.Query,
 	)
 	if err != nil {

@@ -1365,8 +1365,14 @@ type SearchMeta struct {
 	// of candidate documents), and the candidate documents linked to the chosen entities.
 	Pass2Batches    int32 `protobuf:"varint,12,opt,name=pass2_batches,json=pass2Batches,proto3" json:"pass2_batches,omitempty"`
 	Pass2Candidates int32 `protobuf:"varint,13,opt,name=pass2_candidates,json=pass2Candidates,proto3" json:"pass2_candidates,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The text-search configurations that analysed the question (e.g. german,
+	// english): the languages of the searched projects, the question's own first.
+	QueryConfigs []string `protobuf:"bytes,14,rep,name=query_configs,json=queryConfigs,proto3" json:"query_configs,omitempty"`
+	// The language (ISO 639-1) the question was taken to be in: the first of
+	// query_configs' languages.
+	QuestionLanguage string `protobuf:"bytes,15,opt,name=question_language,json=questionLanguage,proto3" json:"question_language,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *SearchMeta) Reset() {
@@ -1488,6 +1494,20 @@ func (x *SearchMeta) GetPass2Candidates() int32 {
 		return x.Pass2Candidates
 	}
 	return 0
+}
+
+func (x *SearchMeta) GetQueryConfigs() []string {
+	if x != nil {
+		return x.QueryConfigs
+	}
+	return nil
+}
+
+func (x *SearchMeta) GetQuestionLanguage() string {
+	if x != nil {
+		return x.QuestionLanguage
+	}
+	return ""
 }
 
 type SearchStrategy struct {
@@ -1940,7 +1960,7 @@ const file_canon_v1_search_proto_rawDesc = "" +
 	"\fcontribution\x18\x04 \x01(\x01R\fcontribution\"5\n" +
 	"\tTermScore\x12\x12\n" +
 	"\x04term\x18\x01 \x01(\tR\x04term\x12\x14\n" +
-	"\x05score\x18\x02 \x01(\x01R\x05score\"\xcb\x04\n" +
+	"\x05score\x18\x02 \x01(\x01R\x05score\"\x9d\x05\n" +
 	"\n" +
 	"SearchMeta\x12#\n" +
 	"\rprimary_count\x18\x01 \x01(\x05R\fprimaryCount\x12%\n" +
@@ -1958,7 +1978,9 @@ const file_canon_v1_search_proto_rawDesc = "" +
 	"\vquery_terms\x18\v \x03(\tR\n" +
 	"queryTerms\x12#\n" +
 	"\rpass2_batches\x18\f \x01(\x05R\fpass2Batches\x12)\n" +
-	"\x10pass2_candidates\x18\r \x01(\x05R\x0fpass2Candidates\"\x8c\x03\n" +
+	"\x10pass2_candidates\x18\r \x01(\x05R\x0fpass2Candidates\x12#\n" +
+	"\rquery_configs\x18\x0e \x03(\tR\fqueryConfigs\x12+\n" +
+	"\x11question_language\x18\x0f \x01(\tR\x10questionLanguage\"\x8c\x03\n" +
 	"\x0eSearchStrategy\x12)\n" +
 	"\x10semantic_enabled\x18\x01 \x01(\bR\x0fsemanticEnabled\x12\x1f\n" +
 	"\vfts_enabled\x18\x02 \x01(\bR\n" +

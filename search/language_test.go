@@ -1,0 +1,117 @@
+package search_test
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/canonkb/canon/domain"
+	"github.com/canonkb/canon/embed"
+	"github.com/canonkb/canon/ingest"
+	"github.com/canonkb/canon/internal/dbtest"
+	"github.com/canonkb/canon/internal/testdocs"
+	"github.com/canonkb/canon/markdown"
+	"github.com/canonkb/canon/search"
+)
+
+// languageSearcher searches the handbooks of testdocs.Handbooks in a database of
+// their own: projects de, fr and en hold one language each (pages without
+// `lang:` are detected), and mixed holds all three.
+func languageSearcher(t *testing.T) *search.Searcher {
+	t.Helper()
+	pool := dbtest.FreshPool(t)
+	in := ingest.New(pool, embed.NewHash(dim), markdown.Options{ChunkTokens: 512, OverlapTokens: 64})
+	pages := testdocs.Handbooks()
+	byLanguage := map[string][]ingest.File{}
+	for _, path := range slices.Sorted(maps.Keys(pages)) {
+		f := ingest.File{Path: path, Content: []byte(pages[path])}
+		lang, _, _ := strings.Cut(path, "/")
+		byLanguage[lang] = append(byLanguage[lang], f)
+		byLanguage["mixed"] = append(byLanguage["mixed"], f)
+	}
+	for _, project := range slices.Sorted(maps.Keys(byLanguage)) {
+		res, err := in.Ingest(context.Background(), byLanguage[project], ingest.Options{Project: project})
+		if err != nil || len(res.Errors) > 0 {
+			t.Fatalf("ingest %s: %v %v", project, err, res.Errors)
+		}
+	}
+	return search.New(pool, embed.NewHash(dim), search.Config{Ranking: domain.DefaultRanking(domain.ProfileHashKeywordLed),
+		Profile: domain.ProfileHashKeywordLed})
+}
+
+// TestLanguageSearch: a question finds the page that answers it by stem in its
+// own language, alone or in a mixed project, under the default fusion and by
+// BM25 alone; the configurations that analysed it are reported, the question's
+// language first; a page in its language covers every term of the question
+// whatever the other languages add (the refusal gate's evidence).
+func TestLanguageSearch(t *testing.T) {
+	t.Parallel()
+	s := languageSearcher(t)
+	coverage := map[string]float64{} // a question's coverage of its answer in the answer's own project
+	for _, tc := range []struct {
+		name, project, query, want string
+		configs                    []string // the first, in a mixed project; all of them otherwise
+		terms                      []string // the question's lexemes, when the project has one language
+	}{
+		// erneuere/erneuern -> erneu and Zertifikat/Zertifikate -> zertifikat: the
+		// english configuration gives erneuer and matches nothing.
+		{"german stems", "de", "Wie erneuere ich ein Zertifikat?", "de/zertifikate", []string{"german"}, []string{"erneu", "zertifikat"}},
+		{"german plural", "de", "Datenbank sichern", "de/datenbanken", []string{"german"}, []string{"datenbank", "sich"}},
+		// A compound is one lexeme: named whole, it matches.
+		{"german compound", "de", "Signaturschlüssel wechseln", "de/signatur", []string{"german"}, []string{"signaturschlussel", "wechseln"}},
+		{"german identifier", "de", "Was bedeutet E5032?", "de/fehler", []string{"german"}, []string{"bedeutet", "e5032"}},
+		{"german snake case", "de", "KB_RRF_K fehlt", "de/fehler", []string{"german"}, []string{"fehlt", "k", "kb", "kb_rrf_k", "rrf"}},
+		{"french stems", "fr", "Comment renouveler un certificat ?", "fr/certificats", []string{"french"}, []string{"certificat", "comment", "renouvel"}},
+		{"french plural", "fr", "sauvegarde des bases de données", "fr/sauvegardes", []string{"french"}, []string{"bas", "don", "sauvegard"}},
+		{"french identifier", "fr", "Que signifie l'erreur E5032 ?", "fr/erreurs", []string{"french"}, nil},
+		{"english", "en", "How do I renew a certificate?", "en/certificates", []string{"english"}, []string{"certif", "renew"}},
+		{"mixed german", "mixed", "Wie erneuere ich ein Zertifikat?", "de/zertifikate", []string{"german"}, nil},
+		{"mixed french", "mixed", "Comment renouveler un certificat ?", "fr/certificats", []string{"french"}, nil},
+		{"mixed english", "mixed", "How do I renew a certificate?", "en/certificates", []string{"english"}, nil},
+		{"mixed german backups", "mixed", "Wie oft werden die Datenbanken gesichert?", "de/datenbanken", []string{"german"}, nil},
+		{"mixed french backups", "mixed", "Quand les bases de données sont-elles sauvegardées ?", "fr/sauvegardes", []string{"french"}, nil},
+		{"mixed english identifier", "mixed", "What does error E5032 mean?", "en/errors", []string{"english"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, fusion := range []string{"", domain.FusionKeywordOnly} {
+				res, err := s.Search(context.Background(), &domain.SearchRequest{Query: tc.query,
+					Filters: domain.RawFilters{ProjectKeys: []string{tc.project}},
+					Options: domain.SearchOptions{Limit: 3, Fusion: fusion, Explain: true}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(res.Primary) == 0 || res.Primary[0].DocID != tc.want {
+					t.Fatalf("fusion %q: top %v, want %s first (configs %v, terms %v)", fusion, docIDs(res.Primary), tc.want,
+						res.Meta.QueryConfigs, res.Meta.QueryTerms)
+				}
+				got := res.Meta.QueryConfigs
+				if tc.project == "mixed" && len(got) > 0 {
+					got = got[:1]
+					if len(res.Meta.QueryConfigs) != 3 {
+						t.Errorf("configs %v, want all three", res.Meta.QueryConfigs)
+					}
+				}
+				if !slices.Equal(got, tc.configs) {
+					t.Errorf("configs %v, want %v", res.Meta.QueryConfigs, tc.configs)
+				}
+				if tc.terms != nil && !slices.Equal(slices.Sorted(slices.Values(res.Meta.QueryTerms)), tc.terms) {
+					t.Errorf("terms %v, want %v", res.Meta.QueryTerms, tc.terms)
+				}
+				// The answer's coverage is the same whether other languages analysed
+				// the question too (the mixed project) or not.
+				top := res.Primary[0]
+				if tc.project != "mixed" {
+					coverage[tc.query] = top.KeywordCoverage
+				} else if want, ok := coverage[tc.query]; ok && top.KeywordCoverage != want {
+					t.Errorf("%s covers %.2f of the question's terms in the mixed project, %.2f alone", top.DocID,
+						top.KeywordCoverage, want)
+				}
+				if top.KeywordCoverage == 0 {
+					t.Errorf("%s covers none of the question's terms", top.DocID)
+				}
+			}
+		})
+	}
+}
