@@ -82,7 +82,6 @@ func (s *Service) Answer(ctx context.Context, req *domain.ChatRequest, acceptLan
 		return nil, err
 	}
 	o := req.Options
-	lang := domain.ChooseLanguage(o.Language, acceptLanguage)
 	sreq := &domain.SearchRequest{
 		Query:   req.Question,
 		Filters: req.Filters,
@@ -94,6 +93,7 @@ func (s *Service) Answer(ctx context.Context, req *domain.ChatRequest, acceptLan
 		return nil, err
 	}
 	retrievalMs := ms(time.Since(start))
+	lang := domain.ChooseLanguage(o.Language, acceptLanguage, found.Meta.QuestionLanguage)
 	if ev.Retrieval != nil {
 		summary := domain.RetrievalSummary{
 			PrimaryCount: len(found.Primary), ExpandedCount: len(found.Expanded),

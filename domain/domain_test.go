@@ -185,21 +185,39 @@ func TestGate(t *testing.T) {
 
 func TestChooseLanguage(t *testing.T) {
 	t.Parallel()
-	cases := []struct{ explicit, header, want string }{
-		{"", "", "en"},
-		{"", "de-DE,de;q=0.9,en;q=0.8", "de"},
-		{"", "fr-FR,fr;q=0.9", "en"},
-		{"de", "en-US", "de"},
-		{"en", "de", "en"},
-		{"", "garbage;;;", "en"},
+	cases := []struct{ explicit, header, question, want string }{
+		{"", "", "", "en"},
+		{"", "de-DE,de;q=0.9,en;q=0.8", "", "de"},
+		{"", "fr-FR,fr;q=0.9", "", "fr"},
+		{"", "es-ES,es;q=0.9", "", "en"},
+		{"de", "en-US", "", "de"},
+		{"en", "de", "", "en"},
+		{"", "garbage;;;", "", "en"},
+		// The question's language when the caller states none.
+		{"", "", "fr", "fr"},
+		{"", "", "de", "de"},
+		{"", "", "es", "en"},
+		{"", "en-US", "de", "en"},
+		{"fr", "", "de", "fr"},
 	}
 	for _, c := range cases {
-		if got := ChooseLanguage(c.explicit, c.header); got != c.want {
-			t.Errorf("ChooseLanguage(%q, %q) = %q, want %q", c.explicit, c.header, got, c.want)
+		if got := ChooseLanguage(c.explicit, c.header, c.question); got != c.want {
+			t.Errorf("ChooseLanguage(%q, %q, %q) = %q, want %q", c.explicit, c.header, c.question, got, c.want)
 		}
 	}
-	if RefusalMessage(RefusalNoRelevantContext, "de", []string{"platform"}) == RefusalMessage(RefusalNoRelevantContext, "en", []string{"platform"}) {
-		t.Error("German and English refusals should differ")
+	// Every reason has a message in every catalogue language, each its own.
+	for _, reason := range []string{RefusalNoRelevantContext, RefusalLLMSelfRefusal} {
+		seen := map[string]string{}
+		for _, lang := range []string{"en", "de", "fr"} {
+			msg := RefusalMessage(reason, lang, []string{"platform"})
+			if _, ok := refusalMessages[reason][lang]; !ok || !strings.Contains(msg, "platform") {
+				t.Errorf("%s in %s: %q", reason, lang, msg)
+			}
+			if other, dup := seen[msg]; dup {
+				t.Errorf("%s: %s and %s share a message", reason, other, lang)
+			}
+			seen[msg] = lang
+		}
 	}
 }
 

@@ -52,16 +52,20 @@ func (g Gate) Admit(hits []Evidence) (ok bool, bestSim, bestCov float64) {
 }
 
 // languages of the message catalogue; the first is the fallback.
-var languages = []language.Tag{language.English, language.German}
+var languages = []language.Tag{language.English, language.German, language.French}
 
 var matcher = language.NewMatcher(languages)
 
 // ChooseLanguage picks the catalogue language from an explicit choice (a request
-// field) or else an Accept-Language header.
-func ChooseLanguage(explicit, acceptLanguage string) string {
+// field), else an Accept-Language header, else the language the question was
+// taken to be in (ISO 639-1, SearchMeta.QuestionLanguage).
+func ChooseLanguage(explicit, acceptLanguage, questionLanguage string) string {
 	pref := explicit
 	if pref == "" {
 		pref = acceptLanguage
+	}
+	if pref == "" {
+		pref = questionLanguage
 	}
 	tags, _, err := language.ParseAcceptLanguage(pref)
 	if err != nil || len(tags) == 0 {
@@ -76,10 +80,12 @@ var refusalMessages = map[string]map[string]string{
 	RefusalNoRelevantContext: {
 		"en": "I couldn't find anything in the %s documents that answers this question, so I won't guess. Try rephrasing it, or add a document that covers it.",
 		"de": "In den Dokumenten von %s habe ich nichts gefunden, was diese Frage beantwortet, deshalb rate ich nicht. Formulieren Sie die Frage um oder ergänzen Sie ein Dokument, das sie abdeckt.",
+		"fr": "Je n'ai rien trouvé dans les documents de %s qui réponde à cette question, je ne vais donc pas deviner. Reformulez-la ou ajoutez un document qui la traite.",
 	},
 	RefusalLLMSelfRefusal: {
 		"en": "The %s documents I found don't contain the answer to this question, so I won't guess. The closest documents are listed in the search results.",
 		"de": "Die gefundenen Dokumente von %s enthalten die Antwort auf diese Frage nicht, deshalb rate ich nicht. Die nächstliegenden Dokumente stehen in den Suchergebnissen.",
+		"fr": "Les documents de %s que j'ai trouvés ne contiennent pas la réponse à cette question, je ne vais donc pas deviner. Les documents les plus proches figurent dans les résultats de recherche.",
 	},
 }
 

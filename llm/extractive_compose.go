@@ -3,6 +3,7 @@ package llm
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -747,10 +748,23 @@ func splitSentences(text string) []string {
 	words := strings.Fields(text)
 	var out []string
 	start := 0
-	for i, w := range words {
-		if endsSentence(w) && (i+1 == len(words) || startsSentence(words[i+1])) {
-			out = append(out, strings.Join(words[start:i+1], " "))
-			start = i + 1
+	for i := 0; i < len(words); i++ {
+		if !endsSentence(words[i]) {
+			continue
+		}
+		// A French closing quote set apart (« Fini ! ») belongs to the sentence it
+		// closes; an opening one set apart, to the sentence it opens.
+		end := i
+		for end+1 < len(words) && strings.Trim(words[end+1], closingMarks) == "" {
+			end++
+		}
+		next := end + 1
+		for next < len(words) && strings.Trim(words[next], openingMarks) == "" {
+			next++
+		}
+		if next == len(words) || startsSentence(words[next]) {
+			out = append(out, strings.Join(words[start:end+1], " "))
+			start, i = end+1, end
 		}
 	}
 	if start < len(words) {
@@ -760,24 +774,44 @@ func splitSentences(text string) []string {
 }
 
 func endsSentence(w string) bool {
-	trimmed := strings.TrimRight(w, `"')]”’*_`)
+	trimmed := strings.TrimRight(w, closingMarks)
+	// French sets ? and ! apart with a space: the mark alone ends the sentence.
+	if trimmed == "?" || trimmed == "!" {
+		return true
+	}
 	if trimmed == "" || !strings.ContainsRune(".!?", rune(trimmed[len(trimmed)-1])) {
 		return false
 	}
 	if abbreviations[strings.ToLower(trimmed)] {
 		return false
 	}
+	// A German ordinal ("am 15. März") is not an end.
+	if ordinal.MatchString(trimmed) {
+		return false
+	}
 	// A single initial ("J.") is not an end either.
 	return utf8.RuneCountInString(trimmed) > 2
 }
 
+// closingMarks may follow a sentence's end: quotes (English, German „…“,
+// French «…»), brackets and emphasis.
+const closingMarks = `"')]”’»*_`
+
+// openingMarks may precede a sentence's first word.
+const openingMarks = `"'(“‘„«[*_`
+
+// ordinal is a German ordinal number or day of the month: one or two digits
+// and a full stop.
+var ordinal = regexp.MustCompile(`^[0-9]{1,2}\.$`)
+
 // startsSentence: a capital, a digit, or code, after any opening quotes or
 // emphasis.
 func startsSentence(w string) bool {
-	if strings.HasPrefix(strings.TrimLeft(w, `"'(“‘[*_`), "`") {
+	w = strings.TrimLeft(w, openingMarks)
+	if strings.HasPrefix(w, "`") {
 		return true
 	}
-	r, _ := utf8.DecodeRuneInString(strings.TrimLeft(w, `"'(“‘[*_`))
+	r, _ := utf8.DecodeRuneInString(w)
 	return unicode.IsUpper(r) || unicode.IsDigit(r)
 }
 

@@ -340,8 +340,12 @@ func (lx *lexicon) hasReasonCue(sentence string) bool {
 	return false
 }
 
-// abbreviations end with a full stop that does not end a sentence.
+// abbreviations end with a full stop that does not end a sentence (English,
+// German and French, the languages of the refusal catalogue).
 var abbreviations = map[string]bool{
 	"e.g.": true, "i.e.": true, "etc.": true, "vs.": true, "cf.": true, "approx.": true,
 	"mr.": true, "mrs.": true, "ms.": true, "dr.": true, "no.": true, "fig.": true,
+	"z.b.": true, "d.h.": true, "u.a.": true, "bzw.": true, "usw.": true, "ca.": true, "evtl.": true,
+	"ggf.": true, "vgl.": true, "inkl.": true, "nr.": true, "abs.": true, "bspw.": true, "sog.": true,
+	"mme.": true, "mlle.": true, "env.": true, "ex.": true, "av.": true, "apr.": true, "chap.": true,
 }

@@ -106,6 +106,10 @@ func TestSplitSentences(t *testing.T) {
 			[]string{"Use a local embedder, e.g. the hash one.", "Version 0.8.0 fixed it for us."}},
 		{"code starts a sentence", "Run it. `findr` powers search.", []string{"Run it.", "`findr` powers search."}},
 		{"a cut sentence stays as it is", "the end of a sentence. A whole one.", []string{"the end of a sentence.", "A whole one."}},
+		{"german abbreviations and dates", "Wir erneuern die Zertifikate z.B. am 15. März. Danach prüft das Team bzw. der Dienst sie. „Fertig“, sagt Dr. Lima.",
+			[]string{"Wir erneuern die Zertifikate z.B. am 15. März.", "Danach prüft das Team bzw. der Dienst sie.", "„Fertig“, sagt Dr. Lima."}},
+		{"french spaced marks and quotes", "Comment renouveler un certificat ? L'équipe le renouvelle, p. ex. en mars. « Terminé ! » Mme. Lima confirme.",
+			[]string{"Comment renouveler un certificat ?", "L'équipe le renouvelle, p. ex. en mars.", "« Terminé ! »", "Mme. Lima confirme."}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
