@@ -115,3 +115,71 @@ func TestLanguageSearch(t *testing.T) {
 		})
 	}
 }
+
+// TestIdentifiersInEveryLanguage extends TestIdentifierSignal and
+// TestLexicalRescueOfExactIdentifiers to German, French and a mixed project:
+// every configuration keeps E5032 and KB_RRF_K whole, a heading that names the
+// identifier carries the identifier signal, and in a mixed project the page in
+// the question's language comes first among the pages that name it.
+func TestIdentifiersInEveryLanguage(t *testing.T) {
+	t.Parallel()
+	s := languageSearcher(t)
+	for _, tc := range []struct {
+		project, query, first string
+		named                 []string // pages whose heading names the identifier, among the hits
+		identifiers           []string // the question's identifier lexemes
+	}{
+		{"de", "Was bedeutet der Fehler E5032?", "de/fehler", []string{"de/fehler"}, []string{"e5032"}},
+		{"de", "Wo setze ich KB_RRF_K?", "de/fehler", nil, []string{"kb_rrf_k"}},
+		{"fr", "Que signifie l'erreur E5032 ?", "fr/erreurs", []string{"fr/erreurs"}, []string{"e5032"}},
+		{"fr", "Où définir KB_RRF_K ?", "fr/erreurs", nil, []string{"kb_rrf_k"}},
+		{"en", "What does error E5032 mean?", "en/errors", []string{"en/errors"}, []string{"e5032"}},
+		{"mixed", "Was bedeutet der Fehler E5032?", "de/fehler", []string{"de/fehler", "en/errors", "fr/erreurs"}, []string{"e5032"}},
+		{"mixed", "Que signifie l'erreur E5032 ?", "fr/erreurs", []string{"de/fehler", "en/errors", "fr/erreurs"}, []string{"e5032"}},
+		{"mixed", "What does error E5032 mean?", "en/errors", []string{"de/fehler", "en/errors", "fr/erreurs"}, []string{"e5032"}},
+	} {
+		for _, fusion := range []string{domain.FusionWeighted, domain.FusionRRF} {
+			t.Run(tc.project+"/"+tc.query+"/"+fusion, func(t *testing.T) {
+				res, err := s.Search(context.Background(), &domain.SearchRequest{Query: tc.query,
+					Filters: domain.RawFilters{ProjectKeys: []string{tc.project}},
+					Options: domain.SearchOptions{Limit: 5, Fusion: fusion, Explain: true}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				hits := append(slices.Clone(res.Primary), res.RunnerUp...)
+				if len(hits) == 0 || hits[0].DocID != tc.first {
+					t.Fatalf("%s should rank first: %v", tc.first, distinct(hits))
+				}
+				for _, id := range tc.identifiers {
+					if !slices.Contains(res.Meta.QueryTerms, id) {
+						t.Errorf("identifier %s not kept whole: %v", id, res.Meta.QueryTerms)
+					}
+				}
+				named := map[string]bool{}
+				for _, h := range hits {
+					if h.Explain.Identifier == 1 {
+						named[h.DocID] = true
+					}
+				}
+				if got := slices.Sorted(maps.Keys(named)); !slices.Equal(got, tc.named) && len(got)+len(tc.named) > 0 {
+					t.Errorf("pages named by their headings: %v, want %v", got, tc.named)
+				}
+			})
+		}
+	}
+}
+
+// TestStatementNamesConfigurations: `canon search --sql` says which
+// configurations analysed the question, the question's language first.
+func TestStatementNamesConfigurations(t *testing.T) {
+	t.Parallel()
+	s := languageSearcher(t)
+	stmt, err := s.Statement(context.Background(), &domain.SearchRequest{Query: "Wie erneuere ich ein Zertifikat?",
+		Filters: domain.RawFilters{ProjectKeys: []string{"mixed"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "-- The question is analysed with the text-search configurations german, english, french (its language: de).\n"; !strings.Contains(stmt, want) {
+		t.Errorf("statement lacks %q:\n%s", want, stmt[:min(len(stmt), 400)])
+	}
+}

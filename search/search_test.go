@@ -537,6 +537,9 @@ func TestStatementIsRunnable(t *testing.T) {
 	if strings.Contains(stmt, "$1") || !strings.Contains(stmt, "SET LOCAL hnsw.ef_search") {
 		t.Fatalf("statement not fully bound:\n%s", stmt[:min(len(stmt), 400)])
 	}
+	if !strings.Contains(stmt, "-- The question is analysed with the text-search configurations english (its language: en).\n") {
+		t.Errorf("statement does not name the configuration that analyses the question:\n%s", stmt[:min(len(stmt), 400)])
+	}
 	// Run it as psql would (simple protocol, several statements) and compare the order.
 	conn, err := pool.Acquire(context.Background())
 	if err != nil {

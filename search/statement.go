@@ -30,14 +30,19 @@ func (s *Searcher) Statement(ctx context.Context, req *domain.SearchRequest) (st
 	if err != nil {
 		return "", err
 	}
-	var b strings.Builder
-	b.WriteString("-- 1. Ranking (db/queries/search.sql)\n")
-	b.WriteString(ranking)
-
 	rows, err := s.run(ctx, p)
 	if err != nil {
 		return "", err
 	}
+	var b strings.Builder
+	b.WriteString("-- 1. Ranking (db/queries/search.sql)\n")
+	if len(rows) > 0 {
+		// query_configs in the statement chooses them from the projects' languages.
+		fmt.Fprintf(&b, "-- The question is analysed with the text-search configurations %s (its language: %s).\n",
+			strings.Join(rows[0].QueryConfigs, ", "), rows[0].QuestionLanguage)
+	}
+	b.WriteString(ranking)
+
 	params, expansion, rejected, ok, err := s.graphParams(ctx, req, p, rows)
 	if err != nil {
 		return "", err

@@ -27,10 +27,10 @@ Alle Datenbanken werden jede Nacht gesichert und dreißig Tage lang in der zweit
 aufbewahrt. Die Wiederherstellung einer Sicherung dauert ungefähr eine Stunde.
 `,
 		"de/fehler.md": `---
-title: Fehlercodes
+title: Fehler E5032
 lang: de
 ---
-# Fehlercodes
+# Fehler E5032
 
 Der Fehler E5032 bedeutet, dass der Parameter KB_RRF_K in der Konfigurationsdatei fehlt.
 Setzen Sie ihn und starten Sie den Dienst danach neu.
@@ -62,10 +62,10 @@ Toutes les bases de données sont sauvegardées chaque nuit et conservées trent
 deuxième région. La restauration d'une sauvegarde prend environ une heure.
 `,
 		"fr/erreurs.md": `---
-title: Codes d'erreur
+title: Erreur E5032
 lang: fr
 ---
-# Codes d'erreur
+# Erreur E5032
 
 L'erreur E5032 signifie que le paramètre KB_RRF_K manque dans le fichier de configuration.
 Définissez-le puis redémarrez le service.
@@ -87,10 +87,10 @@ Every database is backed up each night and kept for thirty days in the second re
 Restoring a backup takes about an hour.
 `,
 		"en/errors.md": `---
-title: Error codes
+title: Error E5032
 lang: en
 ---
-# Error codes
+# Error E5032
 
 Error E5032 means the parameter KB_RRF_K is missing from the configuration file. Set it,
 then restart the service.
