@@ -895,6 +895,28 @@ CREATE TABLE project_languages (
 INSERT INTO project_languages (project_id, language, chunk_count, total_length)
 SELECT project_id, language, count(*), sum(length) FROM chunks GROUP BY project_id, language;
 
+-- canon_project_languages lists the languages a question to these projects is
+-- analysed in, with their configurations: those of the projects' chunks and
+-- the projects' own, with their chunk counts; default_language alone when they
+-- have none. The ranking statement and pass 1 of the two-pass search both read
+-- it. A SQL function of one SELECT, so the planner inlines it.
+CREATE FUNCTION canon_project_languages(project_ids bigint[], default_language text)
+RETURNS TABLE (language text, config regconfig, chunks bigint)
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT x.language, canon_text_config(x.language), sum(x.chunks)::bigint
+    FROM (
+        SELECT pl.language, pl.chunk_count AS chunks
+        FROM project_languages pl WHERE pl.project_id = ANY (project_ids)
+        UNION ALL
+        SELECT p.language, 0 FROM projects p WHERE p.id = ANY (project_ids) AND p.language IS NOT NULL
+        UNION ALL
+        SELECT default_language, -1
+        WHERE NOT EXISTS (SELECT FROM project_languages pl WHERE pl.project_id = ANY (project_ids))
+          AND NOT EXISTS (SELECT FROM projects p WHERE p.id = ANY (project_ids) AND p.language IS NOT NULL)
+    ) AS x
+    GROUP BY x.language
+$$;
+
 CREATE OR REPLACE FUNCTION chunks_derive() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     heading_text text;

@@ -7,6 +7,7 @@ import (
 
 	"github.com/canonkb/canon/domain"
 	db "github.com/canonkb/canon/gen/db"
+	"github.com/canonkb/canon/language"
 	"github.com/canonkb/canon/postgres"
 	"github.com/canonkb/canon/search"
 )
@@ -37,7 +38,8 @@ func (h *Searcher) evidence(ctx context.Context, asked *search.Prepared, res *do
 	rows, err := db.New(postgres.ReadPool(ctx, h.pool)).SearchEvidence(ctx, db.SearchEvidenceParams{
 		SemanticEnabled: embedding != nil, QueryEmbedding: embedding,
 		ProjectIds: asked.ProjectIDs(), ChunkIds: ids, Query: asked.Query(), Stripped: stripped,
-		AccessAll: viewer.AllDocuments, AccessGroups: viewer.DocumentGroups(),
+		DefaultLanguage: language.Default,
+		AccessAll:       viewer.AllDocuments, AccessGroups: viewer.DocumentGroups(),
 	})
 	if err != nil {
 		return fmt.Errorf("evidence: %w", err)

@@ -10,6 +10,7 @@ import (
 	"github.com/canonkb/canon/domain"
 	db "github.com/canonkb/canon/gen/db"
 	"github.com/canonkb/canon/internal/prelude"
+	"github.com/canonkb/canon/language"
 )
 
 // Weights weigh pass 1's signals (db/queries/entity_search.sql, EntityRank). The
@@ -125,7 +126,7 @@ func Pass1(ctx context.Context, q db.DBTX, query string, embedding *pgvector.Vec
 	// Entities whose page the caller may not see do not match (the document ACL).
 	viewer := domain.PrincipalFrom(ctx)
 	rows, err := db.New(q).EntityRank(ctx, db.EntityRankParams{
-		Query: query, QueryEmbedding: embedding, ProjectIds: projectIDs,
+		Query: query, QueryEmbedding: embedding, ProjectIds: projectIDs, DefaultLanguage: language.Default,
 		MaxEntities: int32(p.MaxEntities), EntityThreshold: p.Threshold, MinGap: p.MinGap,
 		TeamDiscount:    p.TeamDiscount,
 		NameExactWeight: p.Weights.NameExact, NameFuzzyWeight: p.Weights.NameFuzzy, RoleWeight: p.Weights.Role,

@@ -22,18 +22,26 @@
 -- Rows: the top max_entities by direct score, plus the members a chosen team adds.
 -- Every entity is scored, so the cost grows with the entities (not the chunks);
 -- the text signals are computed only for entities a cheap test pre-selects.
+-- The question is analysed as the ranking statement analyses it: with the
+-- configurations of the projects' languages (canon_project_languages).
 WITH question AS (
-    SELECT to_tsvector('english', sqlc.arg(query)::text) AS tsv,
+    SELECT c.configs,
+           ARRAY(SELECT to_tsvector(x.config, sqlc.arg(query)::text) FROM unnest(c.configs) AS x (config)) AS tsvs,
            lower(sqlc.arg(query)::text) AS text,
-           ARRAY(SELECT t.lexeme FROM canon_query_terms(sqlc.arg(query)::text) AS t) AS lexemes,
+           ARRAY(SELECT t.lexeme FROM canon_query_terms(c.configs, sqlc.arg(query)::text) AS t) AS lexemes,
            -- LIKE patterns of the terms' first four letters: a role or facts text
            -- matching none cannot share a term (stems end differently: migrat, studi).
-           ARRAY(SELECT '%' || left(t.lexeme, 4) || '%' FROM canon_query_terms(sqlc.arg(query)::text) AS t) AS patterns
+           ARRAY(SELECT '%' || left(t.lexeme, 4) || '%' FROM canon_query_terms(c.configs, sqlc.arg(query)::text) AS t)
+               AS patterns
+    FROM (SELECT ARRAY(SELECT l.config
+                       FROM canon_project_languages(sqlc.arg(project_ids)::bigint[], sqlc.arg(default_language)::text) AS l
+                       ORDER BY l.chunks DESC, l.language)::regconfig[] AS configs) AS c
 ),
 -- The entities the caller may see: an entity whose page is hidden by the
 -- document ACL does not exist for this question.
 project_entities AS (
     SELECT e.project_id, e.id, e.slug, e.entity_type, e.name, e.aliases, e.role, e.facts,
+           canon_text_config(d.language) AS config,
            1 - (e.embedding <=> sqlc.narg(query_embedding)::vector) AS cosine
     FROM entities e
     JOIN documents d ON d.project_id = e.project_id AND d.id = e.document_id
@@ -103,7 +111,11 @@ name_match AS (
     FROM surface s
     CROSS JOIN question q
     CROSS JOIN LATERAL (
-        SELECT CASE WHEN strpos(q.text, s.form) > 0 AND q.tsv @@ phraseto_tsquery('english', s.form) THEN 1 ELSE 0 END AS exact
+        SELECT CASE WHEN strpos(q.text, s.form) > 0
+                         AND EXISTS (SELECT FROM generate_subscripts(q.configs, 1) AS i
+                                     WHERE q.tsvs[i] @@ phraseto_tsquery(q.configs[i], s.form))
+                    THEN 1 ELSE 0
+               END AS exact
     ) AS x
     GROUP BY s.id
 ),
@@ -122,11 +134,11 @@ signals AS (
            coalesce(nm.name_exact, 0) AS name_exact,
            coalesce(nm.name_fuzzy, 0) AS name_fuzzy,
            CASE WHEN cardinality(q.lexemes) = 0 OR NOT lower(concat_ws(' ', e.role, tn.names)) LIKE ANY (q.patterns) THEN 0
-                ELSE cardinality(ARRAY(SELECT unnest(tsvector_to_array(to_tsvector('english', concat_ws(' ', e.role, tn.names))))
+                ELSE cardinality(ARRAY(SELECT unnest(tsvector_to_array(to_tsvector(e.config, concat_ws(' ', e.role, tn.names))))
                                        INTERSECT SELECT unnest(q.lexemes)))::float8 / cardinality(q.lexemes)
            END AS role,
            CASE WHEN cardinality(q.lexemes) = 0 OR NOT lower(array_to_string(e.facts, ' ')) LIKE ANY (q.patterns) THEN 0
-                ELSE cardinality(ARRAY(SELECT unnest(tsvector_to_array(to_tsvector('english', array_to_string(e.facts, ' '))))
+                ELSE cardinality(ARRAY(SELECT unnest(tsvector_to_array(to_tsvector(e.config, array_to_string(e.facts, ' '))))
                                        INTERSECT SELECT unnest(q.lexemes)))::float8 / cardinality(q.lexemes)
            END AS facts,
            -- No embedding (or a zero query vector, whose cosine is NaN) means no signal.
@@ -190,23 +202,29 @@ named AS (
     SELECT coalesce(array_agg(DISTINCT l.lexeme), '{}') AS lexemes
     FROM chosen c
     JOIN name_match nm ON nm.id = c.id
+    CROSS JOIN question q
     CROSS JOIN LATERAL unnest(nm.named_forms) AS f (form)
-    CROSS JOIN LATERAL unnest(tsvector_to_array(to_tsvector('english', f.form))) AS l (lexeme)
+    CROSS JOIN LATERAL unnest(q.configs) AS x (config)
+    CROSS JOIN LATERAL unnest(tsvector_to_array(to_tsvector(x.config, f.form))) AS l (lexeme)
 ),
 stripped AS (
     SELECT coalesce(string_agg(w.word, ' ' ORDER BY w.n), '') AS query
     FROM regexp_split_to_table(sqlc.arg(query)::text, '\s+') WITH ORDINALITY AS w (word, n)
     CROSS JOIN named
-    WHERE cardinality(tsvector_to_array(to_tsvector('english', w.word))) = 0
-       OR NOT tsvector_to_array(to_tsvector('english', w.word)) <@ named.lexemes
+    CROSS JOIN question q
+    CROSS JOIN LATERAL (
+        SELECT ARRAY(SELECT t.lexeme FROM canon_query_terms(q.configs, w.word) AS t) AS lexemes
+    ) AS wl
+    WHERE cardinality(wl.lexemes) = 0 OR NOT wl.lexemes <@ named.lexemes
 ),
 -- A question left without a term ("What does Lee own?": own is a stop word)
 -- keeps its words: the name is then all the keyword leg has.
 residual AS (
-    SELECT CASE WHEN EXISTS (SELECT 1 FROM canon_query_terms(s.query)) THEN s.query
+    SELECT CASE WHEN EXISTS (SELECT 1 FROM canon_query_terms(q.configs, s.query)) THEN s.query
                 ELSE sqlc.arg(query)::text
            END AS query
     FROM stripped s
+    CROSS JOIN question q
 ),
 -- The rows: the top entities and the members a chosen team added (rank 0 when
 -- they are not among the top).
@@ -339,29 +357,50 @@ ORDER BY s.entity_id, s.weight DESC, d.slug;
 -- attendee, explicit link, tag, members' meeting, mention, its own page), so it
 -- accounts for the question's terms that named the entity even where its text
 -- does not repeat them; the other terms still have to be in the chunk.
-WITH query_lexemes AS (
-    SELECT coalesce(array_agg(t.lexeme), '{}')::text[] AS lexemes, count(*)::float8 AS n
-    FROM canon_query_terms(sqlc.arg(query)::text) AS t (lexeme, qtf)
+-- The question is analysed as SearchRank analyses it (canon_project_languages),
+-- and a chunk's coverage counts against its own language's share of the terms.
+WITH query_configs AS (
+    SELECT array_agg(l.language ORDER BY l.chunks DESC, l.language)::text[] AS languages,
+           array_agg(l.config ORDER BY l.chunks DESC, l.language)::regconfig[] AS configs
+    FROM canon_project_languages(sqlc.arg(project_ids)::bigint[], sqlc.arg(default_language)::text) AS l
+),
+query_terms AS (
+    SELECT t.lexeme, t.config_positions
+    FROM query_configs qc
+    CROSS JOIN LATERAL canon_query_terms(qc.configs, sqlc.arg(query)::text) AS t (lexeme, qtf, config_positions)
+),
+query_lexemes AS (
+    SELECT coalesce(array_agg(t.lexeme), '{}')::text[] AS lexemes, count(*)::float8 AS n FROM query_terms t
+),
+-- Per language, the number of the question's lexemes its configuration produced.
+query_languages AS (
+    SELECT l.language, count(t.lexeme)::float8 AS n
+    FROM query_configs qc
+    CROSS JOIN LATERAL unnest(qc.languages) WITH ORDINALITY AS l (language, ord)
+    LEFT JOIN query_terms t ON l.ord = ANY (t.config_positions)
+    GROUP BY l.language
 ),
 named_lexemes AS (
     SELECT coalesce(array_agg(n.lexeme), '{}')::text[] AS lexemes
-    FROM (SELECT t.lexeme FROM canon_query_terms(sqlc.arg(query)::text) AS t (lexeme, qtf)
+    FROM (SELECT t.lexeme FROM query_terms t
           EXCEPT
-          SELECT t.lexeme FROM canon_query_terms(sqlc.arg(stripped)::text) AS t (lexeme, qtf)) n
+          SELECT t.lexeme FROM query_configs qc
+          CROSS JOIN LATERAL canon_query_terms(qc.configs, sqlc.arg(stripped)::text) AS t (lexeme, qtf, config_positions)) n
 )
 SELECT c.id AS chunk_id,
        CASE WHEN sqlc.arg(semantic_enabled)::boolean
             THEN greatest(1 - (c.embedding <=> sqlc.arg(query_embedding)::vector), 0)
             ELSE 0
        END::float8 AS vector_similarity,
-       CASE WHEN q.n = 0 THEN 0
-            ELSE cardinality(ARRAY((SELECT unnest(tsvector_to_array(c.tsv)) UNION SELECT unnest(nl.lexemes))
-                                   INTERSECT SELECT unnest(q.lexemes)))::float8 / q.n
+       CASE WHEN coalesce(ql.n, q.n) = 0 THEN 0
+            ELSE least(cardinality(ARRAY((SELECT unnest(tsvector_to_array(c.tsv)) UNION SELECT unnest(nl.lexemes))
+                                         INTERSECT SELECT unnest(q.lexemes)))::float8 / coalesce(ql.n, q.n), 1)
        END::float8 AS keyword_coverage
 FROM chunks c
 JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
 CROSS JOIN query_lexemes q
 CROSS JOIN named_lexemes nl
+LEFT JOIN query_languages ql ON ql.language = c.language
 WHERE c.project_id = ANY (sqlc.arg(project_ids)::bigint[])
   AND c.id = ANY (sqlc.arg(chunk_ids)::bigint[])
   AND canon_document_visible(d, sqlc.arg(access_all)::boolean, sqlc.arg(access_groups)::text[])

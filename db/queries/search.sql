@@ -17,22 +17,10 @@ WITH
 -- first; the default language's for projects that have none yet. A project in
 -- one language gets that language's configuration alone.
 query_configs AS MATERIALIZED (
-    SELECT coalesce(array_agg(l.language ORDER BY l.chunks DESC, l.language),
-                    ARRAY[sqlc.arg(default_language)::text]) AS languages,
-           coalesce(array_agg(canon_text_config(l.language) ORDER BY l.chunks DESC, l.language),
-                    ARRAY[canon_text_config(sqlc.arg(default_language)::text)]) AS configs,
-           coalesce(array_agg(l.chunks ORDER BY l.chunks DESC, l.language), '{0}')::bigint[] AS chunks
-    FROM (
-        SELECT x.language, sum(x.chunks) AS chunks
-        FROM (
-            SELECT pl.language, pl.chunk_count AS chunks
-            FROM project_languages pl WHERE pl.project_id = ANY (sqlc.arg(project_ids)::bigint[])
-            UNION ALL
-            SELECT p.language, 0 FROM projects p
-            WHERE p.id = ANY (sqlc.arg(project_ids)::bigint[]) AND p.language IS NOT NULL
-        ) AS x
-        GROUP BY x.language
-    ) AS l
+    SELECT array_agg(l.language ORDER BY l.chunks DESC, l.language)::text[] AS languages,
+           array_agg(l.config ORDER BY l.chunks DESC, l.language)::regconfig[] AS configs,
+           array_agg(l.chunks ORDER BY l.chunks DESC, l.language)::bigint[] AS chunks
+    FROM canon_project_languages(sqlc.arg(project_ids)::bigint[], sqlc.arg(default_language)::text) AS l
 ),
 -- The question's lexemes under each configuration (stemming, stop words removed,
 -- identifiers kept whole), merged, with their count: OR semantics, a repeated

@@ -175,20 +175,26 @@ func (q *Queries) EntityLinks(ctx context.Context, arg EntityLinksParams) ([]Ent
 const entityRank = `-- name: EntityRank :many
 
 WITH question AS (
-    SELECT to_tsvector('english', $2::text) AS tsv,
+    SELECT c.configs,
+           ARRAY(SELECT to_tsvector(x.config, $2::text) FROM unnest(c.configs) AS x (config)) AS tsvs,
            lower($2::text) AS text,
-           ARRAY(SELECT t.lexeme FROM canon_query_terms($2::text) AS t) AS lexemes,
+           ARRAY(SELECT t.lexeme FROM canon_query_terms(c.configs, $2::text) AS t) AS lexemes,
            -- LIKE patterns of the terms' first four letters: a role or facts text
            -- matching none cannot share a term (stems end differently: migrat, studi).
-           ARRAY(SELECT '%' || left(t.lexeme, 4) || '%' FROM canon_query_terms($2::text) AS t) AS patterns
+           ARRAY(SELECT '%' || left(t.lexeme, 4) || '%' FROM canon_query_terms(c.configs, $2::text) AS t)
+               AS patterns
+    FROM (SELECT ARRAY(SELECT l.config
+                       FROM canon_project_languages($1::bigint[], $3::text) AS l
+                       ORDER BY l.chunks DESC, l.language)::regconfig[] AS configs) AS c
 ),
 project_entities AS (
     SELECT e.project_id, e.id, e.slug, e.entity_type, e.name, e.aliases, e.role, e.facts,
-           1 - (e.embedding <=> $3::vector) AS cosine
+           canon_text_config(d.language) AS config,
+           1 - (e.embedding <=> $4::vector) AS cosine
     FROM entities e
     JOIN documents d ON d.project_id = e.project_id AND d.id = e.document_id
     WHERE e.project_id = ANY ($1::bigint[])
-      AND canon_document_visible(d, $4::boolean, $5::text[])
+      AND canon_document_visible(d, $5::boolean, $6::text[])
 ),
 fuzzy_candidates AS (
     SELECT DISTINCT e.id
@@ -233,7 +239,11 @@ name_match AS (
     FROM surface s
     CROSS JOIN question q
     CROSS JOIN LATERAL (
-        SELECT CASE WHEN strpos(q.text, s.form) > 0 AND q.tsv @@ phraseto_tsquery('english', s.form) THEN 1 ELSE 0 END AS exact
+        SELECT CASE WHEN strpos(q.text, s.form) > 0
+                         AND EXISTS (SELECT FROM generate_subscripts(q.configs, 1) AS i
+                                     WHERE q.tsvs[i] @@ phraseto_tsquery(q.configs[i], s.form))
+                    THEN 1 ELSE 0
+               END AS exact
     ) AS x
     GROUP BY s.id
 ),
@@ -250,11 +260,11 @@ signals AS (
            coalesce(nm.name_exact, 0) AS name_exact,
            coalesce(nm.name_fuzzy, 0) AS name_fuzzy,
            CASE WHEN cardinality(q.lexemes) = 0 OR NOT lower(concat_ws(' ', e.role, tn.names)) LIKE ANY (q.patterns) THEN 0
-                ELSE cardinality(ARRAY(SELECT unnest(tsvector_to_array(to_tsvector('english', concat_ws(' ', e.role, tn.names))))
+                ELSE cardinality(ARRAY(SELECT unnest(tsvector_to_array(to_tsvector(e.config, concat_ws(' ', e.role, tn.names))))
                                        INTERSECT SELECT unnest(q.lexemes)))::float8 / cardinality(q.lexemes)
            END AS role,
            CASE WHEN cardinality(q.lexemes) = 0 OR NOT lower(array_to_string(e.facts, ' ')) LIKE ANY (q.patterns) THEN 0
-                ELSE cardinality(ARRAY(SELECT unnest(tsvector_to_array(to_tsvector('english', array_to_string(e.facts, ' '))))
+                ELSE cardinality(ARRAY(SELECT unnest(tsvector_to_array(to_tsvector(e.config, array_to_string(e.facts, ' '))))
                                        INTERSECT SELECT unnest(q.lexemes)))::float8 / cardinality(q.lexemes)
            END AS facts,
            -- No embedding (or a zero query vector, whose cosine is NaN) means no signal.
@@ -266,26 +276,26 @@ signals AS (
 ),
 scored AS (
     SELECT s.id, s.project_id, s.entity_type,
-           ($6::float8 * s.name_exact
-            + $7::float8 * s.name_fuzzy
-            + $8::float8 * s.role
-            + $9::float8 * s.facts
-            + $10::float8 * s.vector)
-           / nullif($6::float8 + $7::float8
-                    + $8::float8 + $9::float8
-                    + $10::float8, 0) AS score
+           ($7::float8 * s.name_exact
+            + $8::float8 * s.name_fuzzy
+            + $9::float8 * s.role
+            + $10::float8 * s.facts
+            + $11::float8 * s.vector)
+           / nullif($7::float8 + $8::float8
+                    + $9::float8 + $10::float8
+                    + $11::float8, 0) AS score
     FROM signals s
 ),
 top AS (
     SELECT t.id, t.project_id, t.entity_type, t.score, row_number() OVER (ORDER BY t.score DESC, t.id) AS rank
-    FROM (SELECT s.id, s.project_id, s.entity_type, s.score FROM scored s ORDER BY s.score DESC, s.id LIMIT $11::integer) AS t
+    FROM (SELECT s.id, s.project_id, s.entity_type, s.score FROM scored s ORDER BY s.score DESC, s.id LIMIT $12::integer) AS t
 ),
 decision AS (
-    SELECT CASE WHEN coalesce(max(t.score) FILTER (WHERE t.rank = 1), 0) < $12::float8
+    SELECT CASE WHEN coalesce(max(t.score) FILTER (WHERE t.rank = 1), 0) < $13::float8
                     THEN 'no_confident_entity'
                 WHEN coalesce(max(t.score) FILTER (WHERE t.rank = 1), 0)
-                     - coalesce(max(t.score) FILTER (WHERE t.rank = $11::integer), 0)
-                     < $13::float8 - 1e-9
+                     - coalesce(max(t.score) FILTER (WHERE t.rank = $12::integer), 0)
+                     < $14::float8 - 1e-9
                     THEN 'entities_too_similar'
                 ELSE 'confident_entities'
            END AS reason
@@ -293,11 +303,11 @@ decision AS (
 ),
 chosen AS (
     SELECT t.id, t.project_id, t.entity_type, t.score, t.rank FROM top t CROSS JOIN decision d
-    WHERE d.reason = 'confident_entities' AND t.score >= $12::float8
+    WHERE d.reason = 'confident_entities' AND t.score >= $13::float8
 ),
 expanded AS (
     SELECT m.id,
-           max(t.score * $14::float8) AS score,
+           max(t.score * $15::float8) AS score,
            (array_agg(ct.slug ORDER BY t.score DESC, t.id))[1] AS via
     FROM chosen t
     JOIN entities ct ON ct.project_id = t.project_id AND ct.id = t.id
@@ -310,21 +320,27 @@ named AS (
     SELECT coalesce(array_agg(DISTINCT l.lexeme), '{}') AS lexemes
     FROM chosen c
     JOIN name_match nm ON nm.id = c.id
+    CROSS JOIN question q
     CROSS JOIN LATERAL unnest(nm.named_forms) AS f (form)
-    CROSS JOIN LATERAL unnest(tsvector_to_array(to_tsvector('english', f.form))) AS l (lexeme)
+    CROSS JOIN LATERAL unnest(q.configs) AS x (config)
+    CROSS JOIN LATERAL unnest(tsvector_to_array(to_tsvector(x.config, f.form))) AS l (lexeme)
 ),
 stripped AS (
     SELECT coalesce(string_agg(w.word, ' ' ORDER BY w.n), '') AS query
     FROM regexp_split_to_table($2::text, '\s+') WITH ORDINALITY AS w (word, n)
     CROSS JOIN named
-    WHERE cardinality(tsvector_to_array(to_tsvector('english', w.word))) = 0
-       OR NOT tsvector_to_array(to_tsvector('english', w.word)) <@ named.lexemes
+    CROSS JOIN question q
+    CROSS JOIN LATERAL (
+        SELECT ARRAY(SELECT t.lexeme FROM canon_query_terms(q.configs, w.word) AS t) AS lexemes
+    ) AS wl
+    WHERE cardinality(wl.lexemes) = 0 OR NOT wl.lexemes <@ named.lexemes
 ),
 residual AS (
-    SELECT CASE WHEN EXISTS (SELECT 1 FROM canon_query_terms(s.query)) THEN s.query
+    SELECT CASE WHEN EXISTS (SELECT 1 FROM canon_query_terms(q.configs, s.query)) THEN s.query
                 ELSE $2::text
            END AS query
     FROM stripped s
+    CROSS JOIN question q
 ),
 listed AS (
     SELECT coalesce(t.id, x.id) AS id, coalesce(t.rank, 0) AS rank, t.id IS NOT NULL AND c.id IS NOT NULL AS top_chosen,
@@ -360,6 +376,7 @@ ORDER BY greatest(s.score, coalesce(l.expanded_score, 0)) DESC, e.id
 type EntityRankParams struct {
 	ProjectIds      []int64
 	Query           string
+	DefaultLanguage string
 	QueryEmbedding  *pgvector.Vector
 	AccessAll       bool
 	AccessGroups    []string
@@ -423,6 +440,8 @@ type EntityRankRow struct {
 // Rows: the top max_entities by direct score, plus the members a chosen team adds.
 // Every entity is scored, so the cost grows with the entities (not the chunks);
 // the text signals are computed only for entities a cheap test pre-selects.
+// The question is analysed as the ranking statement analyses it: with the
+// configurations of the projects' languages (canon_project_languages).
 // The entities the caller may see: an entity whose page is hidden by the
 // document ACL does not exist for this question.
 // Entities whose name holds a run close to a word of the question, found with the
@@ -463,6 +482,7 @@ func (q *Queries) EntityRank(ctx context.Context, arg EntityRankParams) ([]Entit
 	rows, err := q.db.Query(ctx, entityRank,
 		arg.ProjectIds,
 		arg.Query,
+		arg.DefaultLanguage,
 		arg.QueryEmbedding,
 		arg.AccessAll,
 		arg.AccessGroups,
@@ -516,29 +536,47 @@ func (q *Queries) EntityRank(ctx context.Context, arg EntityRankParams) ([]Entit
 }
 
 const searchEvidence = `-- name: SearchEvidence :many
-WITH query_lexemes AS (
-    SELECT coalesce(array_agg(t.lexeme), '{}')::text[] AS lexemes, count(*)::float8 AS n
-    FROM canon_query_terms($7::text) AS t (lexeme, qtf)
+WITH query_configs AS (
+    SELECT array_agg(l.language ORDER BY l.chunks DESC, l.language)::text[] AS languages,
+           array_agg(l.config ORDER BY l.chunks DESC, l.language)::regconfig[] AS configs
+    FROM canon_project_languages($3::bigint[], $7::text) AS l
+),
+query_terms AS (
+    SELECT t.lexeme, t.config_positions
+    FROM query_configs qc
+    CROSS JOIN LATERAL canon_query_terms(qc.configs, $8::text) AS t (lexeme, qtf, config_positions)
+),
+query_lexemes AS (
+    SELECT coalesce(array_agg(t.lexeme), '{}')::text[] AS lexemes, count(*)::float8 AS n FROM query_terms t
+),
+query_languages AS (
+    SELECT l.language, count(t.lexeme)::float8 AS n
+    FROM query_configs qc
+    CROSS JOIN LATERAL unnest(qc.languages) WITH ORDINALITY AS l (language, ord)
+    LEFT JOIN query_terms t ON l.ord = ANY (t.config_positions)
+    GROUP BY l.language
 ),
 named_lexemes AS (
     SELECT coalesce(array_agg(n.lexeme), '{}')::text[] AS lexemes
-    FROM (SELECT t.lexeme FROM canon_query_terms($7::text) AS t (lexeme, qtf)
+    FROM (SELECT t.lexeme FROM query_terms t
           EXCEPT
-          SELECT t.lexeme FROM canon_query_terms($8::text) AS t (lexeme, qtf)) n
+          SELECT t.lexeme FROM query_configs qc
+          CROSS JOIN LATERAL canon_query_terms(qc.configs, $9::text) AS t (lexeme, qtf, config_positions)) n
 )
 SELECT c.id AS chunk_id,
        CASE WHEN $1::boolean
             THEN greatest(1 - (c.embedding <=> $2::vector), 0)
             ELSE 0
        END::float8 AS vector_similarity,
-       CASE WHEN q.n = 0 THEN 0
-            ELSE cardinality(ARRAY((SELECT unnest(tsvector_to_array(c.tsv)) UNION SELECT unnest(nl.lexemes))
-                                   INTERSECT SELECT unnest(q.lexemes)))::float8 / q.n
+       CASE WHEN coalesce(ql.n, q.n) = 0 THEN 0
+            ELSE least(cardinality(ARRAY((SELECT unnest(tsvector_to_array(c.tsv)) UNION SELECT unnest(nl.lexemes))
+                                         INTERSECT SELECT unnest(q.lexemes)))::float8 / coalesce(ql.n, q.n), 1)
        END::float8 AS keyword_coverage
 FROM chunks c
 JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
 CROSS JOIN query_lexemes q
 CROSS JOIN named_lexemes nl
+LEFT JOIN query_languages ql ON ql.language = c.language
 WHERE c.project_id = ANY ($3::bigint[])
   AND c.id = ANY ($4::bigint[])
   AND canon_document_visible(d, $5::boolean, $6::text[])
@@ -552,6 +590,7 @@ type SearchEvidenceParams struct {
 	ChunkIds        []int64
 	AccessAll       bool
 	AccessGroups    []string
+	DefaultLanguage string
 	Query           string
 	Stripped        string
 }
@@ -570,6 +609,9 @@ type SearchEvidenceRow struct {
 // attendee, explicit link, tag, members' meeting, mention, its own page), so it
 // accounts for the question's terms that named the entity even where its text
 // does not repeat them; the other terms still have to be in the chunk.
+// The question is analysed as SearchRank analyses it (canon_project_languages),
+// and a chunk's coverage counts against its own language's share of the terms.
+// Per language, the number of the question's lexemes its configuration produced.
 func (q *Queries) SearchEvidence(ctx context.Context, arg SearchEvidenceParams) ([]SearchEvidenceRow, error) {
 	rows, err := q.db.Query(ctx, searchEvidence,
 		arg.SemanticEnabled,
@@ -578,6 +620,7 @@ func (q *Queries) SearchEvidence(ctx context.Context, arg SearchEvidenceParams) 
 		arg.ChunkIds,
 		arg.AccessAll,
 		arg.AccessGroups,
+		arg.DefaultLanguage,
 		arg.Query,
 		arg.Stripped,
 	)

@@ -16,22 +16,10 @@ const searchRank = `-- name: SearchRank :many
 
 WITH
 query_configs AS MATERIALIZED (
-    SELECT coalesce(array_agg(l.language ORDER BY l.chunks DESC, l.language),
-                    ARRAY[$4::text]) AS languages,
-           coalesce(array_agg(canon_text_config(l.language) ORDER BY l.chunks DESC, l.language),
-                    ARRAY[canon_text_config($4::text)]) AS configs,
-           coalesce(array_agg(l.chunks ORDER BY l.chunks DESC, l.language), '{0}')::bigint[] AS chunks
-    FROM (
-        SELECT x.language, sum(x.chunks) AS chunks
-        FROM (
-            SELECT pl.language, pl.chunk_count AS chunks
-            FROM project_languages pl WHERE pl.project_id = ANY ($5::bigint[])
-            UNION ALL
-            SELECT p.language, 0 FROM projects p
-            WHERE p.id = ANY ($5::bigint[]) AND p.language IS NOT NULL
-        ) AS x
-        GROUP BY x.language
-    ) AS l
+    SELECT array_agg(l.language ORDER BY l.chunks DESC, l.language)::text[] AS languages,
+           array_agg(l.config ORDER BY l.chunks DESC, l.language)::regconfig[] AS configs,
+           array_agg(l.chunks ORDER BY l.chunks DESC, l.language)::bigint[] AS chunks
+    FROM canon_project_languages($4::bigint[], $5::text) AS l
 ),
 query_terms AS (
     SELECT t.lexeme, t.qtf, t.config_positions
@@ -70,7 +58,7 @@ query_words AS MATERIALIZED (
 corpus AS (
     SELECT greatest(sum(chunk_count), 1)::float8 AS n,
            greatest(sum(total_length)::float8 / greatest(sum(chunk_count), 1), 1) AS avgdl
-    FROM project_stats WHERE project_id = ANY ($5::bigint[])
+    FROM project_stats WHERE project_id = ANY ($4::bigint[])
 ),
 term_stats AS (
     -- Lucene's idf: ln(1 + (N - df + 0.5) / (df + 0.5)), never negative.
@@ -90,7 +78,7 @@ term_stats AS (
                (row_number() OVER (ORDER BY t.lexeme) - 1)::integer AS idx
         FROM query_terms t
         CROSS JOIN corpus c
-        LEFT JOIN lexeme_stats s ON s.project_id = ANY ($5::bigint[]) AND s.lexeme = t.lexeme
+        LEFT JOIN lexeme_stats s ON s.project_id = ANY ($4::bigint[]) AND s.lexeme = t.lexeme
         GROUP BY t.lexeme, t.qtf, c.n
     ) AS x
 ),
@@ -103,7 +91,7 @@ listed_chunks AS MATERIALIZED (
     JOIN documents d ON d.id = l.id
     JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
     WHERE $15::boolean
-      AND d.project_id = ANY ($5::bigint[])
+      AND d.project_id = ANY ($4::bigint[])
       AND canon_document_matches(d, tags => $8::text[],
           source_types => $16::text[], canonical_types => $17::text[],
           statuses => $18::text[], evidence_tiers => $19::text[],
@@ -133,7 +121,7 @@ vector_leg AS (
          ) AS visible_document
          WHERE $12::boolean AND NOT $27::boolean
            AND NOT $15::boolean
-           AND c.project_id = ANY ($5::bigint[])
+           AND c.project_id = ANY ($4::bigint[])
          ORDER BY c.embedding <=> $13::vector
          LIMIT $28::integer)
         UNION ALL
@@ -142,8 +130,8 @@ vector_leg AS (
          JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
          WHERE $12::boolean AND $27::boolean
            AND NOT $23::boolean AND NOT $15::boolean
-           AND c.project_id = ANY ($5::bigint[])
-           AND d.project_id = ANY ($5::bigint[])
+           AND c.project_id = ANY ($4::bigint[])
+           AND d.project_id = ANY ($4::bigint[])
            AND canon_document_matches(d, tags => $8::text[],
                source_types => $16::text[], canonical_types => $17::text[],
                statuses => $18::text[], evidence_tiers => $19::text[],
@@ -162,7 +150,7 @@ vector_leg AS (
          JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
          WHERE $12::boolean AND $27::boolean
            AND $23::boolean AND NOT $15::boolean
-           AND d.project_id = ANY ($5::bigint[])
+           AND d.project_id = ANY ($4::bigint[])
            AND canon_document_matches(d, tags => $8::text[],
                source_types => $16::text[], canonical_types => $17::text[],
                statuses => $18::text[], evidence_tiers => $19::text[],
@@ -186,7 +174,7 @@ filtered_chunks AS MATERIALIZED (
     FROM documents d
     JOIN chunks ch ON ch.project_id = d.project_id AND ch.document_id = d.id
     WHERE $27::boolean AND $9::boolean AND NOT $15::boolean
-      AND d.project_id = ANY ($5::bigint[])
+      AND d.project_id = ANY ($4::bigint[])
       AND canon_document_matches(d, tags => $8::text[],
           source_types => $16::text[], canonical_types => $17::text[],
           statuses => $18::text[], evidence_tiers => $19::text[],
@@ -203,7 +191,7 @@ keyword_scored AS (
         SELECT p.chunk_id, t.bit,
                canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $29::float8, $30::float8,
                           $31::float8, c.avgdl) AS part
-        FROM unnest($5::bigint[]) AS pr (id)
+        FROM unnest($4::bigint[]) AS pr (id)
         CROSS JOIN term_stats t
         CROSS JOIN corpus c
         CROSS JOIN LATERAL (
@@ -223,7 +211,7 @@ keyword_scored AS (
                           $31::float8, c.avgdl)
         FROM term_stats t
         CROSS JOIN corpus c
-        JOIN postings p ON p.project_id = ANY ($5::bigint[]) AND p.lexeme = t.lexeme
+        JOIN postings p ON p.project_id = ANY ($4::bigint[]) AND p.lexeme = t.lexeme
         WHERE $9::boolean AND $27::boolean AND $23::boolean
           AND NOT $15::boolean
           AND p.chunk_id IN (SELECT fc.id FROM filtered_chunks fc)
@@ -257,7 +245,7 @@ keyword_top AS (
          JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
          WHERE NOT $25::boolean AND NOT $27::boolean
            AND NOT $15::boolean
-           AND c.project_id = ANY ($5::bigint[]) AND c.id = ks.chunk_id
+           AND c.project_id = ANY ($4::bigint[]) AND c.id = ks.chunk_id
            AND canon_document_visible(d, $25::boolean, $26::text[])
          LIMIT 1)
     ) AS visible_chunk
@@ -274,7 +262,7 @@ mention_leg AS (
     FROM documents d
     JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
     WHERE cardinality($32::text[]) > 0
-      AND d.project_id = ANY ($5::bigint[]) AND d.slug = ANY ($32::text[])
+      AND d.project_id = ANY ($4::bigint[]) AND d.slug = ANY ($32::text[])
       AND (NOT $15::boolean OR d.id = ANY ($14::bigint[]))
       AND canon_document_matches(d, tags => $8::text[],
           source_types => $16::text[], canonical_types => $17::text[],
@@ -300,7 +288,7 @@ candidate_chunks AS MATERIALIZED (
                 THEN c.embedding <=> $13::vector
            END AS distance
     FROM candidate_ids ci
-    JOIN chunks c ON c.project_id = ANY ($5::bigint[]) AND c.id = ci.chunk_id
+    JOIN chunks c ON c.project_id = ANY ($4::bigint[]) AND c.id = ci.chunk_id
 ),
 candidates AS (
     SELECT cc.chunk_id, cc.project_id, cc.document_id, cc.heading_lexemes, cc.language, v.vector_rank, cc.distance,
@@ -486,8 +474,8 @@ type SearchRankParams struct {
 	MinScore            float64
 	PageLimit           int32
 	RunnerUpLimit       int32
-	DefaultLanguage     string
 	ProjectIds          []int64
+	DefaultLanguage     string
 	Query               string
 	QueryLanguage       string
 	Tags                []string
@@ -718,8 +706,8 @@ func (q *Queries) SearchRank(ctx context.Context, arg SearchRankParams) ([]Searc
 		arg.MinScore,
 		arg.PageLimit,
 		arg.RunnerUpLimit,
-		arg.DefaultLanguage,
 		arg.ProjectIds,
+		arg.DefaultLanguage,
 		arg.Query,
 		arg.QueryLanguage,
 		arg.Tags,
