@@ -61,8 +61,12 @@ hits AS (
     SELECT s.slug, c.document_id,
            sum((length(lower(c.text)) - length(replace(lower(c.text), s.form, ''))) / length(s.form)) AS n
     FROM surface s
+    -- Each chunk is searched with its own language's configuration, one
+    -- (form, language) at a time so the tsv index still serves each probe.
+    CROSS JOIN canon_project_languages(ARRAY[sqlc.arg(project_id)::bigint], sqlc.arg(default_language)::text) AS l
     JOIN chunks c ON c.project_id = sqlc.arg(project_id)
-                 AND c.tsv @@ phraseto_tsquery('english', s.form)
+                 AND c.language = l.language
+                 AND c.tsv @@ phraseto_tsquery(l.config, s.form)
                  AND c.document_id <> s.document_id
                  AND NOT c.is_summary
     GROUP BY s.slug, c.document_id

@@ -138,8 +138,12 @@ hits AS (
     SELECT s.slug, c.document_id,
            sum((length(lower(c.text)) - length(replace(lower(c.text), s.form, ''))) / length(s.form)) AS n
     FROM surface s
+    -- Each chunk is searched with its own language's configuration, one
+    -- (form, language) at a time so the tsv index still serves each probe.
+    CROSS JOIN canon_project_languages(ARRAY[$1::bigint], $2::text) AS l
     JOIN chunks c ON c.project_id = $1
-                 AND c.tsv @@ phraseto_tsquery('english', s.form)
+                 AND c.language = l.language
+                 AND c.tsv @@ phraseto_tsquery(l.config, s.form)
                  AND c.document_id <> s.document_id
                  AND NOT c.is_summary
     GROUP BY s.slug, c.document_id
@@ -149,14 +153,19 @@ SELECT $1, slug, document_id, n, 'text' FROM hits WHERE n > 0
 ON CONFLICT (project_id, entity_slug, document_id, source) DO UPDATE SET strength = excluded.strength
 `
 
+type MentionRebuildTextParams struct {
+	ProjectID       int64
+	DefaultLanguage string
+}
+
 // After MentionDeleteText, in the same transaction: recomputes body mentions of entity names and aliases for a whole project after an
 // ingest (an entity page may arrive after the documents that mention it). The GIN
 // index narrows to chunks containing the phrase; strength is the number of
 // occurrences across the document's chunks.
 // Every name an entity goes by: its name, its aliases and, for people, a first name
 // that no other person in the project shares.
-func (q *Queries) MentionRebuildText(ctx context.Context, projectID int64) (int64, error) {
-	result, err := q.db.Exec(ctx, mentionRebuildText, projectID)
+func (q *Queries) MentionRebuildText(ctx context.Context, arg MentionRebuildTextParams) (int64, error) {
+	result, err := q.db.Exec(ctx, mentionRebuildText, arg.ProjectID, arg.DefaultLanguage)
 	if err != nil {
 		return 0, err
 	}
