@@ -885,7 +885,7 @@ func (in *Ingester) rebuildTextMentions(ctx context.Context, projectID int64) er
 		if err := q.MentionDeleteText(ctx, projectID); err != nil {
 			return err
 		}
-		if _, err := q.MentionRebuildText(ctx, db.MentionRebuildTextParams{ProjectID: projectID, DefaultLanguage: language.Default}); err != nil {
+		if _, err := q.MentionRebuildText(ctx, projectID); err != nil {
 			return err
 		}
 		return q.MentionsMarkFresh(ctx, projectID)

@@ -63,7 +63,10 @@ hits AS (
     FROM surface s
     -- Each chunk is searched with its own language's configuration, one
     -- (form, language) at a time so the tsv index still serves each probe.
-    CROSS JOIN canon_project_languages(ARRAY[sqlc.arg(project_id)::bigint], sqlc.arg(default_language)::text) AS l
+    CROSS JOIN LATERAL (
+        SELECT pl.language, canon_text_config(pl.language) AS config
+        FROM project_languages pl WHERE pl.project_id = sqlc.arg(project_id)
+    ) AS l
     JOIN chunks c ON c.project_id = sqlc.arg(project_id)
                  AND c.language = l.language
                  AND c.tsv @@ phraseto_tsquery(l.config, s.form)

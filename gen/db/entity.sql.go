@@ -140,7 +140,10 @@ hits AS (
     FROM surface s
     -- Each chunk is searched with its own language's configuration, one
     -- (form, language) at a time so the tsv index still serves each probe.
-    CROSS JOIN canon_project_languages(ARRAY[$1::bigint], $2::text) AS l
+    CROSS JOIN LATERAL (
+        SELECT pl.language, canon_text_config(pl.language) AS config
+        FROM project_languages pl WHERE pl.project_id = $1
+    ) AS l
     JOIN chunks c ON c.project_id = $1
                  AND c.language = l.language
                  AND c.tsv @@ phraseto_tsquery(l.config, s.form)
@@ -153,19 +156,14 @@ SELECT $1, slug, document_id, n, 'text' FROM hits WHERE n > 0
 ON CONFLICT (project_id, entity_slug, document_id, source) DO UPDATE SET strength = excluded.strength
 `
 
-type MentionRebuildTextParams struct {
-	ProjectID       int64
-	DefaultLanguage string
-}
-
 // After MentionDeleteText, in the same transaction: recomputes body mentions of entity names and aliases for a whole project after an
 // ingest (an entity page may arrive after the documents that mention it). The GIN
 // index narrows to chunks containing the phrase; strength is the number of
 // occurrences across the document's chunks.
 // Every name an entity goes by: its name, its aliases and, for people, a first name
 // that no other person in the project shares.
-func (q *Queries) MentionRebuildText(ctx context.Context, arg MentionRebuildTextParams) (int64, error) {
-	result, err := q.db.Exec(ctx, mentionRebuildText, arg.ProjectID, arg.DefaultLanguage)
+func (q *Queries) MentionRebuildText(ctx context.Context, projectID int64) (int64, error) {
+	result, err := q.db.Exec(ctx, mentionRebuildText, projectID)
 	if err != nil {
 		return 0, err
 	}
