@@ -71,6 +71,10 @@ type Ranking struct {
 	BM25K1           float64
 	BM25B            float64
 	BM25HeadingBoost float64
+	// BM25Delta is BM25+'s lower bound on a matched term (× its idf); 0 is plain BM25.
+	BM25Delta float64
+	// BM25K3 saturates a term the question repeats; 0 counts it linearly.
+	BM25K3 float64
 	// BM25TermLimit 0 scores every posting of every query term (exact BM25). N > 0
 	// takes each term's N highest-impact postings as the keyword leg's candidates
 	// and rescores the candidates exactly: faster on large corpora, and only which

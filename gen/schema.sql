@@ -975,3 +975,16 @@ BEGIN
     RETURN NULL;
 END $$;
 
+-- db/migrations/00050_bm25_plus.sql
+DROP FUNCTION canon_bm25(integer, integer, integer, float8, float8, float8, float8, float8, float8);
+
+CREATE FUNCTION canon_bm25(tf integer, tf_heading integer, length integer, idf float8, qtf float8,
+                           k1 float8, b float8, heading_boost float8, avgdl float8,
+                           delta float8, k3 float8) RETURNS float8
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT idf * CASE WHEN k3 > 0 THEN (k3 + 1) * qtf / (k3 + qtf) ELSE qtf END
+           * (((tf + heading_boost * tf_heading) * (k1 + 1))
+              / ((tf + heading_boost * tf_heading) + k1 * (1 - b + b * length / avgdl))
+              + delta)
+$$;
+

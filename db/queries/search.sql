@@ -235,7 +235,8 @@ keyword_scored AS (
     FROM (
         SELECT p.chunk_id, t.bit,
                canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, sqlc.arg(bm25_k1)::float8, sqlc.arg(bm25_b)::float8,
-                          sqlc.arg(bm25_heading_boost)::float8, c.avgdl) AS part
+                          sqlc.arg(bm25_heading_boost)::float8, c.avgdl,
+                          sqlc.arg(bm25_delta)::float8, sqlc.arg(bm25_k3)::float8) AS part
         FROM unnest(sqlc.arg(project_ids)::bigint[]) AS pr (id)
         CROSS JOIN term_stats t
         CROSS JOIN corpus c
@@ -253,7 +254,8 @@ keyword_scored AS (
         UNION ALL
         SELECT p.chunk_id, t.bit,
                canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, sqlc.arg(bm25_k1)::float8, sqlc.arg(bm25_b)::float8,
-                          sqlc.arg(bm25_heading_boost)::float8, c.avgdl)
+                          sqlc.arg(bm25_heading_boost)::float8, c.avgdl,
+                          sqlc.arg(bm25_delta)::float8, sqlc.arg(bm25_k3)::float8)
         FROM term_stats t
         CROSS JOIN corpus c
         JOIN postings p ON p.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND p.lexeme = t.lexeme
@@ -263,7 +265,8 @@ keyword_scored AS (
         UNION ALL
         SELECT lc.chunk_id, t.bit,
                canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, sqlc.arg(bm25_k1)::float8, sqlc.arg(bm25_b)::float8,
-                          sqlc.arg(bm25_heading_boost)::float8, c.avgdl)
+                          sqlc.arg(bm25_heading_boost)::float8, c.avgdl,
+                          sqlc.arg(bm25_delta)::float8, sqlc.arg(bm25_k3)::float8)
         FROM listed_chunks lc
         CROSS JOIN term_stats t
         CROSS JOIN corpus c
@@ -377,7 +380,7 @@ candidates AS (
         SELECT coalesce(ks.found_bm25, 0)
                + coalesce(sum(canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, sqlc.arg(bm25_k1)::float8,
                                          sqlc.arg(bm25_b)::float8, sqlc.arg(bm25_heading_boost)::float8,
-                                         co.avgdl)), 0) AS bm25,
+                                         co.avgdl, sqlc.arg(bm25_delta)::float8, sqlc.arg(bm25_k3)::float8)), 0) AS bm25,
                coalesce(ks.found_terms, 0) + count(*) AS terms
         FROM term_stats t
         CROSS JOIN corpus co
@@ -592,7 +595,8 @@ term_stats AS (
 )
 SELECT p.chunk_id, t.lexeme::text AS lexeme,
        canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, sqlc.arg(bm25_k1)::float8, sqlc.arg(bm25_b)::float8,
-                  sqlc.arg(bm25_heading_boost)::float8, c.avgdl) AS score
+                  sqlc.arg(bm25_heading_boost)::float8, c.avgdl,
+                          sqlc.arg(bm25_delta)::float8, sqlc.arg(bm25_k3)::float8) AS score
 FROM term_stats t
 CROSS JOIN corpus c
 JOIN postings p ON p.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND p.lexeme = t.lexeme

@@ -190,7 +190,8 @@ keyword_scored AS (
     FROM (
         SELECT p.chunk_id, t.bit,
                canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $29::float8, $30::float8,
-                          $31::float8, c.avgdl) AS part
+                          $31::float8, c.avgdl,
+                          $32::float8, $33::float8) AS part
         FROM unnest($4::bigint[]) AS pr (id)
         CROSS JOIN term_stats t
         CROSS JOIN corpus c
@@ -208,7 +209,8 @@ keyword_scored AS (
         UNION ALL
         SELECT p.chunk_id, t.bit,
                canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $29::float8, $30::float8,
-                          $31::float8, c.avgdl)
+                          $31::float8, c.avgdl,
+                          $32::float8, $33::float8)
         FROM term_stats t
         CROSS JOIN corpus c
         JOIN postings p ON p.project_id = ANY ($4::bigint[]) AND p.lexeme = t.lexeme
@@ -218,7 +220,8 @@ keyword_scored AS (
         UNION ALL
         SELECT lc.chunk_id, t.bit,
                canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $29::float8, $30::float8,
-                          $31::float8, c.avgdl)
+                          $31::float8, c.avgdl,
+                          $32::float8, $33::float8)
         FROM listed_chunks lc
         CROSS JOIN term_stats t
         CROSS JOIN corpus c
@@ -261,8 +264,8 @@ mention_leg AS (
     SELECT c.id AS chunk_id
     FROM documents d
     JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
-    WHERE cardinality($32::text[]) > 0
-      AND d.project_id = ANY ($4::bigint[]) AND d.slug = ANY ($32::text[])
+    WHERE cardinality($34::text[]) > 0
+      AND d.project_id = ANY ($4::bigint[]) AND d.slug = ANY ($34::text[])
       AND (NOT $15::boolean OR d.id = ANY ($14::bigint[]))
       AND canon_document_matches(d, tags => $8::text[],
           source_types => $16::text[], canonical_types => $17::text[],
@@ -306,7 +309,7 @@ candidates AS (
         SELECT coalesce(ks.found_bm25, 0)
                + coalesce(sum(canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $29::float8,
                                          $30::float8, $31::float8,
-                                         co.avgdl)), 0) AS bm25,
+                                         co.avgdl, $32::float8, $33::float8)), 0) AS bm25,
                coalesce(ks.found_terms, 0) + count(*) AS terms
         FROM term_stats t
         CROSS JOIN corpus co
@@ -341,22 +344,22 @@ signals AS (
            CASE WHEN cardinality(d.tag_lexemes) = 0 THEN 0 ELSE o.tag_words / cardinality(d.tag_lexemes) END AS tag_overlap,
            CASE WHEN q.n = 0 THEN 0 ELSE o.preamble_words / q.n END AS preamble,
            CASE WHEN d.effective_date IS NULL THEN 0
-                ELSE power(0.5, greatest($33::date - d.effective_date, 0)::float8
-                                / $34::float8)
+                ELSE power(0.5, greatest($35::date - d.effective_date, 0)::float8
+                                / $36::float8)
            END AS recency,
            CASE WHEN d.status IN ('accepted', 'active') THEN 1 ELSE 0 END::float8 AS status_active,
-           CASE WHEN d.slug = ANY ($32::text[]) THEN 1 ELSE 0 END::float8 AS mention,
-           coalesce(1 - ($35::float8[])[
-               array_position($36::text[], d.evidence_tier)], 0)::float8 AS evidence_distrust,
+           CASE WHEN d.slug = ANY ($34::text[]) THEN 1 ELSE 0 END::float8 AS mention,
+           coalesce(1 - ($37::float8[])[
+               array_position($38::text[], d.evidence_tier)], 0)::float8 AS evidence_distrust,
            -- The trust gradient applies to canonical documents only, so a project
            -- without any gets exactly the plain hybrid ranking.
            CASE WHEN d.canonical_type IS NULL THEN 0
-                WHEN d.status = 'superseded' THEN $37::float8
-                WHEN d.status = 'deprecated' THEN $38::float8
-                WHEN d.status = 'archived' THEN $39::float8
+                WHEN d.status = 'superseded' THEN $39::float8
+                WHEN d.status = 'deprecated' THEN $40::float8
+                WHEN d.status = 'archived' THEN $41::float8
                 ELSE 0
            END AS status_penalty,
-           CASE WHEN d.canonical_type IS NOT NULL AND d.tier = 'auto' THEN $40::float8
+           CASE WHEN d.canonical_type IS NOT NULL AND d.tier = 'auto' THEN $42::float8
                 ELSE 0
            END AS tier_penalty,
            CASE WHEN d.canonical_type IS NULL THEN 0 ELSE d.retrieval_priority END::float8 AS priority
@@ -385,7 +388,7 @@ signals AS (
 ),
 normalized AS (
     SELECT s.chunk_id, s.project_id, s.document_id, s.vector_rank, s.keyword_rank, s.vector_similarity, s.bm25, s.heading, s.identifier, s.keyword_coverage, s.tag_overlap, s.preamble, s.recency, s.status_active, s.mention, s.evidence_distrust, s.status_penalty, s.tier_penalty, s.priority,
-           CASE WHEN NOT $41::boolean THEN s.vector_similarity
+           CASE WHEN NOT $43::boolean THEN s.vector_similarity
                 WHEN max(s.vector_similarity) OVER () > min(s.vector_similarity) OVER ()
                     THEN (s.vector_similarity - min(s.vector_similarity) OVER ())
                          / (max(s.vector_similarity) OVER () - min(s.vector_similarity) OVER ())
@@ -396,37 +399,37 @@ normalized AS (
 ),
 fused AS (
     SELECT n.chunk_id, n.project_id, n.document_id, n.vector_rank, n.keyword_rank, n.vector_similarity, n.bm25, n.heading, n.identifier, n.keyword_coverage, n.tag_overlap, n.preamble, n.recency, n.status_active, n.mention, n.evidence_distrust, n.status_penalty, n.tier_penalty, n.priority, n.vector_normalized, n.keyword_normalized,
-           CASE $42::text
+           CASE $44::text
                WHEN 'weighted' THEN
-                   $43::float8 * n.vector_normalized
-                   + $44::float8 * n.keyword_normalized
-                   + $45::float8 * n.heading
-                   + $46::float8 * n.tag_overlap
-                   + $47::float8 * n.preamble
-                   + $48::float8 * n.recency
-                   + $49::float8 * n.status_active
-                   + $50::float8 * n.mention
-                   + $51::float8 * n.identifier
-                   + $52::float8 * n.priority - n.status_penalty - n.tier_penalty
-                   - $53::float8 * n.evidence_distrust
+                   $45::float8 * n.vector_normalized
+                   + $46::float8 * n.keyword_normalized
+                   + $47::float8 * n.heading
+                   + $48::float8 * n.tag_overlap
+                   + $49::float8 * n.preamble
+                   + $50::float8 * n.recency
+                   + $51::float8 * n.status_active
+                   + $52::float8 * n.mention
+                   + $53::float8 * n.identifier
+                   + $54::float8 * n.priority - n.status_penalty - n.tier_penalty
+                   - $55::float8 * n.evidence_distrust
                WHEN 'rrf' THEN
-                   coalesce($54::float8 / ($55::float8 + n.vector_rank), 0)
-                   + coalesce($56::float8 / ($55::float8 + n.keyword_rank), 0)
-                   + $57::float8
-                     * ($54::float8 + $56::float8)
-                     / (($55::float8 + 1) * ($55::float8 + 2))
-                     * ($50::float8 * n.mention
-                        + $51::float8 * n.identifier
-                        + $52::float8 * n.priority - n.status_penalty - n.tier_penalty
-                        - $53::float8 * n.evidence_distrust)
+                   coalesce($56::float8 / ($57::float8 + n.vector_rank), 0)
+                   + coalesce($58::float8 / ($57::float8 + n.keyword_rank), 0)
+                   + $59::float8
+                     * ($56::float8 + $58::float8)
+                     / (($57::float8 + 1) * ($57::float8 + 2))
+                     * ($52::float8 * n.mention
+                        + $53::float8 * n.identifier
+                        + $54::float8 * n.priority - n.status_penalty - n.tier_penalty
+                        - $55::float8 * n.evidence_distrust)
                WHEN 'semantic_only' THEN n.vector_similarity
                ELSE n.bm25
            END AS score
     FROM normalized n
     -- The single-leg methods rank only what their own leg found.
-    WHERE $42::text NOT IN ('semantic_only', 'keyword_only')
-       OR ($42::text = 'semantic_only' AND n.vector_rank IS NOT NULL)
-       OR ($42::text = 'keyword_only' AND n.keyword_rank IS NOT NULL)
+    WHERE $44::text NOT IN ('semantic_only', 'keyword_only')
+       OR ($44::text = 'semantic_only' AND n.vector_rank IS NOT NULL)
+       OR ($44::text = 'keyword_only' AND n.keyword_rank IS NOT NULL)
 ),
 capped AS (
     SELECT f.chunk_id, f.project_id, f.document_id, f.vector_rank, f.keyword_rank, f.vector_similarity, f.bm25, f.heading, f.identifier, f.keyword_coverage, f.tag_overlap, f.preamble, f.recency, f.status_active, f.mention, f.evidence_distrust, f.status_penalty, f.tier_penalty, f.priority, f.vector_normalized, f.keyword_normalized, f.score, f.doc_rank
@@ -434,7 +437,7 @@ capped AS (
         SELECT f.chunk_id, f.project_id, f.document_id, f.vector_rank, f.keyword_rank, f.vector_similarity, f.bm25, f.heading, f.identifier, f.keyword_coverage, f.tag_overlap, f.preamble, f.recency, f.status_active, f.mention, f.evidence_distrust, f.status_penalty, f.tier_penalty, f.priority, f.vector_normalized, f.keyword_normalized, f.score, row_number() OVER (PARTITION BY f.document_id ORDER BY f.score DESC, f.chunk_id) AS doc_rank
         FROM fused f
     ) AS f
-    WHERE f.doc_rank <= $58::integer
+    WHERE f.doc_rank <= $60::integer
 ),
 page AS (
     SELECT c.chunk_id, c.project_id, c.document_id, c.vector_rank, c.keyword_rank, c.vector_similarity, c.bm25, c.heading, c.identifier, c.keyword_coverage, c.tag_overlap, c.preamble, c.recency, c.status_active, c.mention, c.evidence_distrust, c.status_penalty, c.tier_penalty, c.priority, c.vector_normalized, c.keyword_normalized, c.score, c.doc_rank,
@@ -502,6 +505,8 @@ type SearchRankParams struct {
 	Bm25K1              float64
 	Bm25B               float64
 	Bm25HeadingBoost    float64
+	Bm25Delta           float64
+	Bm25K3              float64
 	Mentioned           []string
 	Today               time.Time
 	RecencyHalfLifeDays float64
@@ -734,6 +739,8 @@ func (q *Queries) SearchRank(ctx context.Context, arg SearchRankParams) ([]Searc
 		arg.Bm25K1,
 		arg.Bm25B,
 		arg.Bm25HeadingBoost,
+		arg.Bm25Delta,
+		arg.Bm25K3,
 		arg.Mentioned,
 		arg.Today,
 		arg.RecencyHalfLifeDays,
@@ -825,28 +832,29 @@ func (q *Queries) SearchRank(ctx context.Context, arg SearchRankParams) ([]Searc
 const searchTermScores = `-- name: SearchTermScores :many
 WITH query_terms AS (
     SELECT t.lexeme, t.qtf
-    FROM canon_query_terms($6::text[]::regconfig[], $7::text) AS t (lexeme, qtf, config_positions)
+    FROM canon_query_terms($8::text[]::regconfig[], $9::text) AS t (lexeme, qtf, config_positions)
 ),
 corpus AS (
     SELECT greatest(sum(chunk_count), 1)::float8 AS n,
            greatest(sum(total_length)::float8 / greatest(sum(chunk_count), 1), 1) AS avgdl
-    FROM project_stats WHERE project_id = ANY ($4::bigint[])
+    FROM project_stats WHERE project_id = ANY ($6::bigint[])
 ),
 term_stats AS (
     SELECT t.lexeme, t.qtf,
            ln(1 + (c.n - coalesce(sum(s.df), 0) + 0.5) / (coalesce(sum(s.df), 0) + 0.5)) AS idf
     FROM query_terms t
     CROSS JOIN corpus c
-    LEFT JOIN lexeme_stats s ON s.project_id = ANY ($4::bigint[]) AND s.lexeme = t.lexeme
+    LEFT JOIN lexeme_stats s ON s.project_id = ANY ($6::bigint[]) AND s.lexeme = t.lexeme
     GROUP BY t.lexeme, t.qtf, c.n
 )
 SELECT p.chunk_id, t.lexeme::text AS lexeme,
        canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $1::float8, $2::float8,
-                  $3::float8, c.avgdl) AS score
+                  $3::float8, c.avgdl,
+                          $4::float8, $5::float8) AS score
 FROM term_stats t
 CROSS JOIN corpus c
-JOIN postings p ON p.project_id = ANY ($4::bigint[]) AND p.lexeme = t.lexeme
-WHERE p.chunk_id = ANY ($5::bigint[])
+JOIN postings p ON p.project_id = ANY ($6::bigint[]) AND p.lexeme = t.lexeme
+WHERE p.chunk_id = ANY ($7::bigint[])
 ORDER BY p.chunk_id, score DESC, t.lexeme
 `
 
@@ -854,6 +862,8 @@ type SearchTermScoresParams struct {
 	Bm25K1           float64
 	Bm25B            float64
 	Bm25HeadingBoost float64
+	Bm25Delta        float64
+	Bm25K3           float64
 	ProjectIds       []int64
 	ChunkIds         []int64
 	Configs          []string
@@ -874,6 +884,8 @@ func (q *Queries) SearchTermScores(ctx context.Context, arg SearchTermScoresPara
 		arg.Bm25K1,
 		arg.Bm25B,
 		arg.Bm25HeadingBoost,
+		arg.Bm25Delta,
+		arg.Bm25K3,
 		arg.ProjectIds,
 		arg.ChunkIds,
 		arg.Configs,

@@ -44,6 +44,7 @@ func main() {
 	only := flag.String("only", "", "run only variants whose name matches this regular expression")
 	dropSelf := flag.Bool("dropself", false, "never rank a document whose id is the query's (ArguAna: queries are corpus documents)")
 	prior := flag.String("prior", "", "another BEIR dataset whose corpus IDF is tried as a frozen, out-of-domain weight table")
+	priorText := flag.String("prior-text", "", "comma-separated text files or directories used as the frozen-IDF corpus instead of -prior (a paragraph, or a Go file's comment block, is one document)")
 	seeds := flag.Int("seeds", 5, "hash seeds to average over (bucket and sign assignments)")
 	flag.Parse()
 	if *data == "" {
@@ -70,6 +71,15 @@ func main() {
 			os.Exit(1)
 		}
 		ds.prior = p.docs
+	}
+	if *priorText != "" {
+		docs, err := loadText(strings.Split(*priorText, ","))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "measure:", err)
+			os.Exit(1)
+		}
+		ds.prior = docs
+		fmt.Printf("reference corpus: %d documents\n", len(docs))
 	}
 	ctx := context.Background()
 	fmt.Printf("%d docs, %d test queries\n\n", len(ds.docs), len(ds.queries))
@@ -138,6 +148,7 @@ func variants() []variant {
 		return base
 	}
 	nostop := with(c35, func(c *hashfeat.Config) { c.StopWeight = 0 })
+	shipped := with(nostop, func(c *hashfeat.Config) { c.WordWeight = 1 })
 	return []variant{
 		{name: "prototype: word 1+2-grams + char 3-5, no IDF", cfg: hashfeat.Config{MinN: 3, MaxN: 5, StopWeight: 1, WordWeight: 1, BigramWeight: 1}},
 		{name: "char 3-5", cfg: c35},
@@ -167,6 +178,13 @@ func variants() []variant {
 		{name: "reference (IDF, not stateless): char 3-5", cfg: c35, idf: "both"},
 		{name: "reference (frozen IDF of another corpus): char 3-5, stop dropped", cfg: nostop, idf: "prior"},
 		{name: "reference (frozen IDF of another corpus, top 2000 features): char 3-5, stop dropped", cfg: nostop, idf: "prior-top2000"},
+		{name: "shipped + frozen IDF of the reference corpus", cfg: shipped, idf: "prior"},
+		{name: "shipped + frozen IDF of the reference corpus, top 50000 features", cfg: shipped, idf: "prior-top50000"},
+		{name: "shipped + frozen IDF of the reference corpus, top 20000 features", cfg: shipped, idf: "prior-top20000"},
+		{name: "shipped + frozen IDF of the reference corpus, top 20000 features, others at the cut", cfg: shipped, idf: "prior-top20000-cut"},
+		{name: "shipped + frozen IDF of the reference corpus, top 5000 features", cfg: shipped, idf: "prior-top5000"},
+		{name: "shipped + frozen IDF of the reference corpus, top 5000 features, others at the cut", cfg: shipped, idf: "prior-top5000-cut"},
+		{name: "shipped + frozen IDF of the reference corpus, top 2000 features", cfg: shipped, idf: "prior-top2000"},
 		{name: "reference (query-side IDF, documents stateless): char 3-5, stop dropped", cfg: nostop, idf: "query"},
 		{name: "reference (IDF, not stateless): char 3-5, stop dropped", cfg: nostop, idf: "both"},
 		{name: "reference (IDF, not stateless): char 3-5 + words x1, stop dropped", cfg: with(nostop, func(c *hashfeat.Config) { c.WordWeight = 1 }), idf: "both"},
@@ -176,11 +194,13 @@ func variants() []variant {
 type doc struct{ id, text string }
 
 type dataset struct {
-	docs     []doc
-	queries  []doc                     // test queries only
-	qrels    map[string]map[string]int // query id -> doc id -> grade
-	prior    []doc                     // an unrelated corpus for frozen-IDF variants
-	dropSelf bool
+	docs    []doc
+	queries []doc                     // test queries only
+	qrels   map[string]map[string]int // query id -> doc id -> grade
+	prior   []doc                     // an unrelated corpus for frozen-IDF variants
+	// weightCache holds each variant's weight table across seeds.
+	weightCache map[string]func(uint64) float64
+	dropSelf    bool
 }
 
 func (ds *dataset) queryTexts() []string {
@@ -192,15 +212,7 @@ func (ds *dataset) queryTexts() []string {
 }
 
 func (ds *dataset) embed(v variant, dim int) (docVecs, qVecs [][]float32) {
-	var weight func(uint64) float64
-	switch v.idf {
-	case "both", "query":
-		weight = idf(ds.docs, v.cfg, 0)
-	case "prior":
-		weight = idf(ds.prior, v.cfg, 0)
-	case "prior-top2000":
-		weight = idf(ds.prior, v.cfg, 2000)
-	}
+	weight := ds.weights(v)
 	one := func(text string, w func(uint64) float64, s *hashfeat.Scratch) []float32 {
 		out := make([]float32, dim)
 		v.cfg.Embed(text, out, w, s)
@@ -217,11 +229,44 @@ func (ds *dataset) embed(v variant, dim int) (docVecs, qVecs [][]float32) {
 	return docVecs, qVecs
 }
 
+// weights returns the feature weight table of a variant (nil for none), computed
+// once per variant and reused across seeds (seeds change buckets, not features).
+func (ds *dataset) weights(v variant) func(uint64) float64 {
+	key := v.name
+	if w, ok := ds.weightCache[key]; ok {
+		return w
+	}
+	var weight func(uint64) float64
+	switch v.idf {
+	case "both", "query":
+		weight = idf(ds.docs, v.cfg, 0, false)
+	case "prior":
+		weight = idf(ds.prior, v.cfg, 0, false)
+	default:
+		if n, ok := strings.CutPrefix(v.idf, "prior-top"); ok {
+			n, cut := strings.CutSuffix(n, "-cut")
+			top, err := strconv.Atoi(n)
+			if err != nil {
+				panic("measure: bad idf variant " + v.idf)
+			}
+			weight = idf(ds.prior, v.cfg, top, cut)
+		}
+	}
+	if ds.weightCache == nil {
+		ds.weightCache = map[string]func(uint64) float64{}
+	}
+	ds.weightCache[key] = weight
+	return weight
+}
+
 // idf returns Lucene's idf, ln(1 + (N - df + 0.5)/(df + 0.5)), of each feature
 // over docs; features unseen in docs get the maximum. top > 0 keeps only the top
 // most frequent features, as a small shipped table would.
-func idf(docs []doc, cfg hashfeat.Config, top int) func(uint64) float64 {
+// With cut, features outside the top get the idf of the least frequent kept one
+// instead of the maximum.
+func idf(docs []doc, cfg hashfeat.Config, top int, cut bool) func(uint64) float64 {
 	df := map[uint64]int{}
+	unseen := 0
 	s := hashfeat.NewScratch()
 	for _, d := range docs {
 		for h := range cfg.Count(d.text, s) {
@@ -234,17 +279,24 @@ func idf(docs []doc, cfg hashfeat.Config, top int) func(uint64) float64 {
 			dfs = append(dfs, f)
 		}
 		slices.Sort(dfs)
-		cut := dfs[len(dfs)-top]
+		minDF := dfs[len(dfs)-top]
 		for h, f := range df {
-			if f < cut {
+			if f < minDF {
 				delete(df, h)
 			}
+		}
+		if cut {
+			unseen = minDF
 		}
 	}
 	n := float64(len(docs))
 	return func(h uint64) float64 {
-		f := float64(df[h])
-		return math.Log(1 + (n-f+0.5)/(f+0.5))
+		f, ok := df[h]
+		if !ok {
+			f = unseen
+		}
+		x := float64(f)
+		return math.Log(1 + (n-x+0.5)/(x+0.5))
 	}
 }
 
@@ -396,4 +448,55 @@ func readJSONL(path string, f func(id, title, text string)) error {
 		f(rec.ID, rec.Title, rec.Text)
 	}
 	return sc.Err()
+}
+
+// loadText reads reference documents for frozen-IDF variants: each blank-line
+// separated paragraph of a text file, and each block of // comment lines of a Go
+// file, is one document. Directories are walked for *.txt and *.go files.
+func loadText(paths []string) ([]doc, error) {
+	var docs []doc
+	for _, root := range paths {
+		err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			isGo := strings.HasSuffix(path, ".go")
+			if !isGo && !strings.HasSuffix(path, ".txt") {
+				return nil
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			var para []string
+			flush := func() {
+				if len(para) > 0 {
+					docs = append(docs, doc{path, strings.Join(para, " ")})
+					para = para[:0]
+				}
+			}
+			for _, line := range strings.Split(string(b), "\n") {
+				line = strings.TrimSpace(line)
+				if isGo {
+					c, ok := strings.CutPrefix(line, "//")
+					if !ok {
+						flush()
+						continue
+					}
+					line = strings.TrimSpace(c)
+				}
+				if line == "" {
+					flush()
+					continue
+				}
+				para = append(para, line)
+			}
+			flush()
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return docs, nil
 }

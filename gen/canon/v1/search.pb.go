@@ -200,8 +200,12 @@ type Ranking struct {
 	RrfTrustPositions *float64 `protobuf:"fixed64,28,opt,name=rrf_trust_positions,json=rrfTrustPositions,proto3,oneof" json:"rrf_trust_positions,omitempty"`
 	// × the share of the question's identifiers in the chunk's title and headings.
 	IdentifierWeight *float64 `protobuf:"fixed64,29,opt,name=identifier_weight,json=identifierWeight,proto3,oneof" json:"identifier_weight,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// BM25+: a matched query term is worth at least its idf × bm25_delta (0: plain BM25).
+	Bm25Delta *float64 `protobuf:"fixed64,30,opt,name=bm25_delta,json=bm25Delta,proto3,oneof" json:"bm25_delta,omitempty"`
+	// A query term repeated qtf times counts (k3 + 1)·qtf / (k3 + qtf) times (0: qtf times).
+	Bm25K3        *float64 `protobuf:"fixed64,31,opt,name=bm25_k3,json=bm25K3,proto3,oneof" json:"bm25_k3,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Ranking) Reset() {
@@ -433,6 +437,20 @@ func (x *Ranking) GetRrfTrustPositions() float64 {
 func (x *Ranking) GetIdentifierWeight() float64 {
 	if x != nil && x.IdentifierWeight != nil {
 		return *x.IdentifierWeight
+	}
+	return 0
+}
+
+func (x *Ranking) GetBm25Delta() float64 {
+	if x != nil && x.Bm25Delta != nil {
+		return *x.Bm25Delta
+	}
+	return 0
+}
+
+func (x *Ranking) GetBm25K3() float64 {
+	if x != nil && x.Bm25K3 != nil {
+		return *x.Bm25K3
 	}
 	return 0
 }
@@ -1799,7 +1817,7 @@ const file_canon_v1_search_proto_rawDesc = "" +
 	"\x12include_superseded\x18\v \x01(\bH\x00R\x11includeSuperseded\x88\x01\x01\x12\x1f\n" +
 	"\vproject_key\x18\f \x01(\tR\n" +
 	"projectKeyB\x15\n" +
-	"\x13_include_superseded\"\xcd\x0e\n" +
+	"\x13_include_superseded\"\xaa\x0f\n" +
 	"\aRanking\x12(\n" +
 	"\rvector_weight\x18\x01 \x01(\x01H\x00R\fvectorWeight\x88\x01\x01\x12*\n" +
 	"\x0ekeyword_weight\x18\x02 \x01(\x01H\x01R\rkeywordWeight\x88\x01\x01\x12*\n" +
@@ -1832,7 +1850,10 @@ const file_canon_v1_search_proto_rawDesc = "" +
 	"\x0fevidence_weight\x18\x1a \x01(\x01H\x19R\x0eevidenceWeight\x88\x01\x01\x12+\n" +
 	"\x0fbm25_term_limit\x18\x1b \x01(\x05H\x1aR\rbm25TermLimit\x88\x01\x01\x123\n" +
 	"\x13rrf_trust_positions\x18\x1c \x01(\x01H\x1bR\x11rrfTrustPositions\x88\x01\x01\x120\n" +
-	"\x11identifier_weight\x18\x1d \x01(\x01H\x1cR\x10identifierWeight\x88\x01\x01B\x10\n" +
+	"\x11identifier_weight\x18\x1d \x01(\x01H\x1cR\x10identifierWeight\x88\x01\x01\x12\"\n" +
+	"\n" +
+	"bm25_delta\x18\x1e \x01(\x01H\x1dR\tbm25Delta\x88\x01\x01\x12\x1c\n" +
+	"\abm25_k3\x18\x1f \x01(\x01H\x1eR\x06bm25K3\x88\x01\x01B\x10\n" +
 	"\x0e_vector_weightB\x11\n" +
 	"\x0f_keyword_weightB\x11\n" +
 	"\x0f_heading_weightB\x15\n" +
@@ -1864,7 +1885,10 @@ const file_canon_v1_search_proto_rawDesc = "" +
 	"\x10_evidence_weightB\x12\n" +
 	"\x10_bm25_term_limitB\x16\n" +
 	"\x14_rrf_trust_positionsB\x14\n" +
-	"\x12_identifier_weight\"\x84\x03\n" +
+	"\x12_identifier_weightB\r\n" +
+	"\v_bm25_deltaB\n" +
+	"\n" +
+	"\b_bm25_k3\"\x84\x03\n" +
 	"\rSearchOptions\x12\x16\n" +
 	"\x06fusion\x18\x01 \x01(\tR\x06fusion\x12\x14\n" +
 	"\x05limit\x18\x02 \x01(\x05R\x05limit\x12\x18\n" +
