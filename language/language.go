@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/abadojack/whatlanggo"
 )
@@ -71,8 +70,13 @@ func NewDetector(codes []string) Detector {
 // detector is confident of it (whatlanggo's trigram profiles and its own
 // reliability threshold). Texts it cannot tell report false.
 func (d Detector) Detect(text string) (string, bool) {
-	if utf8.RuneCountInString(text) > detectRunes {
-		text = string([]rune(text)[:detectRunes])
+	runes := 0
+	for i := range text { // cut at a rune boundary without copying a long text
+		if runes == detectRunes {
+			text = text[:i]
+			break
+		}
+		runes++
 	}
 	info := whatlanggo.DetectWithOptions(text, d.options)
 	code := info.Lang.Iso6391()
