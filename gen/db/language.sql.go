@@ -9,6 +9,39 @@ import (
 	"context"
 )
 
+const projectLanguages = `-- name: ProjectLanguages :many
+SELECT l.language::text AS language
+FROM canon_project_languages($1::bigint[], $2::text) AS l
+ORDER BY l.language
+`
+
+type ProjectLanguagesParams struct {
+	ProjectIds      []int64
+	DefaultLanguage string
+}
+
+// The languages a question to these projects is analysed in (SearchRank's
+// query_configs): detection chooses among them, and is skipped for one.
+func (q *Queries) ProjectLanguages(ctx context.Context, arg ProjectLanguagesParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, projectLanguages, arg.ProjectIds, arg.DefaultLanguage)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var language string
+		if err := rows.Scan(&language); err != nil {
+			return nil, err
+		}
+		items = append(items, language)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const textLanguages = `-- name: TextLanguages :many
 SELECT language FROM text_languages ORDER BY language
 `
