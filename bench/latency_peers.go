@@ -21,7 +21,9 @@ LIMIT $3::integer`
 // refBM25 is canon's keyword leg alone: exact BM25 over the postings (the
 // keyword_scored step of db/queries/search.sql, heading boost 1), top k.
 const refBM25 = `WITH query_terms AS (
-    SELECT t.lexeme, t.qtf FROM canon_query_terms($1::text) AS t (lexeme, qtf)
+    SELECT t.lexeme, t.qtf
+    FROM canon_query_terms(ARRAY(SELECT l.config FROM canon_project_languages($2::bigint[], 'en') AS l),
+                           $1::text) AS t (lexeme, qtf, config_positions)
 ),
 corpus AS (
     SELECT greatest(sum(chunk_count), 1)::float8 AS n,

@@ -1011,3 +1011,10 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
     GROUP BY x.language, t.config
 $$;
 
+-- db/migrations/00060_drop_english_only_analysis.sql
+-- The English-only canon_tsvector(text) and canon_query_terms(text) of
+-- migrations 00001 and 00008: since 00046 every chunk and question is analysed
+-- through the functions that take the configuration, and nothing calls these.
+DROP FUNCTION canon_query_terms(text);
+DROP FUNCTION canon_tsvector(text);
+
