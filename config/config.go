@@ -138,9 +138,9 @@ type HierarchyEnv struct {
 	StableRounds      int           `env:"KB_HIERARCHY_STABLE_ROUNDS" envDefault:"3"`
 	MaxBatches        int           `env:"KB_HIERARCHY_MAX_BATCHES" envDefault:"20"`
 	NameExactWeight   float64       `env:"KB_HIERARCHY_NAME_WEIGHT" envDefault:"0.50"`
-	NameFuzzyWeight   float64       `env:"KB_HIERARCHY_FUZZY_NAME_WEIGHT" envDefault:"0.3"`
+	NameFuzzyWeight   float64       `env:"KB_HIERARCHY_FUZZY_NAME_WEIGHT" envDefault:"0.15"`
 	RoleWeight        float64       `env:"KB_HIERARCHY_ROLE_WEIGHT" envDefault:"0.10"`
-	FactsWeight       float64       `env:"KB_HIERARCHY_FACTS_WEIGHT" envDefault:"0.3"`
+	FactsWeight       float64       `env:"KB_HIERARCHY_FACTS_WEIGHT" envDefault:"0.15"`
 	VectorWeight      float64       `env:"KB_HIERARCHY_VECTOR_WEIGHT" envDefault:"0.10"`
 	LinkPage          float64       `env:"KB_HIERARCHY_LINK_PAGE" envDefault:"1"`
 	LinkDeclared      float64       `env:"KB_HIERARCHY_LINK_DECLARED" envDefault:"1"`

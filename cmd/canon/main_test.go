@@ -6,9 +6,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/canonkb/canon/config"
+	"github.com/canonkb/canon/hierarchy"
 	"github.com/canonkb/canon/internal/dbtest"
 )
 
@@ -131,5 +134,18 @@ func TestBrokenPromptTemplateFailsAtStartup(t *testing.T) {
 	t.Setenv("KB_PROMPT_TEMPLATE", path)
 	if _, err := run(t, "ask", "anything", "--project", "platform"); err == nil || !strings.Contains(err.Error(), "prompt template") {
 		t.Errorf("want a prompt template error, got %v", err)
+	}
+}
+
+// The KB_HIERARCHY_* defaults are hierarchy.DefaultConfig: the values the
+// hierarchy tests and the entity benchmarks were measured with.
+func TestHierarchyDefaultsAreThePackages(t *testing.T) {
+	t.Parallel()
+	cfg, err := config.Parse(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := hierarchyConfig(cfg), hierarchy.DefaultConfig(); !reflect.DeepEqual(got, want) {
+		t.Errorf("KB_HIERARCHY_* defaults give\n%+v\nhierarchy.DefaultConfig is\n%+v", got, want)
 	}
 }
