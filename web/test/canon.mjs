@@ -11,7 +11,19 @@ export const repo = path.resolve(import.meta.dirname, "../..");
 const canonBin = path.join(repo, "bin/canon");
 
 /**
- * The fake model streams an answer citing [1] and [2], one word per `delay`
+ * The numbers of the first two passages under the prompt's "## Context" (the
+ * search hits; rejected approaches and related context come before them), as a
+ * model answering from the results would cite them.
+ */
+function contextNumbers(body) {
+  const prompt = (body?.messages ?? []).map((m) => (typeof m.content === "string" ? m.content : "")).join("\n");
+  const context = prompt.slice(Math.max(prompt.indexOf("## Context"), 0));
+  const numbers = [...context.matchAll(/^\[(\d+)\] doc_id:/gm)].map((m) => m[1]);
+  return [numbers[0] ?? "1", numbers[1] ?? numbers[0] ?? "2"];
+}
+
+/**
+ * The fake model streams an answer citing the first two search hits, one word per `delay`
  * ms, numbering its answers so a regenerated one differs. `slow` makes it
  * crawl (for Stop); `cancelled` counts requests whose client left mid-stream.
  */
@@ -26,10 +38,11 @@ export async function startFakeModel() {
     for await (const part of req) body += part;
     state.lastBody = JSON.parse(body);
     const n = ++state.requests;
+    const [first, second] = contextNumbers(state.lastBody);
     const text = state.slow
       ? Array.from({ length: 200 }, (_, i) => `word${i} `).join("")
-      : `Answer ${n}: the team standardised on the option in the first source [1]. ` +
-        `It builds on the related context described in the second source [2], ` +
+      : `Answer ${n}: the team standardised on the option in the first source [${first}]. ` +
+        `It builds on the related context described in the second source [${second}], ` +
         `which the handbook keeps current.`;
     const words = text.match(/\S+\s*/g);
     res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" });

@@ -73,6 +73,8 @@ test("tokens stream in over several paints; a citation's hover card links to the
   await card.waitFor();
   const cardText = await card.innerText();
   assert.match(cardText, /evidence|accepted|active|superseded/i);
+  // The answer cites the search hits, not the rejected approach shown above it.
+  assert.doesNotMatch(cardText, /rejected approach/i);
   const href = await card.getByTestId("cite-link").getAttribute("href");
   assert.match(href, /^\/app\/doc\/platform\/[^/]+\?chunk=\d+$/);
   assert.ok((await page.getByTestId("rejected").innerText()).includes("⚠"));
