@@ -156,7 +156,7 @@ func (l *Logger) write(e Entry) {
 		failure = &e.Error
 	}
 	err := q.ChatLogInsert(ctx, db.ChatLogInsertParams{
-		ProjectID: e.ProjectIDs[0], Question: e.Question, Filters: filters, RefusalReason: reason, Citations: citations,
+		ProjectID: e.ProjectIDs[0], Question: e.Question, Filters: string(filters), RefusalReason: reason, Citations: string(citations),
 		Provider: e.Provider, Model: e.Model, RetrievalMs: e.RetrievalMs, GenerationMs: e.GenerationMs,
 		TotalMs: e.TotalMs, PromptTokens: int32(e.PromptTokens), CompletionTokens: int32(e.CompletionTok),
 		Error: failure,

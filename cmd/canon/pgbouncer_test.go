@@ -18,7 +18,7 @@ import (
 // statements) in transaction mode, in each exec mode that works there: a bulk
 // ingest (KB_INGEST_BULK_MIN_CHUNKS small, so the vector index is dropped and
 // built again under the bulk lock), an incremental ingest, search, two-pass
-// search, chat. No session state may outlive its transaction: a later
+// search, chat (its turns logged). No session state may outlive its transaction: a later
 // transaction on the pooled server connections sees the server's settings, and
 // no advisory lock is left.
 func TestThroughPgBouncer(t *testing.T) {
@@ -81,6 +81,16 @@ func TestThroughPgBouncer(t *testing.T) {
 			out, err = run(t, "ask", "how do deployment rollbacks work?", "--project", "platform")
 			if err != nil || !strings.Contains(out, "rb-deploy-rollback") {
 				t.Errorf("ask: %v\n%s", err, out)
+			}
+			// Both turns logged, their filters and citations as JSON (sent as bytea in
+			// these modes, a []byte parameter was refused and the entries lost).
+			var logged, cited int
+			if err := conn.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE jsonb_array_length(citations) > 0)
+				FROM chat_logs`).Scan(&logged, &cited); err != nil {
+				t.Fatal(err)
+			}
+			if logged != 2 || cited != 2 {
+				t.Errorf("%d chat turns logged, %d with citations; want 2 and 2", logged, cited)
 			}
 
 			// Every pooled server connection: hold them all at once, so each is read.

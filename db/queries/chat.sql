@@ -1,10 +1,12 @@
 -- name: ChatLogInsert :exec
+-- The JSON arrives as text: a []byte parameter goes out as bytea in the exec and
+-- simple-protocol modes (PgBouncer in transaction mode), which jsonb refuses.
 INSERT INTO chat_logs (
     project_id, question, filters, refusal_reason, citations, provider, model,
     retrieval_ms, generation_ms, total_ms, prompt_tokens, completion_tokens, error
 ) VALUES (
-    sqlc.arg(project_id), sqlc.arg(question), sqlc.arg(filters)::jsonb, sqlc.narg(refusal_reason),
-    sqlc.arg(citations)::jsonb, sqlc.arg(provider), sqlc.arg(model), sqlc.arg(retrieval_ms), sqlc.arg(generation_ms),
+    sqlc.arg(project_id), sqlc.arg(question), sqlc.arg(filters)::text::jsonb, sqlc.narg(refusal_reason),
+    sqlc.arg(citations)::text::jsonb, sqlc.arg(provider), sqlc.arg(model), sqlc.arg(retrieval_ms), sqlc.arg(generation_ms),
     sqlc.arg(total_ms), sqlc.arg(prompt_tokens), sqlc.arg(completion_tokens), sqlc.narg(error)
 );
 

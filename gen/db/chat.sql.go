@@ -15,8 +15,8 @@ INSERT INTO chat_logs (
     project_id, question, filters, refusal_reason, citations, provider, model,
     retrieval_ms, generation_ms, total_ms, prompt_tokens, completion_tokens, error
 ) VALUES (
-    $1, $2, $3::jsonb, $4,
-    $5::jsonb, $6, $7, $8, $9,
+    $1, $2, $3::text::jsonb, $4,
+    $5::text::jsonb, $6, $7, $8, $9,
     $10, $11, $12, $13
 )
 `
@@ -24,9 +24,9 @@ INSERT INTO chat_logs (
 type ChatLogInsertParams struct {
 	ProjectID        int64
 	Question         string
-	Filters          []byte
+	Filters          string
 	RefusalReason    *string
-	Citations        []byte
+	Citations        string
 	Provider         string
 	Model            string
 	RetrievalMs      float64
@@ -37,6 +37,8 @@ type ChatLogInsertParams struct {
 	Error            *string
 }
 
+// The JSON arrives as text: a []byte parameter goes out as bytea in the exec and
+// simple-protocol modes (PgBouncer in transaction mode), which jsonb refuses.
 func (q *Queries) ChatLogInsert(ctx context.Context, arg ChatLogInsertParams) error {
 	_, err := q.db.Exec(ctx, chatLogInsert,
 		arg.ProjectID,
