@@ -296,7 +296,7 @@ func (s *Service) run(ctx context.Context, actor, op, project string, slugs []st
 		after, _ := json.Marshal(auditState(ch.After, nonNilEdges(ch.EdgesAdded)))
 		row, err := q.LifecycleAuditInsert(ctx, db.LifecycleAuditInsertParams{
 			ProjectID: projectID, DocumentID: p.target.id, Slug: p.target.slug, Actor: actor, Operation: op,
-			Before: before, After: after,
+			Before: string(before), After: string(after),
 		})
 		if err != nil {
 			return fmt.Errorf("audit: %w", err)

@@ -82,6 +82,18 @@ func TestThroughPgBouncer(t *testing.T) {
 			if err != nil || !strings.Contains(out, "rb-deploy-rollback") {
 				t.Errorf("ask: %v\n%s", err, out)
 			}
+			// A lifecycle change and its audit row (before and after as JSON).
+			if out, err := run(t, "canon", "deprecate", "rb-deploy-rollback", "--project", "platform"); err != nil {
+				t.Errorf("deprecate: %v\n%s", err, out)
+			}
+			var audited int
+			if err := conn.QueryRow(ctx, `SELECT count(*) FROM lifecycle_audit
+				WHERE operation = 'deprecate' AND after ->> 'status' = 'deprecated'`).Scan(&audited); err != nil {
+				t.Fatal(err)
+			}
+			if audited != 1 {
+				t.Errorf("%d deprecations audited, want 1", audited)
+			}
 			// Both turns logged, their filters and citations as JSON (sent as bytea in
 			// these modes, a []byte parameter was refused and the entries lost).
 			var logged, cited int

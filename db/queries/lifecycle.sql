@@ -45,9 +45,10 @@ SELECT EXISTS (
 ) AS found;
 
 -- name: LifecycleAuditInsert :one
+-- before and after arrive as JSON text (see ChatLogInsert).
 INSERT INTO lifecycle_audit (project_id, document_id, slug, actor, operation, before, after)
 VALUES (sqlc.arg(project_id), sqlc.arg(document_id), sqlc.arg(slug), sqlc.arg(actor), sqlc.arg(operation),
-        sqlc.arg(before), sqlc.arg(after))
+        sqlc.arg(before)::text::jsonb, sqlc.arg(after)::text::jsonb)
 RETURNING id, at;
 
 -- name: LifecycleAuditByDocument :many

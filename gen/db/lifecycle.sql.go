@@ -62,7 +62,7 @@ func (q *Queries) LifecycleAuditByDocument(ctx context.Context, arg LifecycleAud
 const lifecycleAuditInsert = `-- name: LifecycleAuditInsert :one
 INSERT INTO lifecycle_audit (project_id, document_id, slug, actor, operation, before, after)
 VALUES ($1, $2, $3, $4, $5,
-        $6, $7)
+        $6::text::jsonb, $7::text::jsonb)
 RETURNING id, at
 `
 
@@ -72,8 +72,8 @@ type LifecycleAuditInsertParams struct {
 	Slug       string
 	Actor      string
 	Operation  string
-	Before     []byte
-	After      []byte
+	Before     string
+	After      string
 }
 
 type LifecycleAuditInsertRow struct {
@@ -81,6 +81,7 @@ type LifecycleAuditInsertRow struct {
 	At time.Time
 }
 
+// before and after arrive as JSON text (see ChatLogInsert).
 func (q *Queries) LifecycleAuditInsert(ctx context.Context, arg LifecycleAuditInsertParams) (LifecycleAuditInsertRow, error) {
 	row := q.db.QueryRow(ctx, lifecycleAuditInsert,
 		arg.ProjectID,
