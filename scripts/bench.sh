@@ -13,7 +13,7 @@
 #   BENCH_QUALITY_ARGS  extra flags for `canon bench quality`, e.g. "--limit-queries 50"
 #   BENCH_LATENCY_ARGS  extra flags for `canon bench latency` (when the binary has it)
 #   BENCH_LOAD_ARGS     extra flags for `canon bench load`, e.g. "--duration 20s"
-#   BENCH_SKIP          benchmarks to leave out, e.g. "latency" (names: quality, latency, load)
+#   BENCH_SKIP          benchmarks to leave out, e.g. "latency" or "latency load" or "latency,load" (names: quality, latency, load)
 #   BENCH_NOTE          a line recorded in machine.md (e.g. how the binary was built)
 #   BENCH_COMMIT        the revision to record (default: read from .git)
 #   CANON               the canon binary (default bin/canon)
@@ -99,7 +99,7 @@ for name in scifact arguana; do
     log "skipping $name: no $DATASETS/$name/corpus.jsonl"
   fi
 done
-skipped() { [[ " ${BENCH_SKIP:-} " == *" $1 "* ]]; }
+skipped() { local s=${BENCH_SKIP:-}; [[ " ${s//,/ } " == *" $1 "* ]]; }
 
 if ((${#datasets[@]} > 0)) && ! skipped quality; then
   # shellcheck disable=SC2086 # BENCH_QUALITY_ARGS is a list of flags
