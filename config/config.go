@@ -58,6 +58,11 @@ type Config struct {
 	// migrate up` converts an existing one to it; other commands follow the
 	// database and refuse to start when this is set to the other type.
 	VectorType string `env:"KB_VECTOR_TYPE"`
+	// How chunks, postings and lexeme_stats are laid out: single (one table each)
+	// or partitioned (a partition per project). Like KB_VECTOR_TYPE, migration
+	// gives a new database this layout (single when unset), `canon migrate up`
+	// converts an existing one, other commands follow the database.
+	TableLayout string `env:"KB_TABLE_LAYOUT"`
 	// OpenAI-compatible embeddings endpoint (KB_EMBEDDER=openai).
 	EmbeddingBaseURL    string        `env:"KB_EMBEDDING_BASE_URL" envDefault:"https://api.openai.com/v1"`
 	EmbeddingModel      string        `env:"KB_EMBEDDING_MODEL" envDefault:"text-embedding-3-small"`
@@ -238,6 +243,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("KB_EMBEDDING_DIM must be between 1 and 16000 (got %d)", c.EmbeddingDim)
 	case c.VectorType != "" && c.VectorType != "vector" && c.VectorType != "halfvec":
 		return fmt.Errorf("KB_VECTOR_TYPE must be vector or halfvec (got %q)", c.VectorType)
+	case c.TableLayout != "" && c.TableLayout != "single" && c.TableLayout != "partitioned":
+		return fmt.Errorf("KB_TABLE_LAYOUT must be single or partitioned (got %q)", c.TableLayout)
 	case c.Embedder != "hash" && c.Embedder != "openai":
 		return fmt.Errorf("KB_EMBEDDER must be hash or openai (got %q)", c.Embedder)
 	case c.ChunkTokens < 32:

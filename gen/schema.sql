@@ -1011,6 +1011,246 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
     GROUP BY x.language, t.config
 $$;
 
+-- db/migrations/00052_partition_by_project.sql
+-- The per-partition indexes of a partitioned table, as they would be on the
+-- table itself (pg_get_indexdef); empty in the single layout.
+CREATE TABLE partition_indexes (
+    table_name text NOT NULL,
+    name       text PRIMARY KEY,
+    definition text NOT NULL CHECK (definition LIKE 'CREATE %INDEX %')
+);
+
+CREATE FUNCTION canon_table_layout() RETURNS text LANGUAGE sql STABLE AS $$
+    SELECT CASE c.relkind WHEN 'p' THEN 'partitioned' ELSE 'single' END
+    FROM pg_class c WHERE c.oid = 'chunks'::regclass
+$$;
+
+-- canon_partition_name: the partition of table tbl that holds project project_id.
+CREATE FUNCTION canon_partition_name(tbl text, project_id bigint) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT tbl || '_p' || project_id
+$$;
+
+-- canon_partition_index_create builds one recorded index on one project's
+-- partition: chunks_embedding_hnsw becomes chunks_p<id>_embedding_hnsw.
+CREATE FUNCTION canon_partition_index_create(tbl text, project_id bigint) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    part text := canon_partition_name(tbl, project_id);
+    ix   record;
+BEGIN
+    FOR ix IN SELECT name, definition FROM partition_indexes WHERE table_name = tbl ORDER BY name LOOP
+        EXECUTE regexp_replace(ix.definition, '^(CREATE (UNIQUE )?INDEX )\S+ ON (ONLY )?\S+ ',
+            '\1' || quote_ident(part || '_' || regexp_replace(ix.name, '^' || tbl || '_', '')) || ' ON '
+            || quote_ident(part) || ' ');
+    END LOOP;
+END $$;
+
+-- canon_partition_attach makes the partition of tbl for one project, without
+-- its recorded indexes, and attaches it to parent (tbl, or the table a
+-- conversion is building).
+CREATE FUNCTION canon_partition_attach(tbl text, parent text, project_id bigint) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    part text := canon_partition_name(tbl, project_id);
+BEGIN
+    EXECUTE format('CREATE TABLE %I (LIKE %I INCLUDING DEFAULTS INCLUDING GENERATED INCLUDING STORAGE)', part, parent);
+    IF tbl = 'chunks' THEN
+        -- Rows stay whole in their page (00011_chunks_inline.sql).
+        EXECUTE format('ALTER TABLE %I SET (toast_tuple_target = 8160)', part);
+    END IF;
+    EXECUTE format('ALTER TABLE %I ATTACH PARTITION %I FOR VALUES IN (%s)', parent, part, project_id);
+END $$;
+
+-- canon_partitions_create makes a new project's partitions, indexes included,
+-- in the partitioned layout; nothing in the single one.
+CREATE FUNCTION canon_partitions_create(project_id bigint) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    tbl text;
+BEGIN
+    IF canon_table_layout() <> 'partitioned' THEN
+        RETURN;
+    END IF;
+    -- Always in this order, so two new projects lock the parents alike.
+    FOREACH tbl IN ARRAY ARRAY['chunks', 'postings', 'lexeme_stats'] LOOP
+        IF to_regclass(canon_partition_name(tbl, project_id)) IS NULL THEN
+            PERFORM canon_partition_attach(tbl, tbl, project_id);
+            PERFORM canon_partition_index_create(tbl, project_id);
+        END IF;
+    END LOOP;
+END $$;
+
+CREATE FUNCTION projects_partitions() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM canon_partitions_create(NEW.id);
+    RETURN NULL;
+END $$;
+
+CREATE TRIGGER projects_partitions AFTER INSERT ON projects
+    FOR EACH ROW EXECUTE FUNCTION projects_partitions();
+
+-- canon_relayout rebuilds table tbl in the target layout with the same rows,
+-- columns, identity position, keys, foreign keys, indexes and triggers: a new
+-- table is filled before the triggers exist (the derived rows are copied, not
+-- derived again), the old one dropped, the new one renamed.
+CREATE FUNCTION canon_relayout(tbl text, target text) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    old         regclass := tbl::regclass;
+    building    text := tbl || '_relayout';
+    constraints text[];
+    indexes     text[];
+    names       text[];
+    triggers    text[];
+    columns     text;
+    seq         text;
+    last        bigint;
+    pid         bigint;
+    i           integer;
+    def         text;
+BEGIN
+    IF EXISTS (SELECT FROM pg_constraint c WHERE c.confrelid = old AND c.conrelid <> old) THEN
+        RAISE EXCEPTION 'cannot convert %: another table has a foreign key to it', tbl;
+    END IF;
+    SELECT array_agg(format('ALTER TABLE %I ADD CONSTRAINT %I %s', tbl, c.conname, pg_get_constraintdef(c.oid))
+                     ORDER BY c.contype <> 'p', c.conname)
+    INTO constraints
+    FROM pg_constraint c WHERE c.conrelid = old AND c.contype IN ('p', 'u', 'f', 'c', 'x');
+    SELECT array_agg(pg_get_triggerdef(t.oid) ORDER BY t.tgname) INTO triggers
+    FROM pg_trigger t WHERE t.tgrelid = old AND NOT t.tgisinternal;
+    -- The indexes that back no key: the table's own, or the recorded ones.
+    IF canon_table_layout() = 'partitioned' THEN
+        SELECT array_agg(p.definition ORDER BY p.name), array_agg(p.name ORDER BY p.name) INTO indexes, names
+        FROM partition_indexes p WHERE p.table_name = tbl;
+    ELSE
+        SELECT array_agg(pg_get_indexdef(x.indexrelid) ORDER BY x.indexrelid::regclass::text),
+               array_agg(x.indexrelid::regclass::text ORDER BY x.indexrelid::regclass::text)
+        INTO indexes, names
+        FROM pg_index x
+        WHERE x.indrelid = old AND NOT EXISTS (SELECT FROM pg_constraint c WHERE c.conindid = x.indexrelid);
+    END IF;
+    SELECT string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum) INTO columns
+    FROM pg_attribute a WHERE a.attrelid = old AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = '';
+    IF EXISTS (SELECT FROM pg_attribute a WHERE a.attrelid = old AND a.attname = 'id' AND a.attidentity <> '') THEN
+        seq := pg_get_serial_sequence(tbl, 'id');
+    END IF;
+    IF seq IS NOT NULL THEN
+        EXECUTE format('SELECT CASE WHEN is_called THEN last_value END FROM %s', seq) INTO last;
+    END IF;
+
+    EXECUTE format('CREATE TABLE %I (LIKE %I INCLUDING DEFAULTS INCLUDING GENERATED INCLUDING IDENTITY INCLUDING STORAGE)%s',
+                   building, tbl, CASE WHEN target = 'partitioned' THEN ' PARTITION BY LIST (project_id)' ELSE '' END);
+    IF target = 'partitioned' THEN
+        FOR pid IN SELECT id FROM projects ORDER BY id LOOP
+            PERFORM canon_partition_attach(tbl, building, pid);
+        END LOOP;
+    ELSIF tbl = 'chunks' THEN
+        EXECUTE format('ALTER TABLE %I SET (toast_tuple_target = 8160)', building);
+    END IF;
+    EXECUTE format('INSERT INTO %I (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM %I', building, columns, columns, tbl);
+    EXECUTE format('DROP TABLE %I', tbl);
+    EXECUTE format('ALTER TABLE %I RENAME TO %I', building, tbl);
+    IF seq IS NOT NULL THEN
+        EXECUTE format('ALTER SEQUENCE %s RENAME TO %I', pg_get_serial_sequence(tbl, 'id'), tbl || '_id_seq');
+        IF last IS NOT NULL THEN
+            PERFORM setval(pg_get_serial_sequence(tbl, 'id'), last);
+        END IF;
+    END IF;
+    FOREACH def IN ARRAY coalesce(constraints, '{}') LOOP
+        EXECUTE def;
+    END LOOP;
+    DELETE FROM partition_indexes WHERE table_name = tbl;
+    IF target = 'partitioned' THEN
+        FOR i IN 1 .. coalesce(cardinality(indexes), 0) LOOP
+            INSERT INTO partition_indexes (table_name, name, definition) VALUES (tbl, names[i], indexes[i]);
+        END LOOP;
+        FOR pid IN SELECT id FROM projects ORDER BY id LOOP
+            PERFORM canon_partition_index_create(tbl, pid);
+        END LOOP;
+    ELSE
+        FOREACH def IN ARRAY coalesce(indexes, '{}') LOOP
+            EXECUTE def;
+        END LOOP;
+    END IF;
+    FOREACH def IN ARRAY coalesce(triggers, '{}') LOOP
+        EXECUTE def;
+    END LOOP;
+END $$;
+
+-- canon_set_table_layout converts chunks, postings and lexeme_stats to target
+-- (single or partitioned); false when they are so already. An index a dead bulk
+-- load left deferred is built first (`canon migrate up` does), so it is refused.
+CREATE FUNCTION canon_set_table_layout(target text) RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+    tbl text;
+BEGIN
+    IF target IS NULL OR target NOT IN ('single', 'partitioned') THEN
+        RAISE EXCEPTION 'KB_TABLE_LAYOUT must be single or partitioned (got "%")', target;
+    END IF;
+    IF canon_table_layout() = target THEN
+        RETURN false;
+    END IF;
+    IF EXISTS (SELECT FROM deferred_indexes) THEN
+        RAISE EXCEPTION 'an interrupted bulk load left indexes unbuilt (%): run canon migrate up without KB_TABLE_LAYOUT first',
+            (SELECT string_agg(name, ', ' ORDER BY name) FROM deferred_indexes);
+    END IF;
+    -- The layout is read from chunks: convert it last.
+    FOREACH tbl IN ARRAY ARRAY['lexeme_stats', 'postings', 'chunks'] LOOP
+        PERFORM canon_relayout(tbl, target);
+    END LOOP;
+    RETURN true;
+END $$;
+
+SELECT canon_set_table_layout('${KB_TABLE_LAYOUT:-single}');
+
+-- db/migrations/00053_embedding_type_partitions.sql
+CREATE OR REPLACE FUNCTION chunks_embedding_set_type(target text) RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+    current_type text;
+    dim          integer;
+    ix           record;
+    definitions  text[] := '{}';
+    definition   text;
+    -- An operator class of the current type (vector_cosine_ops), as a whole word.
+    opclass      text;
+BEGIN
+    IF target IS NULL OR target NOT IN ('vector', 'halfvec') THEN
+        RAISE EXCEPTION 'KB_VECTOR_TYPE must be vector or halfvec (got "%")', target;
+    END IF;
+    SELECT t.typname, a.atttypmod INTO current_type, dim
+    FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+    WHERE a.attrelid = 'chunks'::regclass AND a.attname = 'embedding';
+    IF current_type = target THEN
+        RETURN false;
+    END IF;
+    opclass := '\m' || current_type || '_(\w+_ops)\M';
+    -- The old operator classes do not take the new type: drop, rebuild after.
+    -- The table's indexes and, partitioned (00052), its partitions' own.
+    FOR ix IN
+        SELECT i.indexrelid::regclass::text AS name, pg_get_indexdef(i.indexrelid) AS def
+        FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
+        WHERE a.attname = 'embedding'
+          AND (i.indrelid = 'chunks'::regclass
+               OR i.indrelid IN (SELECT h.inhrelid FROM pg_inherits h WHERE h.inhparent = 'chunks'::regclass))
+        ORDER BY 1
+    LOOP
+        definitions := definitions || regexp_replace(ix.def, opclass, target || '_\1', 'g');
+        EXECUTE 'DROP INDEX ' || ix.name;
+    END LOOP;
+    UPDATE deferred_indexes d SET definition = regexp_replace(d.definition, opclass, target || '_\1', 'g')
+    WHERE d.definition ~ ' ON (\w+\.)?chunks(_p\d+)? ';
+    -- The recorded definitions new partitions are indexed from.
+    UPDATE partition_indexes p SET definition = regexp_replace(p.definition, opclass, target || '_\1', 'g')
+    WHERE p.table_name = 'chunks';
+    EXECUTE format('ALTER TABLE chunks ALTER COLUMN embedding TYPE %s(%s) USING embedding::%s(%s)', target, dim, target, dim);
+    -- A new type resets the storage to the type's default; keep vectors in the heap page (00001).
+    ALTER TABLE chunks ALTER COLUMN embedding SET STORAGE PLAIN;
+    FOREACH definition IN ARRAY definitions LOOP
+        EXECUTE definition;
+    END LOOP;
+    RETURN true;
+END
+$$;
+
 -- db/migrations/00060_drop_english_only_analysis.sql
 -- The English-only canon_tsvector(text) and canon_query_terms(text) of
 -- migrations 00001 and 00008: since 00046 every chunk and question is analysed

@@ -209,6 +209,16 @@ func EmbeddingType(ctx context.Context, pool *pgxpool.Pool) (string, error) {
 	return typ, nil
 }
 
+// TableLayout reads how chunks, postings and lexeme_stats are laid out: single,
+// or partitioned by project (migration 00052, KB_TABLE_LAYOUT).
+func TableLayout(ctx context.Context, pool *pgxpool.Pool) (string, error) {
+	var layout string
+	if err := pool.QueryRow(ctx, `SELECT canon_table_layout()`).Scan(&layout); err != nil {
+		return "", fmt.Errorf("read the table layout (has `canon migrate up` run?): %w", err)
+	}
+	return layout, nil
+}
+
 // MigrationVersions reports the schema's applied goose version and the newest
 // migration embedded in this binary.
 func MigrationVersions(ctx context.Context, pool *pgxpool.Pool) (applied, embedded int64, err error) {

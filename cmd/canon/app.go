@@ -110,6 +110,10 @@ func openObservedApp(ctx context.Context, cfg config.Config, obs observability) 
 		pool.Close()
 		return nil, err
 	}
+	if err := checkTableLayout(ctx, pool, &cfg); err != nil {
+		pool.Close()
+		return nil, err
+	}
 	base, err := embed.New(cfg.Embedder, cfg.EmbeddingDim, embed.OpenAIConfig{
 		BaseURL: cfg.EmbeddingBaseURL, Model: cfg.EmbeddingModel, APIKey: cfg.EmbeddingAPIKey,
 		BatchSize: cfg.EmbeddingBatchSize, Timeout: cfg.EmbeddingTimeout, MaxRetries: cfg.EmbeddingMaxRetries,
@@ -267,6 +271,22 @@ func checkVectorType(ctx context.Context, pool *pgxpool.Pool, cfg *config.Config
 			"or unset KB_VECTOR_TYPE to use the database as it is", cfg.VectorType, stored, cfg.VectorType)
 	}
 	cfg.VectorType = stored
+	return nil
+}
+
+// checkTableLayout makes the database the truth about the table layout, as
+// checkVectorType does for the embedding type.
+func checkTableLayout(ctx context.Context, pool *pgxpool.Pool, cfg *config.Config) error {
+	stored, err := postgres.TableLayout(ctx, pool)
+	if err != nil {
+		return err
+	}
+	if cfg.TableLayout != "" && cfg.TableLayout != stored {
+		return fmt.Errorf("KB_TABLE_LAYOUT is %s but the database's chunks, postings and lexeme_stats are %s: "+
+			"run `canon migrate up` with KB_TABLE_LAYOUT=%s to convert them (copies every row and rebuilds every index), "+
+			"or unset KB_TABLE_LAYOUT to use the database as it is", cfg.TableLayout, stored, cfg.TableLayout)
+	}
+	cfg.TableLayout = stored
 	return nil
 }
 

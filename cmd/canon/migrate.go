@@ -22,7 +22,10 @@ The embedding dimension of the schema is fixed at migration time by KB_EMBEDDING
 stored: a new database is migrated with it (vector when unset), and "up" converts an
 existing database to it when it is set and differs (the chunks are rewritten and their
 HNSW indexes built again: minutes at a million chunks). "up" also builds an index a
-killed bulk ingest left deferred.`,
+killed bulk ingest left deferred. KB_TABLE_LAYOUT (single or partitioned) lays chunks,
+postings and lexeme_stats out as one table each or as a partition per project, the same
+way: a new database gets it (single when unset), "up" converts an existing one (every
+row copied, every index built again).`,
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: []string{"up", "down", "status"},
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -47,8 +50,20 @@ killed bulk ingest left deferred.`,
 			if len(built) > 0 {
 				fmt.Fprintf(cmd.OutOrStdout(), "built %s, which an interrupted bulk load had left unbuilt\n", strings.Join(ingest.IndexNames(built), ", "))
 			}
-			if err != nil || cfg.VectorType == "" {
+			if err != nil {
 				return err
+			}
+			if cfg.TableLayout != "" {
+				changed, took, err := ingest.SetTableLayout(ctx, pool, cfg.TableLayout, bulkPolicy(cfg))
+				if err != nil {
+					return err
+				}
+				if changed {
+					fmt.Fprintf(cmd.OutOrStdout(), "chunks, postings and lexeme_stats are now %s (converted, indexes rebuilt, in %s)\n", cfg.TableLayout, took.Round(time.Millisecond))
+				}
+			}
+			if cfg.VectorType == "" {
+				return nil
 			}
 			changed, took, err := ingest.SetVectorType(ctx, pool, cfg.VectorType, bulkPolicy(cfg))
 			if changed {

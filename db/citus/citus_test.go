@@ -28,12 +28,13 @@ import (
 
 // notDistributed names every table that carries no project_id, and why.
 var notDistributed = map[string]string{
-	"projects":         "reference: the tenants themselves; maps a project key to project_id on every request",
-	"text_languages":   "reference: maps a language to its text-search configuration for every chunk insert and question",
-	"api_keys":         "reference: authenticates a request before its project is known; a key may name several projects",
-	"goose_db_version": "local: the migration tool's bookkeeping",
-	"deferred_indexes": "local: the bulk load's note of an index to rebuild",
-	"audit_log":        "local: authorization decisions, written before or without a project",
+	"projects":          "reference: the tenants themselves; maps a project key to project_id on every request",
+	"text_languages":    "reference: maps a language to its text-search configuration for every chunk insert and question",
+	"api_keys":          "reference: authenticates a request before its project is known; a key may name several projects",
+	"goose_db_version":  "local: the migration tool's bookkeeping",
+	"deferred_indexes":  "local: the bulk load's note of an index to rebuild",
+	"partition_indexes": "local: the definitions each project's partitions are indexed from (KB_TABLE_LAYOUT=partitioned)",
+	"audit_log":         "local: authorization decisions, written before or without a project",
 }
 
 // crossProject names the sqlc queries that may read a distributed table without

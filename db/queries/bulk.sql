@@ -39,3 +39,8 @@ SELECT set_config('maintenance_work_mem', sqlc.arg(memory)::text, true),
 -- Stores chunks.embedding as vector or halfvec, rebuilding the indexes over it
 -- (migration 00040); false when it is stored so already.
 SELECT chunks_embedding_set_type(sqlc.arg(target)::text)::boolean AS changed;
+
+-- name: TableLayoutSet :one
+-- Lays chunks, postings and lexeme_stats out as single tables or partitioned
+-- by project (migration 00052); false when they are so already.
+SELECT canon_set_table_layout(sqlc.arg(target)::text)::boolean AS changed;

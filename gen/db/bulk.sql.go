@@ -137,3 +137,16 @@ func (q *Queries) IndexDefinition(ctx context.Context, name string) (string, err
 	err := row.Scan(&definition)
 	return definition, err
 }
+
+const tableLayoutSet = `-- name: TableLayoutSet :one
+SELECT canon_set_table_layout($1::text)::boolean AS changed
+`
+
+// Lays chunks, postings and lexeme_stats out as single tables or partitioned
+// by project (migration 00052); false when they are so already.
+func (q *Queries) TableLayoutSet(ctx context.Context, target string) (bool, error) {
+	row := q.db.QueryRow(ctx, tableLayoutSet, target)
+	var changed bool
+	err := row.Scan(&changed)
+	return changed, err
+}

@@ -183,6 +183,12 @@ type LifecycleAudit struct {
 	After      []byte
 }
 
+type PartitionIndex struct {
+	TableName  string
+	Name       string
+	Definition string
+}
+
 type Posting struct {
 	ProjectID int64
 	Lexeme    string

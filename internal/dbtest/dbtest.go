@@ -166,6 +166,7 @@ func ensureTemplate(ctx context.Context, conn *pgx.Conn, admin string) (string, 
 	}
 	h.Write([]byte(os.Getenv("KB_EMBEDDING_DIM")))
 	h.Write([]byte(os.Getenv("KB_VECTOR_TYPE")))
+	h.Write([]byte(os.Getenv("KB_TABLE_LAYOUT")))
 	name := "canon_template_" + hex.EncodeToString(h.Sum(nil))[:16]
 
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock(872364)"); err != nil {

@@ -1,0 +1,134 @@
+package ingest_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/canonkb/canon/ingest"
+)
+
+// layoutOf reads the table layout the database records (migration 00052).
+func layoutOf(t *testing.T, pool *pgxpool.Pool) string {
+	t.Helper()
+	return scalar[string](t, pool, "SELECT canon_table_layout()")
+}
+
+// partitionsOf lists the partitions of chunks, postings and lexeme_stats.
+func partitionsOf(t *testing.T, pool *pgxpool.Pool) []string {
+	t.Helper()
+	return queryStrings(t, pool, `SELECT i.inhrelid::regclass::text FROM pg_inherits i
+		WHERE i.inhparent IN ('chunks'::regclass, 'postings'::regclass, 'lexeme_stats'::regclass) ORDER BY 1`)
+}
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }
+
+// Converting to the partitioned layout and back keeps every derived row, the
+// ids and their sequence, the keys, triggers and indexes (the per-partition
+// ones named after the table's); a project made while partitioned gets its
+// partitions, and ingests into them keep the statistics exact.
+func TestTableLayoutConversion(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	in, pool := newIngester(t)
+	handbook, err := ingest.ReadDirs([]string{"../examples/handbook"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, in, "a", true, handbook...)
+	run(t, in, "b", true, file("b.md", "# B\n\nBeta runs KB_RRF_K.\n"))
+	if layoutOf(t, pool) != "single" && layoutOf(t, pool) != "partitioned" {
+		t.Fatalf("layout %q", layoutOf(t, pool))
+	}
+	start := layoutOf(t, pool)
+	other := map[string]string{"single": "partitioned", "partitioned": "single"}[start]
+	want := derivedRows(t, pool)
+	wantIDs := queryStrings(t, pool, "SELECT id::text FROM chunks ORDER BY id")
+	constraints := func() []string {
+		return queryStrings(t, pool, `SELECT conrelid::regclass || ' ' || conname || ' ' || pg_get_constraintdef(oid)
+			FROM pg_constraint WHERE conrelid IN ('chunks'::regclass, 'postings'::regclass, 'lexeme_stats'::regclass) ORDER BY 1`)
+	}
+	triggers := func() []string {
+		return queryStrings(t, pool, `SELECT pg_get_triggerdef(oid) FROM pg_trigger
+			WHERE tgrelid IN ('chunks'::regclass, 'postings'::regclass, 'lexeme_stats'::regclass) AND NOT tgisinternal ORDER BY 1`)
+	}
+	wantConstraints, wantTriggers := constraints(), triggers()
+
+	for _, target := range []string{other, start} {
+		changed, _, err := ingest.SetTableLayout(ctx, pool, target, bulkEverything)
+		if err != nil || !changed {
+			t.Fatalf("SetTableLayout(%s) = %v, %v", target, changed, err)
+		}
+		if got := layoutOf(t, pool); got != target {
+			t.Fatalf("layout %s after converting to %s", got, target)
+		}
+		compareDerived(t, "converted to "+target, want, derivedRows(t, pool))
+		checkStats(t, pool)
+		if got := queryStrings(t, pool, "SELECT id::text FROM chunks ORDER BY id"); !slices.Equal(got, wantIDs) {
+			t.Errorf("%s: chunk ids changed", target)
+		}
+		if got := constraints(); !slices.Equal(got, wantConstraints) {
+			t.Errorf("%s: constraints\n%s\nwant\n%s", target, strings.Join(got, "\n"), strings.Join(wantConstraints, "\n"))
+		}
+		if got := triggers(); !slices.Equal(got, wantTriggers) {
+			t.Errorf("%s: triggers\n%s\nwant\n%s", target, strings.Join(got, "\n"), strings.Join(wantTriggers, "\n"))
+		}
+		parts := partitionsOf(t, pool)
+		if target == "partitioned" {
+			a := scalar[int64](t, pool, "SELECT id FROM projects WHERE project_key = 'a'")
+			for _, tbl := range []string{"chunks", "postings", "lexeme_stats"} {
+				if name := tbl + "_p" + itoa(a); !slices.Contains(parts, name) {
+					t.Errorf("partitions %v lack %s of project a", parts, name)
+				}
+			}
+			hnsw := queryStrings(t, pool, `SELECT indexdef FROM pg_indexes WHERE indexname = $1`, "chunks_p"+itoa(a)+"_embedding_hnsw")
+			if len(hnsw) != 1 || !strings.Contains(hnsw[0], "ON public.chunks_p"+itoa(a)+" USING hnsw (embedding vector_cosine_ops)") {
+				t.Errorf("project a's HNSW index: %v", hnsw)
+			}
+			// A new project gets its partitions, and its rows land in them.
+			run(t, in, "c", true, file("c.md", "# C\n\nGamma runs KB_RRF_K too.\n"))
+			c := scalar[int64](t, pool, "SELECT id FROM projects WHERE project_key = 'c'")
+			if n := scalar[int64](t, pool, "SELECT count(*) FROM chunks_p"+itoa(c)); n == 0 {
+				t.Error("project c's chunks are not in chunks_p<c>")
+			}
+			checkStats(t, pool)
+			if _, err := pool.Exec(ctx, "DELETE FROM projects WHERE id = $1", c); err != nil {
+				t.Fatal(err)
+			}
+		} else if len(parts) != 0 {
+			t.Errorf("single layout has partitions %v", parts)
+		}
+	}
+	// The identity continues after the largest id (the sequence moved with the table).
+	last := scalar[int64](t, pool, "SELECT max(id) FROM chunks")
+	run(t, in, "d", true, file("d.md", "# D\n\nDelta runs KB_RRF_K.\n"))
+	if n := scalar[int64](t, pool, "SELECT count(*) FROM chunks WHERE id > $1", last); n != 1 {
+		t.Errorf("%d chunks after the largest id %d; want the new one", n, last)
+	}
+
+	if changed, _, err := ingest.SetTableLayout(ctx, pool, start, bulkEverything); err != nil || changed {
+		t.Errorf("converting to the layout it has: %v, %v; want no change", changed, err)
+	}
+	if _, _, err := ingest.SetTableLayout(ctx, pool, "sharded", bulkEverything); err == nil || !strings.Contains(err.Error(), "KB_TABLE_LAYOUT must be single or partitioned") {
+		t.Errorf("SetTableLayout(sharded): %v", err)
+	}
+	live, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Release()
+	if _, err := live.Exec(ctx, "SELECT pg_advisory_lock(hashtextextended('canon.bulk', 0))"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ingest.SetTableLayout(ctx, pool, other, bulkEverything); !errors.Is(err, ingest.ErrBulkLoadRunning) {
+		t.Errorf("converting during a bulk load: %v; want ErrBulkLoadRunning", err)
+	}
+	if _, err := live.Exec(ctx, "SELECT pg_advisory_unlock(hashtextextended('canon.bulk', 0))"); err != nil {
+		t.Fatal(err)
+	}
+}
