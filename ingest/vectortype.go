@@ -13,7 +13,6 @@ import (
 	db "github.com/canonkb/canon/gen/db"
 )
 
-
 // ErrBulkLoadRunning is SetVectorType or SetTableLayout refusing to run beside a bulk load.
 var ErrBulkLoadRunning = errors.New("a bulk ingest is running (it holds the 'canon.bulk' lock): convert the database when it has ended")
 
