@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -348,5 +349,15 @@ func TestParseFilters(t *testing.T) {
 	}
 	if _, err := ParseFilters(RawFilters{DocIDsMode: "pin"}); err == nil {
 		t.Error("unknown doc_ids_mode should fail")
+	}
+	keys := make([]string, MaxProjectKeys+1)
+	for i := range keys {
+		keys[i] = "p" + strconv.Itoa(i)
+	}
+	if _, err := ParseFilters(RawFilters{ProjectKeys: keys[:MaxProjectKeys]}); err != nil {
+		t.Errorf("%d project keys: %v", MaxProjectKeys, err)
+	}
+	if _, err := ParseFilters(RawFilters{ProjectKeys: keys}); !IsInvalid(err) || !strings.Contains(err.Error(), "the limit is 16") {
+		t.Errorf("%d project keys: %v; want invalid", len(keys), err)
 	}
 }

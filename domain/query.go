@@ -62,6 +62,11 @@ func (f Filters) RestrictsDocuments() bool {
 // question names a handful, and each value costs the ranking statement.
 const MaxFilterValues = 100
 
+// MaxProjectKeys bounds the projects one search names: the ranking statement
+// spells the project ids as that many slots (canon_project_slots, migration
+// 00054), the form whose generic plan prunes other projects' partitions.
+const MaxProjectKeys = 16
+
 // RawFilters is Filters as a request spells them, before validation.
 type RawFilters struct {
 	ProjectKeys, Tags, SourceTypes, CanonicalTypes, Statuses, EvidenceTiers, DocIDs []string
@@ -118,6 +123,9 @@ func ParseFilters(r RawFilters) (Filters, error) {
 	keys := slices.Clone(r.ProjectKeys)
 	if r.ProjectKey != "" && !slices.Contains(keys, r.ProjectKey) {
 		keys = append(keys, r.ProjectKey)
+	}
+	if len(keys) > MaxProjectKeys {
+		return f, invalid("a search names %d projects; the limit is %d", len(keys), MaxProjectKeys)
 	}
 	for _, list := range [][]string{keys, r.Tags, r.SourceTypes, r.CanonicalTypes, r.Statuses, r.EvidenceTiers, r.DocIDs} {
 		if len(list) > MaxFilterValues {

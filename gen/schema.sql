@@ -1251,6 +1251,15 @@ BEGIN
 END
 $$;
 
+-- db/migrations/00054_project_slots.sql
+CREATE FUNCTION canon_project_slots(ids bigint[]) RETURNS bigint[]
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT ARRAY[
+           ids[1], ids[2], ids[3], ids[4], ids[5], ids[6], ids[7], ids[8],
+           ids[9], ids[10], ids[11], ids[12], ids[13], ids[14], ids[15], ids[16]
+    ]
+$$;
+
 -- db/migrations/00060_drop_english_only_analysis.sql
 -- The English-only canon_tsvector(text) and canon_query_terms(text) of
 -- migrations 00001 and 00008: since 00046 every chunk and question is analysed

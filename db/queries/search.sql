@@ -9,6 +9,10 @@
 -- hnsw.ef_search and hnsw.iterative_scan (`canon search --sql` prints the whole
 -- thing with every parameter bound, ready for psql and EXPLAIN ANALYZE). The
 -- measurements behind the comments below are in bench/results/ranking_statement.md.
+-- Each scan of chunks, postings and lexeme_stats also names
+-- `project_id = ANY (canon_project_slots(project_ids))`, the form whose generic
+-- plan prunes the partitions of projects not searched (KB_TABLE_LAYOUT=partitioned,
+-- migration 00054).
 
 -- name: SearchRank :many
 WITH
@@ -97,7 +101,8 @@ term_stats AS (
                (row_number() OVER (ORDER BY t.lexeme) - 1)::integer AS idx
         FROM query_terms t
         CROSS JOIN corpus c
-        LEFT JOIN lexeme_stats s ON s.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND s.lexeme = t.lexeme
+        LEFT JOIN lexeme_stats s ON s.project_id = ANY (sqlc.arg(project_ids)::bigint[])
+            AND s.project_id = ANY (canon_project_slots(sqlc.arg(project_ids)::bigint[])) AND s.lexeme = t.lexeme
         GROUP BY t.lexeme, t.qtf, c.n
     ) AS x
 ),
@@ -112,6 +117,7 @@ listed_chunks AS MATERIALIZED (
     FROM unnest(sqlc.arg(listed_document_ids)::bigint[]) AS l (id)
     JOIN documents d ON d.id = l.id
     JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
+        AND c.project_id = ANY (canon_project_slots(sqlc.arg(project_ids)::bigint[]))
     WHERE sqlc.arg(listed)::boolean
       AND d.project_id = ANY (sqlc.arg(project_ids)::bigint[])
       AND canon_document_matches(d, tags => sqlc.arg(tags)::text[],
@@ -147,6 +153,7 @@ vector_leg AS (
          WHERE sqlc.arg(semantic_enabled)::boolean AND NOT sqlc.arg(filtered)::boolean
            AND NOT sqlc.arg(listed)::boolean
            AND c.project_id = ANY (sqlc.arg(project_ids)::bigint[])
+           AND c.project_id = ANY (canon_project_slots(sqlc.arg(project_ids)::bigint[]))
          ORDER BY c.embedding <=> sqlc.arg(query_embedding)::vector
          LIMIT sqlc.arg(fanout)::integer)
         UNION ALL
@@ -156,6 +163,7 @@ vector_leg AS (
          WHERE sqlc.arg(semantic_enabled)::boolean AND sqlc.arg(filtered)::boolean
            AND NOT sqlc.arg(doc_ids_filter)::boolean AND NOT sqlc.arg(listed)::boolean
            AND c.project_id = ANY (sqlc.arg(project_ids)::bigint[])
+           AND c.project_id = ANY (canon_project_slots(sqlc.arg(project_ids)::bigint[]))
            AND d.project_id = ANY (sqlc.arg(project_ids)::bigint[])
            AND canon_document_matches(d, tags => sqlc.arg(tags)::text[],
                source_types => sqlc.arg(source_types)::text[], canonical_types => sqlc.arg(canonical_types)::text[],
@@ -173,6 +181,7 @@ vector_leg AS (
         (SELECT c.id, c.embedding <=> sqlc.arg(query_embedding)::vector
          FROM documents d
          JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
+             AND c.project_id = ANY (canon_project_slots(sqlc.arg(project_ids)::bigint[]))
          WHERE sqlc.arg(semantic_enabled)::boolean AND sqlc.arg(filtered)::boolean
            AND sqlc.arg(doc_ids_filter)::boolean AND NOT sqlc.arg(listed)::boolean
            AND d.project_id = ANY (sqlc.arg(project_ids)::bigint[])
@@ -200,6 +209,7 @@ filtered_chunks AS MATERIALIZED (
     SELECT ch.id
     FROM documents d
     JOIN chunks ch ON ch.project_id = d.project_id AND ch.document_id = d.id
+        AND ch.project_id = ANY (canon_project_slots(sqlc.arg(project_ids)::bigint[]))
     WHERE sqlc.arg(filtered)::boolean AND sqlc.arg(fts_enabled)::boolean AND NOT sqlc.arg(listed)::boolean
       AND d.project_id = ANY (sqlc.arg(project_ids)::bigint[])
       AND canon_document_matches(d, tags => sqlc.arg(tags)::text[],
@@ -244,6 +254,7 @@ keyword_scored AS (
             SELECT p.chunk_id, p.tf, p.tf_heading, p.length
             FROM postings p
             WHERE p.project_id = pr.id AND p.lexeme = t.lexeme
+              AND p.project_id = ANY (canon_project_slots(sqlc.arg(project_ids)::bigint[]))
             -- chunk_id: which of equal-impact postings make the limit never depends
             -- on where they sit on disk (migration 00010).
             ORDER BY p.impact DESC, p.chunk_id
@@ -258,7 +269,8 @@ keyword_scored AS (
                           sqlc.arg(bm25_delta)::float8, sqlc.arg(bm25_k3)::float8)
         FROM term_stats t
         CROSS JOIN corpus c
-        JOIN postings p ON p.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND p.lexeme = t.lexeme
+        JOIN postings p ON p.project_id = ANY (sqlc.arg(project_ids)::bigint[])
+            AND p.project_id = ANY (canon_project_slots(sqlc.arg(project_ids)::bigint[])) AND p.lexeme = t.lexeme
         WHERE sqlc.arg(fts_enabled)::boolean AND sqlc.arg(filtered)::boolean AND sqlc.arg(doc_ids_filter)::boolean
           AND NOT sqlc.arg(listed)::boolean
           AND p.chunk_id IN (SELECT fc.id FROM filtered_chunks fc)
@@ -273,6 +285,7 @@ keyword_scored AS (
         CROSS JOIN LATERAL (
             SELECT p.tf, p.tf_heading, p.length FROM postings p
             WHERE p.chunk_id = lc.chunk_id AND p.lexeme = t.lexeme AND p.project_id = lc.project_id
+              AND p.project_id = ANY (canon_project_slots(sqlc.arg(project_ids)::bigint[]))
             LIMIT 1
         ) AS p
         WHERE sqlc.arg(fts_enabled)::boolean AND (lc.lexeme_bloom & t.bloom_bits) = t.bloom_bits
@@ -297,7 +310,8 @@ keyword_top AS (
          JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
          WHERE NOT sqlc.arg(access_all)::boolean AND NOT sqlc.arg(filtered)::boolean
            AND NOT sqlc.arg(listed)::boolean
-           AND c.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND c.id = ks.chunk_id
+           AND c.project_id = ANY (sqlc.arg(project_ids)::bigint[])
+           AND c.project_id = ANY (canon_project_slots(sqlc.arg(project_ids)::bigint[])) AND c.id = ks.chunk_id
            AND canon_document_visible(d, sqlc.arg(access_all)::boolean, sqlc.arg(access_groups)::text[])
          LIMIT 1)
     ) AS visible_chunk
@@ -319,6 +333,7 @@ mention_leg AS (
     SELECT c.id AS chunk_id
     FROM documents d
     JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
+        AND c.project_id = ANY (canon_project_slots(sqlc.arg(project_ids)::bigint[]))
     WHERE cardinality(sqlc.arg(mentioned)::text[]) > 0
       AND d.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND d.slug = ANY (sqlc.arg(mentioned)::text[])
       AND (NOT sqlc.arg(listed)::boolean OR d.id = ANY (sqlc.arg(listed_document_ids)::bigint[]))
@@ -351,7 +366,8 @@ candidate_chunks AS MATERIALIZED (
                 THEN c.embedding <=> sqlc.arg(query_embedding)::vector
            END AS distance
     FROM candidate_ids ci
-    JOIN chunks c ON c.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND c.id = ci.chunk_id
+    JOIN chunks c ON c.project_id = ANY (sqlc.arg(project_ids)::bigint[])
+        AND c.project_id = ANY (canon_project_slots(sqlc.arg(project_ids)::bigint[])) AND c.id = ci.chunk_id
 ),
 -- Each candidate with its rank in the leg(s) that found it (RRF counts those
 -- only) and its exact BM25, whichever leg found it, with the number of query
@@ -389,6 +405,7 @@ candidates AS (
         CROSS JOIN LATERAL (
             SELECT p.tf, p.tf_heading, p.length FROM postings p
             WHERE p.chunk_id = cc.chunk_id AND p.lexeme = t.lexeme AND p.project_id = cc.project_id
+              AND p.project_id = ANY (canon_project_slots(sqlc.arg(project_ids)::bigint[]))
             LIMIT 1
         ) AS p
         WHERE NOT t.complete AND (coalesce(ks.found, 0) & t.bit) = 0
@@ -590,7 +607,8 @@ term_stats AS (
            ln(1 + (c.n - coalesce(sum(s.df), 0) + 0.5) / (coalesce(sum(s.df), 0) + 0.5)) AS idf
     FROM query_terms t
     CROSS JOIN corpus c
-    LEFT JOIN lexeme_stats s ON s.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND s.lexeme = t.lexeme
+    LEFT JOIN lexeme_stats s ON s.project_id = ANY (sqlc.arg(project_ids)::bigint[])
+        AND s.project_id = ANY (canon_project_slots(sqlc.arg(project_ids)::bigint[])) AND s.lexeme = t.lexeme
     GROUP BY t.lexeme, t.qtf, c.n
 )
 SELECT p.chunk_id, t.lexeme::text AS lexeme,
@@ -599,6 +617,7 @@ SELECT p.chunk_id, t.lexeme::text AS lexeme,
                           sqlc.arg(bm25_delta)::float8, sqlc.arg(bm25_k3)::float8) AS score
 FROM term_stats t
 CROSS JOIN corpus c
-JOIN postings p ON p.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND p.lexeme = t.lexeme
+JOIN postings p ON p.project_id = ANY (sqlc.arg(project_ids)::bigint[])
+    AND p.project_id = ANY (canon_project_slots(sqlc.arg(project_ids)::bigint[])) AND p.lexeme = t.lexeme
 WHERE p.chunk_id = ANY (sqlc.arg(chunk_ids)::bigint[])
 ORDER BY p.chunk_id, score DESC, t.lexeme;

@@ -78,7 +78,8 @@ term_stats AS (
                (row_number() OVER (ORDER BY t.lexeme) - 1)::integer AS idx
         FROM query_terms t
         CROSS JOIN corpus c
-        LEFT JOIN lexeme_stats s ON s.project_id = ANY ($4::bigint[]) AND s.lexeme = t.lexeme
+        LEFT JOIN lexeme_stats s ON s.project_id = ANY ($4::bigint[])
+            AND s.project_id = ANY (canon_project_slots($4::bigint[])) AND s.lexeme = t.lexeme
         GROUP BY t.lexeme, t.qtf, c.n
     ) AS x
 ),
@@ -90,6 +91,7 @@ listed_chunks AS MATERIALIZED (
     FROM unnest($14::bigint[]) AS l (id)
     JOIN documents d ON d.id = l.id
     JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
+        AND c.project_id = ANY (canon_project_slots($4::bigint[]))
     WHERE $15::boolean
       AND d.project_id = ANY ($4::bigint[])
       AND canon_document_matches(d, tags => $8::text[],
@@ -122,6 +124,7 @@ vector_leg AS (
          WHERE $12::boolean AND NOT $27::boolean
            AND NOT $15::boolean
            AND c.project_id = ANY ($4::bigint[])
+           AND c.project_id = ANY (canon_project_slots($4::bigint[]))
          ORDER BY c.embedding <=> $13::vector
          LIMIT $28::integer)
         UNION ALL
@@ -131,6 +134,7 @@ vector_leg AS (
          WHERE $12::boolean AND $27::boolean
            AND NOT $23::boolean AND NOT $15::boolean
            AND c.project_id = ANY ($4::bigint[])
+           AND c.project_id = ANY (canon_project_slots($4::bigint[]))
            AND d.project_id = ANY ($4::bigint[])
            AND canon_document_matches(d, tags => $8::text[],
                source_types => $16::text[], canonical_types => $17::text[],
@@ -148,6 +152,7 @@ vector_leg AS (
         (SELECT c.id, c.embedding <=> $13::vector
          FROM documents d
          JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
+             AND c.project_id = ANY (canon_project_slots($4::bigint[]))
          WHERE $12::boolean AND $27::boolean
            AND $23::boolean AND NOT $15::boolean
            AND d.project_id = ANY ($4::bigint[])
@@ -173,6 +178,7 @@ filtered_chunks AS MATERIALIZED (
     SELECT ch.id
     FROM documents d
     JOIN chunks ch ON ch.project_id = d.project_id AND ch.document_id = d.id
+        AND ch.project_id = ANY (canon_project_slots($4::bigint[]))
     WHERE $27::boolean AND $9::boolean AND NOT $15::boolean
       AND d.project_id = ANY ($4::bigint[])
       AND canon_document_matches(d, tags => $8::text[],
@@ -199,6 +205,7 @@ keyword_scored AS (
             SELECT p.chunk_id, p.tf, p.tf_heading, p.length
             FROM postings p
             WHERE p.project_id = pr.id AND p.lexeme = t.lexeme
+              AND p.project_id = ANY (canon_project_slots($4::bigint[]))
             -- chunk_id: which of equal-impact postings make the limit never depends
             -- on where they sit on disk (migration 00010).
             ORDER BY p.impact DESC, p.chunk_id
@@ -213,7 +220,8 @@ keyword_scored AS (
                           $32::float8, $33::float8)
         FROM term_stats t
         CROSS JOIN corpus c
-        JOIN postings p ON p.project_id = ANY ($4::bigint[]) AND p.lexeme = t.lexeme
+        JOIN postings p ON p.project_id = ANY ($4::bigint[])
+            AND p.project_id = ANY (canon_project_slots($4::bigint[])) AND p.lexeme = t.lexeme
         WHERE $9::boolean AND $27::boolean AND $23::boolean
           AND NOT $15::boolean
           AND p.chunk_id IN (SELECT fc.id FROM filtered_chunks fc)
@@ -228,6 +236,7 @@ keyword_scored AS (
         CROSS JOIN LATERAL (
             SELECT p.tf, p.tf_heading, p.length FROM postings p
             WHERE p.chunk_id = lc.chunk_id AND p.lexeme = t.lexeme AND p.project_id = lc.project_id
+              AND p.project_id = ANY (canon_project_slots($4::bigint[]))
             LIMIT 1
         ) AS p
         WHERE $9::boolean AND (lc.lexeme_bloom & t.bloom_bits) = t.bloom_bits
@@ -248,7 +257,8 @@ keyword_top AS (
          JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
          WHERE NOT $25::boolean AND NOT $27::boolean
            AND NOT $15::boolean
-           AND c.project_id = ANY ($4::bigint[]) AND c.id = ks.chunk_id
+           AND c.project_id = ANY ($4::bigint[])
+           AND c.project_id = ANY (canon_project_slots($4::bigint[])) AND c.id = ks.chunk_id
            AND canon_document_visible(d, $25::boolean, $26::text[])
          LIMIT 1)
     ) AS visible_chunk
@@ -264,6 +274,7 @@ mention_leg AS (
     SELECT c.id AS chunk_id
     FROM documents d
     JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
+        AND c.project_id = ANY (canon_project_slots($4::bigint[]))
     WHERE cardinality($34::text[]) > 0
       AND d.project_id = ANY ($4::bigint[]) AND d.slug = ANY ($34::text[])
       AND (NOT $15::boolean OR d.id = ANY ($14::bigint[]))
@@ -291,7 +302,8 @@ candidate_chunks AS MATERIALIZED (
                 THEN c.embedding <=> $13::vector
            END AS distance
     FROM candidate_ids ci
-    JOIN chunks c ON c.project_id = ANY ($4::bigint[]) AND c.id = ci.chunk_id
+    JOIN chunks c ON c.project_id = ANY ($4::bigint[])
+        AND c.project_id = ANY (canon_project_slots($4::bigint[])) AND c.id = ci.chunk_id
 ),
 candidates AS (
     SELECT cc.chunk_id, cc.project_id, cc.document_id, cc.heading_lexemes, cc.language, v.vector_rank, cc.distance,
@@ -318,6 +330,7 @@ candidates AS (
         CROSS JOIN LATERAL (
             SELECT p.tf, p.tf_heading, p.length FROM postings p
             WHERE p.chunk_id = cc.chunk_id AND p.lexeme = t.lexeme AND p.project_id = cc.project_id
+              AND p.project_id = ANY (canon_project_slots($4::bigint[]))
             LIMIT 1
         ) AS p
         WHERE NOT t.complete AND (coalesce(ks.found, 0) & t.bit) = 0
@@ -593,6 +606,10 @@ type SearchRankRow struct {
 // hnsw.ef_search and hnsw.iterative_scan (`canon search --sql` prints the whole
 // thing with every parameter bound, ready for psql and EXPLAIN ANALYZE). The
 // measurements behind the comments below are in bench/results/ranking_statement.md.
+// Each scan of chunks, postings and lexeme_stats also names
+// `project_id = ANY (canon_project_slots(project_ids))`, the form whose generic
+// plan prunes the partitions of projects not searched (KB_TABLE_LAYOUT=partitioned,
+// migration 00054).
 // The text-search configurations that analyse the question: those of the
 // languages of the searched projects (their chunks' and their own), most chunks
 // first; the default language's for projects that have none yet. A project in
@@ -844,7 +861,8 @@ term_stats AS (
            ln(1 + (c.n - coalesce(sum(s.df), 0) + 0.5) / (coalesce(sum(s.df), 0) + 0.5)) AS idf
     FROM query_terms t
     CROSS JOIN corpus c
-    LEFT JOIN lexeme_stats s ON s.project_id = ANY ($6::bigint[]) AND s.lexeme = t.lexeme
+    LEFT JOIN lexeme_stats s ON s.project_id = ANY ($6::bigint[])
+        AND s.project_id = ANY (canon_project_slots($6::bigint[])) AND s.lexeme = t.lexeme
     GROUP BY t.lexeme, t.qtf, c.n
 )
 SELECT p.chunk_id, t.lexeme::text AS lexeme,
@@ -853,7 +871,8 @@ SELECT p.chunk_id, t.lexeme::text AS lexeme,
                           $4::float8, $5::float8) AS score
 FROM term_stats t
 CROSS JOIN corpus c
-JOIN postings p ON p.project_id = ANY ($6::bigint[]) AND p.lexeme = t.lexeme
+JOIN postings p ON p.project_id = ANY ($6::bigint[])
+    AND p.project_id = ANY (canon_project_slots($6::bigint[])) AND p.lexeme = t.lexeme
 WHERE p.chunk_id = ANY ($7::bigint[])
 ORDER BY p.chunk_id, score DESC, t.lexeme
 `
