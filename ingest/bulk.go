@@ -4,7 +4,10 @@ package ingest
 // builds the chunks' HNSW index once, after its rows are in, instead of
 // inserting every vector into it (at 100,000 chunks an insert cost about three
 // times its share of a build). See db/migrations/00035_deferred_indexes.sql for
-// how a load that dies half-way leaves the database.
+// how a load that dies half-way leaves the database. With the tables
+// partitioned by project (KB_TABLE_LAYOUT=partitioned, migration 00052) a load
+// drops and builds only the indexes of the partitions of the projects it loads:
+// the other projects' searches keep theirs.
 
 import (
 	"context"
@@ -30,9 +33,10 @@ type BulkPolicy struct {
 	// row (0: never defer).
 	MinChunks int `json:"min_chunks"`
 	// Ratio: a load must store at least Ratio times the chunks already in the
-	// database (every project: the index is shared), so the rebuild stays
-	// cheaper than the inserts it replaces and other projects' searches go
-	// without the index only while their data is the smaller part.
+	// database (every project: the index is shared; partitioned by project, the
+	// project's own), so the rebuild stays cheaper than the inserts it replaces
+	// and other projects' searches go without the index only while their data
+	// is the smaller part.
 	Ratio float64 `json:"ratio"`
 	// BuildMemory is maintenance_work_mem for the build (an HNSW build that
 	// outgrows it slows down several times).
@@ -62,6 +66,8 @@ func DefaultBulkPolicy() BulkPolicy {
 // evictions: 72,000 postings took 5–30 s with it and 0.3 s without. The
 // postings themselves and postings_chunk_lexeme (new chunk ids append at its
 // end; deletes by chunk need it) stay with the triggers.
+// Partitioned by project, they are each partition's own, named after these
+// (chunks_p<id>_embedding_hnsw).
 var deferrableIndexes = []string{"chunks_embedding_hnsw", "postings_lexeme_impact"}
 
 // applies says whether a load of chunks chunks, with stored chunks already in
@@ -83,7 +89,14 @@ func (p BulkPolicy) buildWorkers() int {
 type bulkScope struct {
 	lock pgx.Tx
 	pool *pgxpool.Pool
-	mu   sync.Mutex
+	// partitioned: the tables are partitioned by project, and the load defers
+	// the indexes of each project's partitions as its Ingest calls reach it,
+	// when chunks (what the load stores) is large next to that project.
+	partitioned bool
+	chunks      int
+	mu          sync.Mutex
+	// decided: projects whose partitions' indexes the load has deferred, or kept.
+	decided map[int64]bool
 	// staleMentions: projects whose rebuild the load's Ingest calls left to it.
 	staleMentions map[int64]bool
 }
@@ -122,7 +135,7 @@ type BulkResult struct {
 // projects' entity mentions are rebuilt once, at the end. Ingest calls inside
 // load do not decide on their own.
 func (in *Ingester) BulkLoad(ctx context.Context, chunks int, load func(ctx context.Context) error) (BulkResult, error) {
-	scope, err := in.startBulk(ctx, chunks)
+	scope, err := in.startBulk(ctx, chunks, 0)
 	if err != nil {
 		return BulkResult{}, err
 	}
@@ -134,7 +147,7 @@ func (in *Ingester) BulkLoad(ctx context.Context, chunks int, load func(ctx cont
 	loadErr := load(context.WithValue(ctx, bulkKey{}, scope))
 	var buildErr error
 	if scope.lock != nil {
-		res.Deferred = true
+		res.Deferred = scope.deferredAny()
 		res.IndexBuild, res.Built, buildErr = scope.finish(context.WithoutCancel(ctx), in.Bulk)
 	}
 	if loadErr != nil || buildErr != nil {
@@ -151,30 +164,65 @@ func (in *Ingester) BulkLoad(ctx context.Context, chunks int, load func(ctx cont
 	return res, nil
 }
 
-// startBulk begins a bulk load when the policy says a load of chunks chunks is
-// one and no other bulk load runs; nil otherwise.
-func (in *Ingester) startBulk(ctx context.Context, chunks int) (*bulkScope, error) {
-	if inBulk(ctx) || in.Bulk.MinChunks <= 0 || chunks < in.Bulk.MinChunks {
+// startBulk begins a bulk load when the policy says a load of chunks chunks
+// into project (0: BulkLoad's, whose projects its Ingest calls name) is one and
+// no other bulk load runs; nil otherwise. Inside a partitioned bulk load it
+// defers the project's partition indexes instead, once.
+func (in *Ingester) startBulk(ctx context.Context, chunks int, project int64) (*bulkScope, error) {
+	if scope := bulkOf(ctx); scope != nil {
+		if scope.lock != nil && scope.partitioned && project != 0 {
+			return nil, scope.deferProject(ctx, project, in.Bulk)
+		}
 		return nil, nil
 	}
-	stored, err := db.New(in.pool).ChunkCountAll(ctx)
+	if in.Bulk.MinChunks <= 0 || chunks < in.Bulk.MinChunks {
+		return nil, nil
+	}
+	q := db.New(in.pool)
+	layout, err := q.TableLayout(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("bulk load: %w", err)
 	}
-	if !in.Bulk.applies(chunks, stored) {
-		return nil, nil
+	partitioned := layout == "partitioned"
+	if !partitioned {
+		stored, err := q.ChunkCountAll(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("bulk load: %w", err)
+		}
+		if !in.Bulk.applies(chunks, stored) {
+			return nil, nil
+		}
+	} else if project != 0 {
+		stored, err := q.ChunkCountOf(ctx, project)
+		if err != nil {
+			return nil, fmt.Errorf("bulk load: %w", err)
+		}
+		if !in.Bulk.applies(chunks, stored) {
+			return nil, nil
+		}
 	}
 	lock, err := tryBulkLock(ctx, in.pool)
 	if err != nil || lock == nil {
 		// Another load holds it: this one stores with the index as it finds it.
 		return nil, err
 	}
-	scope := &bulkScope{lock: lock, pool: in.pool, staleMentions: map[int64]bool{}}
+	scope := &bulkScope{lock: lock, pool: in.pool, partitioned: partitioned, chunks: chunks,
+		decided: map[int64]bool{}, staleMentions: map[int64]bool{}}
 	// A dead load's index is built before this one defers it again, so the
 	// definition recorded is always the index's own.
 	if _, err := restoreDeferred(ctx, in.pool, in.Bulk); err != nil {
 		scope.release()
 		return nil, err
+	}
+	if partitioned {
+		if project == 0 {
+			return scope, nil
+		}
+		if err := scope.deferProject(ctx, project, in.Bulk); err != nil {
+			_, _, _ = scope.finish(context.WithoutCancel(ctx), in.Bulk)
+			return nil, err
+		}
+		return scope, nil
 	}
 	for _, name := range deferrableIndexes {
 		if err := deferIndex(ctx, in.pool, name); err != nil {
@@ -183,6 +231,52 @@ func (in *Ingester) startBulk(ctx context.Context, chunks int) (*bulkScope, erro
 		}
 	}
 	return scope, nil
+}
+
+// deferredAny says whether the load runs without some of its indexes: all of
+// them, or partitioned, those of at least one project.
+func (s *bulkScope) deferredAny() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.partitioned {
+		return true
+	}
+	for _, deferred := range s.decided {
+		if deferred {
+			return true
+		}
+	}
+	return false
+}
+
+// deferProject defers the indexes of a project's partitions, the first time the
+// load reaches the project, when the load is large next to what the project
+// holds (the policy's ratio); other projects keep theirs.
+func (s *bulkScope) deferProject(ctx context.Context, project int64, policy BulkPolicy) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.decided[project]; ok {
+		return nil
+	}
+	q := db.New(s.pool)
+	stored, err := q.ChunkCountOf(ctx, project)
+	if err != nil {
+		return fmt.Errorf("bulk load: %w", err)
+	}
+	s.decided[project] = policy.applies(s.chunks, stored)
+	if !s.decided[project] {
+		return nil
+	}
+	for _, index := range deferrableIndexes {
+		name, err := q.PartitionIndexName(ctx, db.PartitionIndexNameParams{ProjectID: project, Name: index})
+		if err != nil {
+			return fmt.Errorf("defer index %s of project %d: %w", index, project, err)
+		}
+		if err := deferIndex(ctx, s.pool, name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // deferIndex drops an index in the transaction that records its definition.

@@ -375,7 +375,7 @@ func (in *Ingester) ingestProject(ctx context.Context, project string, docs []pa
 
 	// A large load builds the vector index once, after its batches, instead of
 	// inserting into it (see BulkPolicy).
-	scope, err := in.startBulk(ctx, chunks)
+	scope, err := in.startBulk(ctx, chunks, projectID)
 	if err != nil {
 		return false, fmt.Errorf("project %s: %w", project, err)
 	}

@@ -132,3 +132,86 @@ func TestTableLayoutConversion(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Partitioned by project, a bulk load drops and builds the indexes of the
+// partitions of the projects it loads and no other's: another project's
+// search keeps its HNSW and postings indexes throughout (the same index, never
+// rebuilt). Inside BulkLoad each project is decided as its first Ingest call
+// reaches it.
+func TestBulkLoadRebuildsOnlyItsPartitions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	in, pool := newIngester(t)
+	if _, _, err := ingest.SetTableLayout(ctx, pool, "partitioned", bulkEverything); err != nil {
+		t.Fatal(err)
+	}
+	in.Workers = 1
+	in.Bulk.MinChunks = 0
+	run(t, in, "kept", true, synthetic(10, 0)...)
+	kept := scalar[int64](t, pool, "SELECT id FROM projects WHERE project_key = 'kept'")
+	oids := func(project int64) []string {
+		return queryStrings(t, pool, `SELECT indexrelid::regclass || ' ' || indexrelid::oid FROM pg_index
+			WHERE indrelid IN ($1::regclass, $2::regclass) ORDER BY 1`,
+			"chunks_p"+itoa(project), "postings_p"+itoa(project))
+	}
+	keptIndexes := oids(kept)
+	watch := func(loaded string) {
+		t.Helper()
+		// While loading: the loaded project's deferrable indexes are gone, the kept one's are there.
+		id := scalar[int64](t, pool, "SELECT id FROM projects WHERE project_key = $1", loaded)
+		names := queryStrings(t, pool, `SELECT indexname FROM pg_indexes WHERE indexname = ANY ($1) ORDER BY 1`,
+			[]string{"chunks_p" + itoa(id) + "_embedding_hnsw", "postings_p" + itoa(id) + "_lexeme_impact"})
+		if len(names) != 0 {
+			t.Errorf("loading %s: its indexes %v are there during the load", loaded, names)
+		}
+		if got := oids(kept); !slices.Equal(got, keptIndexes) {
+			t.Errorf("loading %s: project kept's indexes\n%v\nwant\n%v", loaded, got, keptIndexes)
+		}
+	}
+
+	in.Bulk = bulkEverything
+	in.Bulk.Ratio = 1
+	res, err := in.BulkLoad(ctx, 220, func(ctx context.Context) error {
+		for _, part := range [][]ingest.File{synthetic(10, 1)[:5], synthetic(10, 1)[5:]} {
+			if _, err := in.Ingest(ctx, part, ingest.Options{Project: "loaded"}); err != nil {
+				return err
+			}
+			watch("loaded")
+		}
+		return nil
+	})
+	if err != nil || !res.Deferred || len(res.Built) != 2 {
+		t.Fatalf("BulkLoad = %+v, %v; want the two indexes of project loaded built", res, err)
+	}
+	loaded := scalar[int64](t, pool, "SELECT id FROM projects WHERE project_key = 'loaded'")
+	for i, want := range []string{"chunks_p" + itoa(loaded) + "_embedding_hnsw", "postings_p" + itoa(loaded) + "_lexeme_impact"} {
+		if res.Built[i].Name != want {
+			t.Errorf("built %v; want %s", ingest.IndexNames(res.Built), want)
+		}
+	}
+	if got := oids(kept); !slices.Equal(got, keptIndexes) {
+		t.Errorf("project kept's indexes after the load\n%v\nwant\n%v", got, keptIndexes)
+	}
+	checkStats(t, pool)
+
+	// A load small next to what its project holds keeps the project's indexes.
+	loadedIndexes := oids(loaded)
+	res, err = in.BulkLoad(ctx, 1, func(ctx context.Context) error {
+		_, err := in.Ingest(ctx, []ingest.File{file("late.md", "# Late\n\nA late page about KB_RRF_K.\n")}, ingest.Options{Project: "loaded"})
+		return err
+	})
+	if err != nil || res.Deferred || len(res.Built) != 0 || !slices.Equal(oids(loaded), loadedIndexes) {
+		t.Errorf("a small load: %+v, %v; want no index rebuilt", res, err)
+	}
+	// A standalone Ingest decides for its own project the same way.
+	one, err := in.Ingest(ctx, synthetic(10, 2), ingest.Options{Project: "other"})
+	if err != nil || one.Steps.IndexBuild <= 0 {
+		t.Errorf("ingest of a new project: %+v, %v; want its partition's indexes built after the rows", one, err)
+	}
+	if got := oids(kept); !slices.Equal(got, keptIndexes) {
+		t.Errorf("project kept's indexes after the other load\n%v\nwant\n%v", got, keptIndexes)
+	}
+	if n := scalar[int64](t, pool, "SELECT count(*) FROM deferred_indexes"); n != 0 {
+		t.Errorf("%d indexes still deferred", n)
+	}
+}

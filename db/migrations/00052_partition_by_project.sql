@@ -44,19 +44,27 @@ LANGUAGE sql IMMUTABLE AS $$
 $$;
 -- +goose StatementEnd
 
--- canon_partition_index_create builds one recorded index on one project's
+-- canon_partition_index_name: index name of table tbl as it is on one project's
 -- partition: chunks_embedding_hnsw becomes chunks_p<id>_embedding_hnsw.
+-- +goose StatementBegin
+CREATE FUNCTION canon_partition_index_name(tbl text, name text, project_id bigint) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT canon_partition_name(tbl, project_id) || '_' || regexp_replace(name, '^' || tbl || '_', '')
+$$;
+-- +goose StatementEnd
+
+-- canon_partition_index_create builds the recorded indexes of tbl on one
+-- project's partition.
 -- +goose StatementBegin
 CREATE FUNCTION canon_partition_index_create(tbl text, project_id bigint) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
-    part text := canon_partition_name(tbl, project_id);
-    ix   record;
+    ix record;
 BEGIN
     FOR ix IN SELECT name, definition FROM partition_indexes WHERE table_name = tbl ORDER BY name LOOP
         EXECUTE regexp_replace(ix.definition, '^(CREATE (UNIQUE )?INDEX )\S+ ON (ONLY )?\S+ ',
-            '\1' || quote_ident(part || '_' || regexp_replace(ix.name, '^' || tbl || '_', '')) || ' ON '
-            || quote_ident(part) || ' ');
+            '\1' || quote_ident(canon_partition_index_name(tbl, ix.name, project_id)) || ' ON '
+            || quote_ident(canon_partition_name(tbl, project_id)) || ' ');
     END LOOP;
 END $$;
 -- +goose StatementEnd
@@ -233,5 +241,6 @@ SELECT canon_set_table_layout('${KB_TABLE_LAYOUT:-single}');
 SELECT canon_set_table_layout('single');
 DROP TRIGGER projects_partitions ON projects;
 DROP FUNCTION projects_partitions, canon_set_table_layout, canon_relayout, canon_partitions_create,
-    canon_partition_attach, canon_partition_index_create, canon_partition_name, canon_table_layout;
+    canon_partition_attach, canon_partition_index_create, canon_partition_index_name, canon_partition_name,
+    canon_table_layout;
 DROP TABLE partition_indexes;

@@ -6,6 +6,21 @@
 -- indexes already hold.
 SELECT coalesce(sum(chunk_count), 0)::bigint AS chunks FROM project_stats;
 
+-- name: ChunkCountOf :one
+-- Chunks of one project: in the partitioned layout a bulk load must be large
+-- next to its own partition only.
+SELECT coalesce(sum(chunk_count), 0)::bigint AS chunks FROM project_stats WHERE project_id = sqlc.arg(project_id);
+
+-- name: TableLayout :one
+-- single, or partitioned by project (migration 00052).
+SELECT canon_table_layout()::text AS layout;
+
+-- name: PartitionIndexName :one
+-- The name an index recorded in partition_indexes has on one project's
+-- partition (chunks_embedding_hnsw: chunks_p<id>_embedding_hnsw).
+SELECT canon_partition_index_name(p.table_name, p.name, sqlc.arg(project_id)::bigint)::text AS name
+FROM partition_indexes p WHERE p.name = sqlc.arg(name)::text;
+
 -- name: BulkTryLock :one
 -- Held by a bulk load for its whole run, by a transaction of its own left open
 -- until the load ends (its work runs in other transactions). A transaction-level

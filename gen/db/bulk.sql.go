@@ -41,6 +41,19 @@ func (q *Queries) ChunkCountAll(ctx context.Context) (int64, error) {
 	return chunks, err
 }
 
+const chunkCountOf = `-- name: ChunkCountOf :one
+SELECT coalesce(sum(chunk_count), 0)::bigint AS chunks FROM project_stats WHERE project_id = $1
+`
+
+// Chunks of one project: in the partitioned layout a bulk load must be large
+// next to its own partition only.
+func (q *Queries) ChunkCountOf(ctx context.Context, projectID int64) (int64, error) {
+	row := q.db.QueryRow(ctx, chunkCountOf, projectID)
+	var chunks int64
+	err := row.Scan(&chunks)
+	return chunks, err
+}
+
 const chunkEmbeddingSetType = `-- name: ChunkEmbeddingSetType :one
 SELECT chunks_embedding_set_type($1::text)::boolean AS changed
 `
@@ -136,6 +149,37 @@ func (q *Queries) IndexDefinition(ctx context.Context, name string) (string, err
 	var definition string
 	err := row.Scan(&definition)
 	return definition, err
+}
+
+const partitionIndexName = `-- name: PartitionIndexName :one
+SELECT canon_partition_index_name(p.table_name, p.name, $1::bigint)::text AS name
+FROM partition_indexes p WHERE p.name = $2::text
+`
+
+type PartitionIndexNameParams struct {
+	ProjectID int64
+	Name      string
+}
+
+// The name an index recorded in partition_indexes has on one project's
+// partition (chunks_embedding_hnsw: chunks_p<id>_embedding_hnsw).
+func (q *Queries) PartitionIndexName(ctx context.Context, arg PartitionIndexNameParams) (string, error) {
+	row := q.db.QueryRow(ctx, partitionIndexName, arg.ProjectID, arg.Name)
+	var name string
+	err := row.Scan(&name)
+	return name, err
+}
+
+const tableLayout = `-- name: TableLayout :one
+SELECT canon_table_layout()::text AS layout
+`
+
+// single, or partitioned by project (migration 00052).
+func (q *Queries) TableLayout(ctx context.Context) (string, error) {
+	row := q.db.QueryRow(ctx, tableLayout)
+	var layout string
+	err := row.Scan(&layout)
+	return layout, err
 }
 
 const tableLayoutSet = `-- name: TableLayoutSet :one
