@@ -151,16 +151,25 @@ func migrations(ctx context.Context, pool *pgxpool.Pool) Check {
 func indexes(ctx context.Context, pool *pgxpool.Pool) Check {
 	const name = "indexes present and valid"
 	var total, hnsw int
-	var invalid []string
+	var invalid, bare []string
+	// Partitioned by project (KB_TABLE_LAYOUT), the HNSW index is each
+	// partition's own, made from the definition partition_indexes records.
 	err := pool.QueryRow(ctx, `
 		SELECT count(*)::int,
-		       (count(*) FILTER (WHERE am.amname = 'hnsw' AND i.indrelid = to_regclass('chunks')))::int,
-		       coalesce(array_agg(c.relname ORDER BY c.relname) FILTER (WHERE NOT i.indisvalid), '{}')
+		       (count(*) FILTER (WHERE am.amname = 'hnsw' AND i.indrelid = to_regclass('chunks')))::int
+		       + (SELECT count(*) FROM partition_indexes p WHERE p.table_name = 'chunks' AND p.definition LIKE '% USING hnsw %')::int,
+		       coalesce(array_agg(c.relname ORDER BY c.relname) FILTER (WHERE NOT i.indisvalid), '{}'),
+		       ARRAY(SELECT h.inhrelid::regclass::text FROM pg_inherits h
+		             WHERE h.inhparent = to_regclass('chunks')
+		               AND NOT EXISTS (SELECT FROM pg_index x JOIN pg_class xc ON xc.oid = x.indexrelid
+		                               JOIN pg_am xa ON xa.oid = xc.relam
+		                               WHERE x.indrelid = h.inhrelid AND xa.amname = 'hnsw')
+		             ORDER BY 1)
 		FROM pg_index i
 		JOIN pg_class c ON c.oid = i.indexrelid
 		JOIN pg_namespace n ON n.oid = c.relnamespace
 		JOIN pg_am am ON am.oid = c.relam
-		WHERE n.nspname = current_schema()`).Scan(&total, &hnsw, &invalid)
+		WHERE n.nspname = current_schema()`).Scan(&total, &hnsw, &invalid, &bare)
 	switch {
 	case err != nil:
 		return dbFailure(name, err)
@@ -170,6 +179,9 @@ func indexes(ctx context.Context, pool *pgxpool.Pool) Check {
 	case hnsw == 0:
 		return Check{Name: name, Status: Fail, Detail: "no HNSW index on chunks.embedding",
 			Action: "run `canon migrate up`; vector search scans every chunk without it"}
+	case len(bare) > 0:
+		return Check{Name: name, Status: Fail, Detail: "no HNSW index on the partitions " + strings.Join(bare, ", "),
+			Action: "run `canon migrate up` (it builds an index an interrupted bulk load left unbuilt); vector search scans those projects' chunks without it"}
 	}
 	return Check{Name: name, Status: OK, Detail: fmt.Sprintf("%d indexes, all valid", total)}
 }

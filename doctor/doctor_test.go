@@ -102,9 +102,13 @@ func noHNSW(t testing.TB) *pgxpool.Pool {
 	_, err := pool.Exec(context.Background(), `
 		DO $$ DECLARE i text; BEGIN
 		  FOR i IN SELECT c.relname FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid JOIN pg_am a ON a.oid = c.relam
-		           WHERE x.indrelid = 'chunks'::regclass AND a.amname = 'hnsw' LOOP
+		           WHERE (x.indrelid = 'chunks'::regclass
+		                  OR x.indrelid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = 'chunks'::regclass))
+		             AND a.amname = 'hnsw' LOOP
 		    EXECUTE format('DROP INDEX %I', i);
 		  END LOOP;
+		  -- Partitioned (KB_TABLE_LAYOUT), the definitions new partitions get theirs from.
+		  DELETE FROM partition_indexes WHERE definition LIKE '% USING hnsw %';
 		END $$`)
 	if err != nil {
 		t.Fatal(err)
