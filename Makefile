@@ -89,10 +89,21 @@ vet:
 .PHONY: test
 test: go db ingest-tools pgbouncer-tools vet lint check-generated ## everything CI runs: database, vet, lint, codegen drift, go test -race, browser tests, Node clients
 	$(GO) test -race -count=1 ./...
+	$(MAKE) --no-print-directory test-partitioned
 	@scripts/fuzz.sh $(FUZZTIME_TEST)
 	$(MAKE) --no-print-directory scenarios
 	$(MAKE) --no-print-directory web-check web-test
 	$(MAKE) --no-print-directory clients-test
+
+# The packages whose tests depend on how chunks, postings and lexeme_stats are
+# laid out, again on databases migrated with KB_TABLE_LAYOUT=partitioned (a
+# template of their own): the golden rankings must not move, the bulk path
+# must rebuild only its projects' partitions. The whole suite runs with the
+# default layout above.
+PARTITIONED_PACKAGES ?= ./search/ ./hierarchy/ ./ingest/ ./doctor/ ./db/citus/
+.PHONY: test-partitioned
+test-partitioned: go db ## the ranking, hierarchy, ingest, doctor and Citus-rule tests with KB_TABLE_LAYOUT=partitioned
+	KB_TABLE_LAYOUT=partitioned $(GO) test -race -count=1 $(PARTITIONED_PACKAGES)
 
 # The web chat (web/) is built by Vite and its bundle web/dist is committed, like
 # gen/, so `go build` embeds it without Node; web-check rebuilds it and fails on drift.
