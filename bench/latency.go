@@ -9,6 +9,8 @@ package bench
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -66,6 +68,12 @@ type LatencyOptions struct {
 	// VectorType, when set, stores the chunks' embeddings as vector or halfvec
 	// first (converting a loaded corpus in place); empty: as the database has them.
 	VectorType string
+	// Projects splits Chunks over that many projects, each a corpus of its own
+	// (seeds Seed, Seed+1, …); the searches measure the first. 0 or 1: one.
+	Projects int
+	// TableLayout, when set, lays chunks, postings and lexeme_stats out single
+	// or partitioned by project first (converting a loaded database in place).
+	TableLayout string
 	// ReportName names the files WriteFiles writes (default "latency").
 	ReportName string
 	// Log receives progress lines; nil discards them.
@@ -136,6 +144,15 @@ type LatencyLoad struct {
 	// the time this run took to convert it to that type (0: no conversion).
 	VectorType     string  `json:"vector_type"`
 	VectorConvertS float64 `json:"vector_convert_s,omitempty"`
+	// Projects in the database, each of Chunks chunks; the searches name the first.
+	Projects int `json:"projects"`
+	// TableLayout is single or partitioned (by project); TableConvertS the time
+	// this run took to convert to it (0: no conversion).
+	TableLayout   string  `json:"table_layout"`
+	TableConvertS float64 `json:"table_convert_s,omitempty"`
+	// ResultDigest hashes the chunk ids canon/weighted returns for the first
+	// questions, in order: two runs (two layouts) with the same digest ranked alike.
+	ResultDigest string `json:"result_digest,omitempty"`
 	// HNSW rebuild of chunks_embedding_hnsw on the loaded table.
 	HNSWBuildS float64          `json:"hnsw_build_s,omitempty"`
 	HNSWIndex  string           `json:"hnsw_index_def"`
@@ -210,9 +227,35 @@ type LatencyMemory struct {
 	Note               string  `json:"note,omitempty"`
 }
 
+// perProject is the chunks of each project's corpus.
+func (o *LatencyOptions) perProject() int { return o.Chunks / max(o.Projects, 1) }
+
+// resultDigest runs canon/weighted's search (graph step off) for each question
+// and hashes the chunk ids of the pages, in order.
+func resultDigest(ctx context.Context, s LatencySetup, rep *LatencyReport, queries []string) (string, error) {
+	h := sha256.New()
+	for _, q := range queries {
+		opts := domain.SearchOptions{Limit: rep.Limit, Fusion: domain.FusionWeighted}
+		opts.GraphExpansion, opts.RejectedInjection = new(false), new(false)
+		res, err := s.Searcher.Search(ctx, &domain.SearchRequest{Query: q,
+			Filters: domain.RawFilters{ProjectKeys: []string{rep.Project}}, Options: opts})
+		if err != nil {
+			return "", fmt.Errorf("result digest: %w", err)
+		}
+		for _, hit := range res.Primary {
+			fmt.Fprintf(h, "%d ", hit.ChunkID)
+		}
+		fmt.Fprintln(h)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
 func (o *LatencyOptions) defaults() {
 	if o.Chunks == 0 {
 		o.Chunks = 100000
+	}
+	if o.Projects < 1 {
+		o.Projects = 1
 	}
 	if len(o.Concurrency) == 0 {
 		o.Concurrency = []int{1, 4, 16}
@@ -243,7 +286,7 @@ func Latency(ctx context.Context, s LatencySetup, o LatencyOptions) (*LatencyRep
 	rep := &LatencyReport{
 		Started: time.Now().UTC(), Commit: s.Commit, Profile: s.Profile,
 		Embedder:    fmt.Sprintf("%s/%d", s.Embedder.Name(), s.Embedder.Dim()),
-		Project:     LatencyProjectKey(o.Chunks, o.Seed),
+		Project:     LatencyProjectKey(o.perProject(), o.Seed),
 		Concurrency: o.Concurrency, DurationS: o.Duration.Seconds(), MaxRequests: o.MaxRequests,
 		Queries: o.Queries, Limit: o.Limit, name: o.ReportName,
 	}
@@ -258,7 +301,7 @@ func Latency(ctx context.Context, s LatencySetup, o LatencyOptions) (*LatencyRep
 	rep.Memory.PeakRSSLoadMB = peakRSSMB()
 	resetPeakRSS()
 
-	g, err := NewSynth(SynthOptions{Chunks: o.Chunks, Seed: o.Seed, Words: o.Vocabulary, Chunking: s.Chunking})
+	g, err := NewSynth(SynthOptions{Chunks: o.perProject(), Seed: o.Seed, Words: o.Vocabulary, Chunking: s.Chunking})
 	if err != nil {
 		return nil, err
 	}
@@ -275,6 +318,9 @@ func Latency(ctx context.Context, s LatencySetup, o LatencyOptions) (*LatencyRep
 		}
 	}
 	rep.Machine.EmbedQueryMicro = float64(time.Since(start).Microseconds()) / float64(min(len(queries), 200))
+	if rep.Load.ResultDigest, err = resultDigest(ctx, s, rep, queries[:min(len(queries), 100)]); err != nil {
+		return nil, err
+	}
 
 	if err := createPeers(ctx, s.Pool, s.Embedder.Dim()); err != nil {
 		return nil, err

@@ -101,8 +101,13 @@ func LatencyProjectKey(chunks int, seed uint64) string {
 func load(ctx context.Context, s LatencySetup, o LatencyOptions, rep *LatencyReport) error {
 	// The database must hold nothing but latency corpora: the peers read every row
 	// of chunks.
+	corpora := latencyCorpora(o)
+	keys := make([]string, len(corpora))
+	for i, c := range corpora {
+		keys[i] = c.key
+	}
 	var others []string
-	rows, err := s.Pool.Query(ctx, "SELECT project_key FROM projects WHERE project_key <> $1 ORDER BY 1", rep.Project)
+	rows, err := s.Pool.Query(ctx, "SELECT project_key FROM projects WHERE project_key <> ALL ($1) ORDER BY 1", keys)
 	if err != nil {
 		return err
 	}
@@ -121,38 +126,63 @@ func load(ctx context.Context, s LatencySetup, o LatencyOptions, rep *LatencyRep
 			return err
 		}
 	}
+	if err := convertTableLayout(ctx, s, o, rep); err != nil {
+		return err
+	}
 	if err := convertVectorType(ctx, s, o, rep); err != nil {
 		return err
 	}
-	have := int64(0)
-	err = s.Pool.QueryRow(ctx, `SELECT coalesce((SELECT chunk_count FROM project_stats s JOIN projects p ON p.id = s.project_id
-		WHERE p.project_key = $1), 0)`, rep.Project).Scan(&have)
-	if err != nil {
+	rep.Load.Projects = len(corpora)
+	for i, c := range corpora {
+		have := int64(0)
+		err = s.Pool.QueryRow(ctx, `SELECT coalesce((SELECT chunk_count FROM project_stats s JOIN projects p ON p.id = s.project_id
+			WHERE p.project_key = $1), 0)`, c.key).Scan(&have)
+		if err != nil {
+			return err
+		}
+		if o.Fresh && have > 0 {
+			if _, err := s.Pool.Exec(ctx, "DELETE FROM projects WHERE project_key = $1", c.key); err != nil {
+				return err
+			}
+			have = 0
+		}
+		if have == int64(o.perProject()) {
+			o.Log("latency: corpus %s already loaded (%d chunks); --fresh reloads and times the ingest", c.key, have)
+			continue
+		}
+		run, err := ingestSynth(ctx, s, o, c)
+		if err != nil {
+			return err
+		}
+		// The searched project's load is the one reported.
+		if i == 0 {
+			rep.Load.Loaded = true
+			rep.Load.IngestS = run.Seconds
+			rep.Load.GenerateS = run.GenerateS
+			rep.Load.IngestChunksPerS = run.ChunksPerS
+			rep.Load.Bulk = run.Bulk
+			rep.Load.Steps = run.Steps
+		}
+	}
+	var projectID int64
+	if err := s.Pool.QueryRow(ctx, "SELECT id FROM projects WHERE project_key = $1", rep.Project).Scan(&projectID); err != nil {
 		return err
 	}
-	if o.Fresh && have > 0 {
-		if _, err := s.Pool.Exec(ctx, "DELETE FROM projects WHERE project_key = $1", rep.Project); err != nil {
-			return err
-		}
-		have = 0
-	}
-	if have != int64(o.Chunks) {
-		if err := ingestSynth(ctx, s, o, rep); err != nil {
-			return err
-		}
-	} else {
-		o.Log("latency: corpus %s already loaded (%d chunks); --fresh reloads and times the ingest", rep.Project, have)
+	// The searched project's HNSW index: the table's, or its partition's.
+	hnsw := "chunks_embedding_hnsw"
+	if rep.Load.TableLayout == "partitioned" {
+		hnsw = fmt.Sprintf("chunks_p%d_embedding_hnsw", projectID)
 	}
 	start := time.Now()
 	if _, err := s.Pool.Exec(ctx, "VACUUM ANALYZE chunks, postings, documents, lexeme_stats, project_stats, kb_edges"); err != nil {
 		return err
 	}
 	rep.Load.AnalyzeS = time.Since(start).Seconds()
-	if err := s.Pool.QueryRow(ctx, "SELECT indexdef FROM pg_indexes WHERE indexname = 'chunks_embedding_hnsw'").Scan(&rep.Load.HNSWIndex); err != nil {
-		return fmt.Errorf("find the HNSW index: %w", err)
+	if err := s.Pool.QueryRow(ctx, "SELECT indexdef FROM pg_indexes WHERE indexname = $1", hnsw).Scan(&rep.Load.HNSWIndex); err != nil {
+		return fmt.Errorf("find the HNSW index %s: %w", hnsw, err)
 	}
 	if !o.SkipIndexBuild {
-		if err := rebuildHNSW(ctx, s, o, rep); err != nil {
+		if err := rebuildHNSW(ctx, s, o, rep, hnsw); err != nil {
 			return err
 		}
 	}
@@ -165,23 +195,75 @@ func load(ctx context.Context, s LatencySetup, o LatencyOptions, rep *LatencyRep
 		return err
 	}
 	rep.Load.Sizes = map[string]int64{}
-	sizes := []struct{ name, sql string }{
-		{"database", "SELECT pg_database_size(current_database())"},
-		{"chunks_table", "SELECT pg_table_size('chunks')"},
-		{"chunks_embedding_hnsw", "SELECT pg_relation_size('chunks_embedding_hnsw')"},
-		{"chunks_rejected_hnsw", "SELECT pg_relation_size('chunks_rejected_hnsw')"},
-		{"chunks_tsv_gin", "SELECT pg_relation_size('chunks_tsv_gin')"},
-		{"postings_table", "SELECT pg_table_size('postings')"},
-		{"postings_lexeme_impact", "SELECT pg_relation_size('postings_lexeme_impact')"},
-		{"postings_chunk_lexeme", "SELECT pg_relation_size('postings_chunk_lexeme')"},
+	var n int64
+	if err := s.Pool.QueryRow(ctx, "SELECT pg_database_size(current_database())").Scan(&n); err != nil {
+		return fmt.Errorf("size of the database: %w", err)
 	}
-	for _, sz := range sizes {
-		var n int64
-		if err := s.Pool.QueryRow(ctx, sz.sql).Scan(&n); err != nil {
+	rep.Load.Sizes["database"] = n
+	// Every project's: partitioned, the sum over the partitions and their own indexes.
+	for _, sz := range []struct{ name, table, suffix string }{
+		{"chunks_table", "chunks", ""},
+		{"chunks_embedding_hnsw", "chunks", "_embedding_hnsw"},
+		{"chunks_rejected_hnsw", "chunks", "_rejected_hnsw"},
+		{"chunks_tsv_gin", "chunks", "_tsv_gin"},
+		{"postings_table", "postings", ""},
+		{"postings_lexeme_impact", "postings", "_lexeme_impact"},
+		{"postings_chunk_lexeme", "postings", "_chunk_lexeme"},
+	} {
+		relkind, size := "i", "pg_relation_size"
+		if sz.suffix == "" {
+			relkind, size = "r", "pg_table_size"
+		}
+		err := s.Pool.QueryRow(ctx, `SELECT coalesce(sum(`+size+`(c.oid)), 0)::bigint FROM pg_class c
+			WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = $1 AND c.relname ~ $2`,
+			relkind, "^"+sz.table+"(_p[0-9]+)?"+sz.suffix+"$").Scan(&n)
+		if err != nil {
 			return fmt.Errorf("size of %s: %w", sz.name, err)
 		}
 		rep.Load.Sizes[sz.name] = n
 	}
+	return nil
+}
+
+// latencyCorpus is one project's synthetic corpus.
+type latencyCorpus struct {
+	key  string
+	seed uint64
+}
+
+// latencyCorpora lists the projects of a run, the searched one first.
+func latencyCorpora(o LatencyOptions) []latencyCorpus {
+	out := make([]latencyCorpus, max(o.Projects, 1))
+	for i := range out {
+		seed := o.Seed + uint64(i)
+		out[i] = latencyCorpus{key: LatencyProjectKey(o.perProject(), seed), seed: seed}
+	}
+	return out
+}
+
+// convertTableLayout lays the tables out as o.TableLayout when set (before a
+// load, empty tables; after one, the conversion is timed) and records the
+// layout the run measures.
+func convertTableLayout(ctx context.Context, s LatencySetup, o LatencyOptions, rep *LatencyReport) error {
+	if o.TableLayout != "" {
+		// The Supabase peer returns setof chunks; createPeers makes it again after.
+		if _, err := s.Pool.Exec(ctx, "DROP FUNCTION IF EXISTS hybrid_search"); err != nil {
+			return err
+		}
+		changed, took, err := ingest.SetTableLayout(ctx, s.Pool, o.TableLayout, s.Ingester.Bulk)
+		if err != nil {
+			return err
+		}
+		if changed {
+			rep.Load.TableConvertS = took.Seconds()
+			o.Log("latency: tables converted to the %s layout in %.1f s", o.TableLayout, took.Seconds())
+		}
+	}
+	layout, err := postgres.TableLayout(ctx, s.Pool)
+	if err != nil {
+		return err
+	}
+	rep.Load.TableLayout = layout
 	return nil
 }
 
@@ -207,9 +289,10 @@ func convertVectorType(ctx context.Context, s LatencySetup, o LatencyOptions, re
 	return nil
 }
 
-// rebuildHNSW drops and builds chunks_embedding_hnsw again on one connection,
-// timing the build and reading that backend's peak resident memory.
-func rebuildHNSW(ctx context.Context, s LatencySetup, o LatencyOptions, rep *LatencyReport) error {
+// rebuildHNSW drops and builds the searched project's HNSW index (name) again
+// on one connection, timing the build and reading that backend's peak resident
+// memory.
+func rebuildHNSW(ctx context.Context, s LatencySetup, o LatencyOptions, rep *LatencyReport, name string) error {
 	conn, err := s.Pool.Acquire(ctx)
 	if err != nil {
 		return err
@@ -220,11 +303,11 @@ func rebuildHNSW(ctx context.Context, s LatencySetup, o LatencyOptions, rep *Lat
 		return err
 	}
 	proc := backendProc(pid)
-	o.Log("latency: rebuilding chunks_embedding_hnsw ...")
+	o.Log("latency: rebuilding %s ...", name)
 	// One transaction: an interrupted or failed build leaves the index as it was.
 	start := time.Now()
 	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "DROP INDEX chunks_embedding_hnsw"); err != nil {
+		if _, err := tx.Exec(ctx, "DROP INDEX "+pgx.Identifier{name}.Sanitize()); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, rep.Load.HNSWIndex)
@@ -244,25 +327,15 @@ func rebuildHNSW(ctx context.Context, s LatencySetup, o LatencyOptions, rep *Lat
 // ingestBatchChunks bounds the files handed to one Ingest call (memory stays flat).
 const ingestBatchChunks = 4000
 
-// ingestSynth loads the corpus as one bulk load (ingest.BulkPolicy decides
-// whether the vector index is built after the rows); the ingest time includes
-// that build.
-func ingestSynth(ctx context.Context, s LatencySetup, o LatencyOptions, rep *LatencyReport) error {
-	g, err := NewSynth(SynthOptions{Chunks: o.Chunks, Seed: o.Seed, Project: rep.Project, Words: o.Vocabulary, Chunking: s.Chunking})
+// ingestSynth loads one project's corpus as one bulk load (ingest.BulkPolicy
+// decides whether the vector index is built after the rows); the ingest time
+// includes that build.
+func ingestSynth(ctx context.Context, s LatencySetup, o LatencyOptions, c latencyCorpus) (IngestRun, error) {
+	g, err := NewSynth(SynthOptions{Chunks: o.perProject(), Seed: c.seed, Project: c.key, Words: o.Vocabulary, Chunking: s.Chunking})
 	if err != nil {
-		return err
+		return IngestRun{}, err
 	}
-	run, err := ingestGenerated(ctx, s.Ingester, g, rep.Project, o.Chunks, nil, o.Log)
-	if err != nil {
-		return err
-	}
-	rep.Load.Loaded = true
-	rep.Load.IngestS = run.Seconds
-	rep.Load.GenerateS = run.GenerateS
-	rep.Load.IngestChunksPerS = run.ChunksPerS
-	rep.Load.Bulk = run.Bulk
-	rep.Load.Steps = run.Steps
-	return nil
+	return ingestGenerated(ctx, s.Ingester, g, c.key, o.perProject(), nil, o.Log)
 }
 
 // IngestRun is one timed ingest of a generated corpus.
@@ -408,11 +481,11 @@ func EnsureCorpus(ctx context.Context, s LatencySetup, o LatencyOptions, load bo
 				return "", nil, err
 			}
 		}
-		rep := &LatencyReport{Project: project}
-		if err := ingestSynth(ctx, s, o, rep); err != nil {
+		run, err := ingestSynth(ctx, s, o, latencyCorpus{key: project, seed: o.Seed})
+		if err != nil {
 			return "", nil, err
 		}
-		o.Log("corpus: %d chunks loaded into %s in %.0f s", o.Chunks, project, rep.Load.IngestS)
+		o.Log("corpus: %d chunks loaded into %s in %.0f s", o.Chunks, project, run.Seconds)
 		if err := s.Pool.QueryRow(ctx, `SELECT count(*) FROM documents d JOIN projects p ON p.id = d.project_id
 			WHERE p.project_key = $1`, project).Scan(&docs); err != nil {
 			return "", nil, err

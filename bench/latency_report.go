@@ -71,13 +71,21 @@ func (r *LatencyReport) WriteMarkdown(w io.Writer) {
 	} else {
 		fmt.Fprintln(w, "| ingest | corpus already loaded; run with --fresh to time it |")
 	}
+	fmt.Fprintf(w, "| projects in the database (the searches name the first) | %d of %d chunks each |\n", l.Projects, l.Chunks)
+	fmt.Fprintf(w, "| chunks, postings and lexeme_stats laid out (KB_TABLE_LAYOUT) | %s |\n", l.TableLayout)
+	if l.TableConvertS > 0 {
+		fmt.Fprintf(w, "| converting the loaded tables to the %s layout (`canon migrate up` with KB_TABLE_LAYOUT: rows copied, indexes built) | %.1f s |\n", l.TableLayout, l.TableConvertS)
+	}
+	if l.ResultDigest != "" {
+		fmt.Fprintf(w, "| digest of canon/weighted's pages for the first 100 questions (equal digests: equal rankings) | `%s` |\n", l.ResultDigest)
+	}
 	fmt.Fprintf(w, "| chunks.embedding stored as | %s |\n", l.VectorType)
 	if l.VectorConvertS > 0 {
 		fmt.Fprintf(w, "| converting the loaded chunks to %s (`canon migrate up` with KB_VECTOR_TYPE: column rewritten, both HNSW indexes built) | %.1f s |\n", l.VectorType, l.VectorConvertS)
 	}
 	fmt.Fprintf(w, "| VACUUM ANALYZE | %.1f s |\n", l.AnalyzeS)
 	if l.HNSWBuildS > 0 {
-		fmt.Fprintf(w, "| HNSW rebuild on the loaded table (maintenance_work_mem %s, %s parallel workers) | **%.1f s** |\n", m.MaintenanceMem, m.ParallelMaint, l.HNSWBuildS)
+		fmt.Fprintf(w, "| HNSW rebuild of the searched project's index (the table's, or partitioned its partition's; maintenance_work_mem %s, %s parallel workers) | **%.1f s** |\n", m.MaintenanceMem, m.ParallelMaint, l.HNSWBuildS)
 	}
 	for _, k := range []string{"database", "chunks_table", "chunks_embedding_hnsw", "chunks_rejected_hnsw", "chunks_tsv_gin", "postings_table", "postings_lexeme_impact", "postings_chunk_lexeme"} {
 		fmt.Fprintf(w, "| size of %s | %s |\n", k, mb(l.Sizes[k]))

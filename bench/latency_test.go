@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/canonkb/canon/ingest"
 	"github.com/canonkb/canon/internal/dbtest"
 	"github.com/canonkb/canon/markdown"
+	"github.com/canonkb/canon/postgres"
 	"github.com/canonkb/canon/search"
 )
 
@@ -174,4 +176,91 @@ func TestLatencyVectorThenHalfvec(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The partitioning comparison at 1,200 chunks over three projects: measured in
+// the single layout, converted in place to the partitioned one and measured
+// again. The searches name one project. With exact vector scans (index scans
+// off, so no HNSW) the two layouts return the same pages: the statement ranks
+// alike in both; with HNSW the pages may differ where the approximate index
+// does (one graph filtered to the project, or the project's own graph).
+func TestLatencyProjectsInBothLayouts(t *testing.T) {
+	url := dbtest.FreshURL(t)
+	ctx := context.Background()
+	pool, err := postgres.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	exactPool, err := postgres.Connect(ctx, url+"&options=-c%20enable_indexscan%3Doff")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(exactPool.Close)
+	emb := embed.NewHash(384)
+	chunking := markdown.Options{ChunkTokens: 512, OverlapTokens: 64}
+	ranking := domain.DefaultRanking(domain.ProfileHashKeywordLed)
+	words, err := bench.HandbookVocabulary("../examples/handbook")
+	if err != nil {
+		t.Fatal(err)
+	}
+	setup := bench.LatencySetup{
+		Pool: pool, Ingester: ingest.New(pool, emb, chunking), Embedder: emb, Chunking: chunking, Ranking: ranking,
+		Searcher: search.New(pool, emb, search.Config{Ranking: ranking, Profile: domain.ProfileHashKeywordLed, Graph: search.DefaultGraphConfig()}),
+	}
+	exact := search.New(exactPool, emb, search.Config{Ranking: ranking, Profile: domain.ProfileHashKeywordLed})
+	dir := t.TempDir()
+	var digests []string
+	pages := map[string][]string{}
+	for _, layout := range []string{"single", "partitioned"} {
+		rep, err := bench.Latency(ctx, setup, bench.LatencyOptions{
+			Chunks: 1200, Projects: 3, Seed: 7, Vocabulary: words, Concurrency: []int{1}, Duration: 100 * time.Millisecond,
+			MaxRequests: 10, Queries: 20, Methods: []string{"canon/weighted", "ref/hnsw"}, TableLayout: layout, ReportName: "latency-" + layout,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := rep.Load
+		if l.Projects != 3 || l.Chunks != 400 || l.TableLayout != layout || (l.TableConvertS > 0) != (layout == "partitioned") ||
+			l.ResultDigest == "" || l.Sizes["chunks_embedding_hnsw"] == 0 || l.HNSWBuildS <= 0 {
+			t.Errorf("%s: load %+v", layout, l)
+		}
+		digests = append(digests, l.ResultDigest)
+		for i, w := range words[100:130] {
+			opts := domain.SearchOptions{Limit: 8, Fusion: []string{domain.FusionWeighted, domain.FusionSemanticOnly}[i%2]}
+			opts.GraphExpansion, opts.RejectedInjection = new(false), new(false)
+			r, err := exact.Search(ctx, &domain.SearchRequest{Query: w + " " + words[i], Options: opts,
+				Filters: domain.RawFilters{ProjectKeys: []string{rep.Project}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			page := opts.Fusion + ":"
+			for _, h := range r.Primary {
+				page += " " + strconv.FormatInt(h.ChunkID, 10)
+			}
+			pages[layout] = append(pages[layout], page)
+		}
+		for _, c := range rep.Cells {
+			if c.Requests == 0 || c.Errors > 0 {
+				t.Errorf("%s: %s: %+v", layout, c.Method, c)
+			}
+		}
+		if _, err := rep.WriteFiles(dir); err != nil {
+			t.Fatal(err)
+		}
+		md, err := os.ReadFile(filepath.Join(dir, "latency-"+layout+".md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"| chunks, postings and lexeme_stats laid out (KB_TABLE_LAYOUT) | " + layout + " |",
+			"| projects in the database (the searches name the first) | 3 of 400 chunks each |", "digest of canon/weighted's pages"} {
+			if !strings.Contains(string(md), want) {
+				t.Errorf("latency-%s.md lacks %q", layout, want)
+			}
+		}
+	}
+	if !slices.Equal(pages["single"], pages["partitioned"]) {
+		t.Errorf("with exact scans the layouts rank differently:\nsingle      %v\npartitioned %v", pages["single"], pages["partitioned"])
+	}
+	t.Logf("digests of the pages with HNSW: single %s, partitioned %s", digests[0], digests[1])
 }

@@ -114,6 +114,16 @@ func TestTableLayoutConversion(t *testing.T) {
 	if changed, _, err := ingest.SetTableLayout(ctx, pool, start, bulkEverything); err != nil || changed {
 		t.Errorf("converting to the layout it has: %v, %v; want no change", changed, err)
 	}
+	// A function over the table's row type would go with the table: refused, named.
+	if _, err := pool.Exec(ctx, "CREATE FUNCTION all_chunks() RETURNS SETOF chunks LANGUAGE sql AS 'SELECT * FROM chunks'"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ingest.SetTableLayout(ctx, pool, other, bulkEverything); err == nil || !strings.Contains(err.Error(), "function all_chunks() depends on it") {
+		t.Errorf("converting under a dependent function: %v", err)
+	}
+	if _, err := pool.Exec(ctx, "DROP FUNCTION all_chunks"); err != nil {
+		t.Fatal(err)
+	}
 	if _, _, err := ingest.SetTableLayout(ctx, pool, "sharded", bulkEverything); err == nil || !strings.Contains(err.Error(), "KB_TABLE_LAYOUT must be single or partitioned") {
 		t.Errorf("SetTableLayout(sharded): %v", err)
 	}

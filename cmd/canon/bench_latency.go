@@ -30,7 +30,7 @@ func newBenchLatencyCmd() *cobra.Command {
 	var (
 		databaseURL, database, concurrency, outDir, vocabDir, commit, name string
 		methods                                                            []string
-		chunks, maxRequests, queries, limit                                int
+		chunks, projects, maxRequests, queries, limit                      int
 		seed                                                               uint64
 		duration                                                           time.Duration
 		fresh, skipIndex, noHTTP, asJSON                                   bool
@@ -59,13 +59,19 @@ latency.json and latency.md (--name changes the base name).
 
 KB_VECTOR_TYPE (vector or halfvec), when set, converts the bench's database to that
 storage before measuring (a loaded corpus in place, timed), so one load serves both
-types (make bench-1m).`,
+types (make bench-1m). KB_TABLE_LAYOUT (single or partitioned) does the same for the
+table layout, and --projects splits the --chunks over that many projects (a corpus each;
+the searches name the first): --chunks 100000 --projects 10 measures one project's
+searches beside nine others, in either layout.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			levels, err := parseLevels(concurrency)
 			if err != nil {
 				return err
+			}
+			if projects < 1 || chunks/projects < 1 {
+				return fmt.Errorf("--projects %d: use at least 1 and at most --chunks (%d)", projects, chunks)
 			}
 			if !reportName.MatchString(name) {
 				return fmt.Errorf("--name %q: use lowercase letters, digits, '-' and '_'", name)
@@ -89,8 +95,8 @@ types (make bench-1m).`,
 			}
 			cfg.DatabaseURL = url
 			// The bench's database is its own: KB_VECTOR_TYPE converts it (bench.LatencyOptions.VectorType).
-			vectorType := cfg.VectorType
-			cfg.VectorType = ""
+			vectorType, tableLayout := cfg.VectorType, cfg.TableLayout
+			cfg.VectorType, cfg.TableLayout = "", ""
 			a, err := openApp(ctx, cfg)
 			if err != nil {
 				return err
@@ -119,7 +125,7 @@ types (make bench-1m).`,
 			rep, err := bench.Latency(ctx, setup, bench.LatencyOptions{
 				Chunks: chunks, Seed: seed, Vocabulary: vocab, Concurrency: levels, Duration: duration,
 				MaxRequests: maxRequests, Queries: queries, Limit: limit, Fresh: fresh, SkipIndexBuild: skipIndex,
-				Methods: methods, VectorType: vectorType, ReportName: name, Log: logf,
+				Methods: methods, VectorType: vectorType, TableLayout: tableLayout, Projects: projects, ReportName: name, Log: logf,
 			})
 			if err != nil {
 				return err
@@ -134,6 +140,7 @@ types (make bench-1m).`,
 	fl.StringVar(&databaseURL, "database-url", "", "PostgreSQL URL of the server (default $DATABASE_URL); the bench uses its own database there")
 	fl.StringVar(&database, "database", "canon_latency", "database the corpus lives in (created and migrated when missing; nothing else may be in it)")
 	fl.IntVar(&chunks, "chunks", 100000, "chunks in the synthetic corpus")
+	fl.IntVar(&projects, "projects", 1, "projects the chunks are split over (a corpus each); the searches name the first")
 	fl.Uint64Var(&seed, "seed", 1, "generator seed")
 	fl.StringVar(&concurrency, "concurrency", "1,4,16", "comma-separated concurrency levels")
 	fl.DurationVar(&duration, "duration", 10*time.Second, "time per (method, concurrency) cell")

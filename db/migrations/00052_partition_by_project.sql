@@ -141,6 +141,14 @@ BEGIN
     IF EXISTS (SELECT FROM pg_constraint c WHERE c.confrelid = old AND c.conrelid <> old) THEN
         RAISE EXCEPTION 'cannot convert %: another table has a foreign key to it', tbl;
     END IF;
+    -- A view or function over the table or its row type would go with it: say which.
+    SELECT string_agg(DISTINCT pg_describe_object(d.classid, d.objid, 0), ', ') INTO def
+    FROM pg_depend d
+    WHERE d.refobjid IN (old, (SELECT c.reltype FROM pg_class c WHERE c.oid = old))
+      AND d.classid IN ('pg_proc'::regclass, 'pg_rewrite'::regclass) AND d.deptype = 'n';
+    IF def IS NOT NULL THEN
+        RAISE EXCEPTION 'cannot convert %: % depends on it (drop it, convert, create it again)', tbl, def;
+    END IF;
     SELECT array_agg(format('ALTER TABLE %I ADD CONSTRAINT %I %s', tbl, c.conname, pg_get_constraintdef(c.oid))
                      ORDER BY c.contype <> 'p', c.conname)
     INTO constraints
