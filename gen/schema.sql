@@ -1012,6 +1012,8 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
 $$;
 
 -- db/migrations/00052_partition_by_project.sql
+ALTER TABLE lexeme_stats DROP CONSTRAINT lexeme_stats_project_id_fkey;
+
 -- The per-partition indexes of a partitioned table, as they would be on the
 -- table itself (pg_get_indexdef); empty in the single layout.
 CREATE TABLE partition_indexes (

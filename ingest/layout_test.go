@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	db "github.com/canonkb/canon/gen/db"
 	"github.com/canonkb/canon/ingest"
 )
 
@@ -223,5 +224,53 @@ func TestBulkLoadRebuildsOnlyItsPartitions(t *testing.T) {
 	}
 	if n := scalar[int64](t, pool, "SELECT count(*) FROM deferred_indexes"); n != 0 {
 		t.Errorf("%d indexes still deferred", n)
+	}
+}
+
+// Ingests that make the same new project at once: one makes it and its
+// partitions, the others wait and use it (a foreign key from lexeme_stats to
+// projects made them deadlock: migration 00052). Deleting the project takes its
+// statistics with it.
+func TestConcurrentIngestsMakeOneProject(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	in, pool := newIngester(t)
+	if _, _, err := ingest.SetTableLayout(ctx, pool, "partitioned", bulkEverything); err != nil {
+		t.Fatal(err)
+	}
+	// The statement every ingest makes its project with, six at once per project.
+	q := db.New(pool)
+	for p := range 10 {
+		errs := make(chan error, 6)
+		for range 6 {
+			go func() {
+				_, err := q.ProjectEnsure(ctx, "made-"+strconv.Itoa(p))
+				errs <- err
+			}()
+		}
+		for range 6 {
+			if err := <-errs; err != nil {
+				t.Errorf("project made-%d: %v", p, err)
+			}
+		}
+	}
+	errs := make(chan error, 6)
+	for i := range 6 {
+		go func() {
+			_, err := in.Ingest(ctx, []ingest.File{file("n"+strconv.Itoa(i)+".md", "# Note\n\nA note about KB_RRF_K.\n")}, ingest.Options{Project: "changes"})
+			errs <- err
+		}()
+	}
+	for range 6 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	checkStats(t, pool)
+	if _, err := pool.Exec(ctx, "DELETE FROM projects WHERE project_key = 'changes'"); err != nil {
+		t.Fatal(err)
+	}
+	if n := scalar[int64](t, pool, "SELECT count(*) FROM lexeme_stats"); n != 0 {
+		t.Errorf("%d lexeme_stats rows left by a deleted project", n)
 	}
 }

@@ -20,7 +20,18 @@
 -- queue every search behind a running bulk load. There is no default partition:
 -- a row of a project without partitions is refused, never misplaced.
 
+-- lexeme_stats loses its foreign key to projects, in both layouts. Attaching a
+-- partition clones the parent's foreign keys, and cloning one that references
+-- projects takes ShareRowExclusiveLock on projects from inside the INSERT that
+-- makes the project: two ingests making the same project deadlocked (the second
+-- holds RowExclusiveLock on projects while it waits for the first's row). The key
+-- only cascaded a project's deletion, which the triggers already carry: deleting
+-- a project deletes its documents, their chunks, their postings, and
+-- postings_stats_delete its lexeme_stats rows.
+
 -- +goose Up
+ALTER TABLE lexeme_stats DROP CONSTRAINT lexeme_stats_project_id_fkey;
+
 -- The per-partition indexes of a partitioned table, as they would be on the
 -- table itself (pg_get_indexdef); empty in the single layout.
 CREATE TABLE partition_indexes (
@@ -252,3 +263,6 @@ DROP FUNCTION projects_partitions, canon_set_table_layout, canon_relayout, canon
     canon_partition_attach, canon_partition_index_create, canon_partition_index_name, canon_partition_name,
     canon_table_layout;
 DROP TABLE partition_indexes;
+DELETE FROM lexeme_stats s WHERE NOT EXISTS (SELECT FROM projects p WHERE p.id = s.project_id);
+ALTER TABLE lexeme_stats ADD CONSTRAINT lexeme_stats_project_id_fkey
+    FOREIGN KEY (project_id) REFERENCES projects (id) ON DELETE CASCADE;
