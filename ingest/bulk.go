@@ -103,9 +103,6 @@ type bulkScope struct {
 
 type bulkKey struct{}
 
-// inBulk reports whether ctx runs inside Ingester.BulkLoad's load.
-func inBulk(ctx context.Context) bool { return bulkOf(ctx) != nil }
-
 func bulkOf(ctx context.Context) *bulkScope {
 	s, _ := ctx.Value(bulkKey{}).(*bulkScope)
 	return s
