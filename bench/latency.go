@@ -12,6 +12,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -21,6 +22,7 @@ import (
 	"github.com/canonkb/canon/hierarchy"
 	"github.com/canonkb/canon/ingest"
 	"github.com/canonkb/canon/markdown"
+	"github.com/canonkb/canon/postgres"
 )
 
 // StatementSearcher is a Searcher that can also print the statement a request
@@ -153,6 +155,12 @@ type LatencyLoad struct {
 	// ResultDigest hashes the chunk ids canon/weighted returns for the first
 	// questions, in order: two runs (two layouts) with the same digest ranked alike.
 	ResultDigest string `json:"result_digest,omitempty"`
+	// ExactRecall: the share of the chunks an exact search (index scans off, so
+	// no HNSW) puts on those pages that the served search puts there too;
+	// ExactSamePages the share of pages identical to the exact ones. The HNSW
+	// index's approximation, comparable across layouts.
+	ExactRecall    float64 `json:"exact_recall,omitempty"`
+	ExactSamePages float64 `json:"exact_same_pages,omitempty"`
 	// HNSW rebuild of chunks_embedding_hnsw on the loaded table.
 	HNSWBuildS float64          `json:"hnsw_build_s,omitempty"`
 	HNSWIndex  string           `json:"hnsw_index_def"`
@@ -230,24 +238,63 @@ type LatencyMemory struct {
 // perProject is the chunks of each project's corpus.
 func (o *LatencyOptions) perProject() int { return o.Chunks / max(o.Projects, 1) }
 
-// resultDigest runs canon/weighted's search (graph step off) for each question
-// and hashes the chunk ids of the pages, in order.
-func resultDigest(ctx context.Context, s LatencySetup, rep *LatencyReport, queries []string) (string, error) {
-	h := sha256.New()
-	for _, q := range queries {
+// resultDigest runs canon/weighted's search (graph step off) for each question,
+// hashes the chunk ids of the pages, in order, and compares each page with the
+// exact search's: the same statement on a pool whose sessions have index scans
+// off (no HNSW).
+func resultDigest(ctx context.Context, s LatencySetup, rep *LatencyReport, queries []string) error {
+	cfg := s.Pool.Config().Copy()
+	cfg.ConnConfig.RuntimeParams["enable_indexscan"] = "off"
+	cfg.MaxConns = 2
+	exactPool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer exactPool.Close()
+	page := func(ctx context.Context, q string) ([]int64, error) {
 		opts := domain.SearchOptions{Limit: rep.Limit, Fusion: domain.FusionWeighted}
 		opts.GraphExpansion, opts.RejectedInjection = new(false), new(false)
 		res, err := s.Searcher.Search(ctx, &domain.SearchRequest{Query: q,
 			Filters: domain.RawFilters{ProjectKeys: []string{rep.Project}}, Options: opts})
 		if err != nil {
-			return "", fmt.Errorf("result digest: %w", err)
+			return nil, fmt.Errorf("result digest: %w", err)
 		}
-		for _, hit := range res.Primary {
-			fmt.Fprintf(h, "%d ", hit.ChunkID)
+		ids := make([]int64, len(res.Primary))
+		for i, hit := range res.Primary {
+			ids[i] = hit.ChunkID
 		}
-		fmt.Fprintln(h)
+		return ids, nil
 	}
-	return hex.EncodeToString(h.Sum(nil))[:16], nil
+	h := sha256.New()
+	found, exactTotal, same := 0, 0, 0
+	for _, q := range queries {
+		served, err := page(ctx, q)
+		if err != nil {
+			return err
+		}
+		exact, err := page(postgres.WithReadPool(ctx, exactPool), q)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(h, served)
+		for _, id := range exact {
+			if slices.Contains(served, id) {
+				found++
+			}
+		}
+		exactTotal += len(exact)
+		if slices.Equal(served, exact) {
+			same++
+		}
+	}
+	rep.Load.ResultDigest = hex.EncodeToString(h.Sum(nil))[:16]
+	if exactTotal > 0 {
+		rep.Load.ExactRecall = float64(found) / float64(exactTotal)
+	}
+	if len(queries) > 0 {
+		rep.Load.ExactSamePages = float64(same) / float64(len(queries))
+	}
+	return nil
 }
 
 func (o *LatencyOptions) defaults() {
@@ -318,7 +365,7 @@ func Latency(ctx context.Context, s LatencySetup, o LatencyOptions) (*LatencyRep
 		}
 	}
 	rep.Machine.EmbedQueryMicro = float64(time.Since(start).Microseconds()) / float64(min(len(queries), 200))
-	if rep.Load.ResultDigest, err = resultDigest(ctx, s, rep, queries[:min(len(queries), 100)]); err != nil {
+	if err := resultDigest(ctx, s, rep, queries[:min(len(queries), 100)]); err != nil {
 		return nil, err
 	}
 

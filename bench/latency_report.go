@@ -78,6 +78,7 @@ func (r *LatencyReport) WriteMarkdown(w io.Writer) {
 	}
 	if l.ResultDigest != "" {
 		fmt.Fprintf(w, "| digest of canon/weighted's pages for the first 100 questions (equal digests: equal rankings) | `%s` |\n", l.ResultDigest)
+		fmt.Fprintf(w, "| the same pages against an exact search (index scans off, no HNSW): recall of its chunks / identical pages | %.3f / %.2f |\n", l.ExactRecall, l.ExactSamePages)
 	}
 	fmt.Fprintf(w, "| chunks.embedding stored as | %s |\n", l.VectorType)
 	if l.VectorConvertS > 0 {

@@ -218,6 +218,7 @@ func TestLatencyProjectsInBothLayouts(t *testing.T) {
 	exact := search.New(exactPool, emb, search.Config{Ranking: ranking, Profile: domain.ProfileHashKeywordLed})
 	dir := t.TempDir()
 	var digests []string
+	var recalls []float64
 	pages := map[string][]string{}
 	for i, layout := range []string{"single", "partitioned"} {
 		rep, err := bench.Latency(ctx, setup, bench.LatencyOptions{
@@ -229,10 +230,11 @@ func TestLatencyProjectsInBothLayouts(t *testing.T) {
 		}
 		l := rep.Load
 		if l.Projects != 3 || l.Chunks != 400 || l.TableLayout != layout || (i == 1 && l.TableConvertS <= 0) ||
-			l.ResultDigest == "" || l.Sizes["chunks_embedding_hnsw"] == 0 || l.HNSWBuildS <= 0 {
+			l.ResultDigest == "" || l.ExactRecall <= 0 || l.ExactRecall > 1 || l.Sizes["chunks_embedding_hnsw"] == 0 || l.HNSWBuildS <= 0 {
 			t.Errorf("%s: load %+v", layout, l)
 		}
 		digests = append(digests, l.ResultDigest)
+		recalls = append(recalls, l.ExactRecall)
 		for i, w := range words[100:130] {
 			opts := domain.SearchOptions{Limit: 8, Fusion: []string{domain.FusionWeighted, domain.FusionSemanticOnly}[i%2]}
 			opts.GraphExpansion, opts.RejectedInjection = new(false), new(false)
@@ -260,7 +262,8 @@ func TestLatencyProjectsInBothLayouts(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, want := range []string{"| chunks, postings and lexeme_stats laid out (KB_TABLE_LAYOUT) | " + layout + " |",
-			"| projects in the database (the searches name the first) | 3 of 400 chunks each |", "digest of canon/weighted's pages"} {
+			"| projects in the database (the searches name the first) | 3 of 400 chunks each |", "digest of canon/weighted's pages",
+			"against an exact search"} {
 			if !strings.Contains(string(md), want) {
 				t.Errorf("latency-%s.md lacks %q", layout, want)
 			}
@@ -269,5 +272,5 @@ func TestLatencyProjectsInBothLayouts(t *testing.T) {
 	if !slices.Equal(pages["single"], pages["partitioned"]) {
 		t.Errorf("with exact scans the layouts rank differently:\nsingle      %v\npartitioned %v", pages["single"], pages["partitioned"])
 	}
-	t.Logf("digests of the pages with HNSW: single %s, partitioned %s", digests[0], digests[1])
+	t.Logf("digests of the pages with HNSW: single %s, partitioned %s; recall against exact %v", digests[0], digests[1], recalls)
 }

@@ -157,6 +157,12 @@ func ReadPool(ctx context.Context, fallback *pgxpool.Pool) *pgxpool.Pool {
 	return fallback
 }
 
+// WithReadPool runs the reads made with ctx on pool, as Do does for the server
+// it picks (the latency bench reads through a pool of other settings).
+func WithReadPool(ctx context.Context, pool *pgxpool.Pool) context.Context {
+	return context.WithValue(ctx, readPoolKey{}, pool)
+}
+
 // Do runs read, which reads through ReadPool(ctx, …), on a replica or on the
 // primary. A replica failing under it (IsUnavailable) is marked unhealthy and
 // read runs again on the primary, so the caller sees no error. Inside another
