@@ -100,9 +100,9 @@ test: go db ingest-tools pgbouncer-tools vet lint check-generated ## everything 
 # template of their own): the golden rankings must not move, the bulk path
 # must rebuild only its projects' partitions. The whole suite runs with the
 # default layout above.
-PARTITIONED_PACKAGES ?= ./search/ ./hierarchy/ ./ingest/ ./doctor/ ./db/citus/
+PARTITIONED_PACKAGES ?= ./search/ ./hierarchy/ ./ingest/ ./doctor/ ./db/citus/ ./postgres/
 .PHONY: test-partitioned
-test-partitioned: go db ## the ranking, hierarchy, ingest, doctor and Citus-rule tests with KB_TABLE_LAYOUT=partitioned
+test-partitioned: go db ## the ranking, hierarchy, ingest, doctor, Citus-rule and migration tests with KB_TABLE_LAYOUT=partitioned
 	KB_TABLE_LAYOUT=partitioned $(GO) test -race -count=1 $(PARTITIONED_PACKAGES)
 
 # The web chat (web/) is built by Vite and its bundle web/dist is committed, like
