@@ -64,7 +64,7 @@ const MaxFilterValues = 100
 
 // MaxProjectKeys bounds the projects one search names: the ranking statement
 // spells the project ids as that many slots (canon_project_slots, migration
-// 00054), the form whose generic plan prunes other projects' partitions.
+// 00063), the form whose generic plan prunes other projects' partitions.
 const MaxProjectKeys = 16
 
 // RawFilters is Filters as a request spells them, before validation.

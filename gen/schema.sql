@@ -1011,7 +1011,14 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
     GROUP BY x.language, t.config
 $$;
 
--- db/migrations/00052_partition_by_project.sql
+-- db/migrations/00060_drop_english_only_analysis.sql
+-- The English-only canon_tsvector(text) and canon_query_terms(text) of
+-- migrations 00001 and 00008: since 00046 every chunk and question is analysed
+-- through the functions that take the configuration, and nothing calls these.
+DROP FUNCTION canon_query_terms(text);
+DROP FUNCTION canon_tsvector(text);
+
+-- db/migrations/00061_partition_by_project.sql
 ALTER TABLE lexeme_stats DROP CONSTRAINT lexeme_stats_project_id_fkey;
 
 -- The per-partition indexes of a partitioned table, as they would be on the
@@ -1218,7 +1225,7 @@ END $$;
 
 SELECT canon_set_table_layout('${KB_TABLE_LAYOUT:-single}');
 
--- db/migrations/00053_embedding_type_partitions.sql
+-- db/migrations/00062_embedding_type_partitions.sql
 CREATE OR REPLACE FUNCTION chunks_embedding_set_type(target text) RETURNS boolean LANGUAGE plpgsql AS $$
 DECLARE
     current_type text;
@@ -1240,7 +1247,7 @@ BEGIN
     END IF;
     opclass := '\m' || current_type || '_(\w+_ops)\M';
     -- The old operator classes do not take the new type: drop, rebuild after.
-    -- The table's indexes and, partitioned (00052), its partitions' own.
+    -- The table's indexes and, partitioned (00061), its partitions' own.
     FOR ix IN
         SELECT i.indexrelid::regclass::text AS name, pg_get_indexdef(i.indexrelid) AS def
         FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
@@ -1267,7 +1274,7 @@ BEGIN
 END
 $$;
 
--- db/migrations/00054_project_slots.sql
+-- db/migrations/00063_project_slots.sql
 CREATE FUNCTION canon_project_slots(ids bigint[]) RETURNS bigint[]
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT ARRAY[
@@ -1275,11 +1282,4 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
            ids[9], ids[10], ids[11], ids[12], ids[13], ids[14], ids[15], ids[16]
     ]
 $$;
-
--- db/migrations/00060_drop_english_only_analysis.sql
--- The English-only canon_tsvector(text) and canon_query_terms(text) of
--- migrations 00001 and 00008: since 00046 every chunk and question is analysed
--- through the functions that take the configuration, and nothing calls these.
-DROP FUNCTION canon_query_terms(text);
-DROP FUNCTION canon_tsvector(text);
 

@@ -5,7 +5,7 @@ package ingest
 // inserting every vector into it (at 100,000 chunks an insert cost about three
 // times its share of a build). See db/migrations/00035_deferred_indexes.sql for
 // how a load that dies half-way leaves the database. With the tables
-// partitioned by project (KB_TABLE_LAYOUT=partitioned, migration 00052) a load
+// partitioned by project (KB_TABLE_LAYOUT=partitioned, migration 00061) a load
 // drops and builds only the indexes of the partitions of the projects it loads:
 // the other projects' searches keep theirs.
 

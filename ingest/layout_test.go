@@ -14,7 +14,7 @@ import (
 	"github.com/canonkb/canon/ingest"
 )
 
-// layoutOf reads the table layout the database records (migration 00052).
+// layoutOf reads the table layout the database records (migration 00061).
 func layoutOf(t *testing.T, pool *pgxpool.Pool) string {
 	t.Helper()
 	return scalar[string](t, pool, "SELECT canon_table_layout()")
@@ -229,7 +229,7 @@ func TestBulkLoadRebuildsOnlyItsPartitions(t *testing.T) {
 
 // Ingests that make the same new project at once: one makes it and its
 // partitions, the others wait and use it (a foreign key from lexeme_stats to
-// projects made them deadlock: migration 00052). Deleting the project takes its
+// projects made them deadlock: migration 00061). Deleting the project takes its
 // statistics with it.
 func TestConcurrentIngestsMakeOneProject(t *testing.T) {
 	t.Parallel()

@@ -34,7 +34,7 @@ func SetVectorType(ctx context.Context, pool *pgxpool.Pool, target string, polic
 // SetTableLayout lays chunks, postings and lexeme_stats out as target
 // ("single" or "partitioned" by project): each table is copied into the new
 // layout and its indexes built again, with the policy's build memory and
-// workers (migration 00052). It reports whether anything changed, and how long
+// workers (migration 00061). It reports whether anything changed, and how long
 // it took; like SetVectorType it holds the bulk lock.
 func SetTableLayout(ctx context.Context, pool *pgxpool.Pool, target string, policy BulkPolicy) (bool, time.Duration, error) {
 	changed, took, err := convertLocked(ctx, pool, policy, func(q *db.Queries) (bool, error) {

@@ -210,7 +210,7 @@ func EmbeddingType(ctx context.Context, pool *pgxpool.Pool) (string, error) {
 }
 
 // TableLayout reads how chunks, postings and lexeme_stats are laid out: single,
-// or partitioned by project (migration 00052, KB_TABLE_LAYOUT).
+// or partitioned by project (migration 00061, KB_TABLE_LAYOUT).
 func TableLayout(ctx context.Context, pool *pgxpool.Pool) (string, error) {
 	var layout string
 	if err := pool.QueryRow(ctx, `SELECT canon_table_layout()`).Scan(&layout); err != nil {

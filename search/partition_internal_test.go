@@ -47,7 +47,7 @@ func planScans(node map[string]any, loops map[string]float64, removed *int) {
 // partitions of the projects searched: the others are removed at executor
 // start ("Subplans Removed") or never executed, their HNSW indexes untouched.
 // `project_id = ANY ($1)` alone scans every partition; canon_project_slots is
-// what prunes (migration 00054).
+// what prunes (migration 00063).
 func TestRankingPrunesOtherProjectsPartitions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

@@ -10,7 +10,7 @@ import (
 	"github.com/canonkb/canon/internal/dbtest"
 )
 
-// tableLayout reads the layout the database records (migration 00052).
+// tableLayout reads the layout the database records (migration 00061).
 func tableLayout(t *testing.T, url string) string {
 	t.Helper()
 	ctx := context.Background()

@@ -12,7 +12,7 @@ SELECT coalesce(sum(chunk_count), 0)::bigint AS chunks FROM project_stats;
 SELECT coalesce(sum(chunk_count), 0)::bigint AS chunks FROM project_stats WHERE project_id = sqlc.arg(project_id);
 
 -- name: TableLayout :one
--- single, or partitioned by project (migration 00052).
+-- single, or partitioned by project (migration 00061).
 SELECT canon_table_layout()::text AS layout;
 
 -- name: PartitionIndexName :one
@@ -57,5 +57,5 @@ SELECT chunks_embedding_set_type(sqlc.arg(target)::text)::boolean AS changed;
 
 -- name: TableLayoutSet :one
 -- Lays chunks, postings and lexeme_stats out as single tables or partitioned
--- by project (migration 00052); false when they are so already.
+-- by project (migration 00061); false when they are so already.
 SELECT canon_set_table_layout(sqlc.arg(target)::text)::boolean AS changed;

@@ -416,7 +416,7 @@ CROSS JOIN query_lexemes q
 CROSS JOIN named_lexemes nl
 LEFT JOIN query_languages ql ON ql.language = c.language
 WHERE c.project_id = ANY (sqlc.arg(project_ids)::bigint[])
-  -- Prunes other projects' partitions on the generic plan (migration 00054).
+  -- Prunes other projects' partitions on the generic plan (migration 00063).
   AND c.project_id = ANY (canon_project_slots(sqlc.arg(project_ids)::bigint[]))
   AND c.id = ANY (sqlc.arg(chunk_ids)::bigint[])
   AND canon_document_visible(d, sqlc.arg(access_all)::boolean, sqlc.arg(access_groups)::text[])

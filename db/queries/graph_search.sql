@@ -89,7 +89,7 @@ rejected_nearest AS MATERIALIZED (
     ) AS visible_document
     WHERE sqlc.arg(rejected_enabled)::boolean AND c.represents_rejected
       AND c.project_id = ANY (sqlc.arg(project_ids)::bigint[])
-      -- Prunes other projects' partitions on the generic plan (migration 00054).
+      -- Prunes other projects' partitions on the generic plan (migration 00063).
       AND c.project_id = ANY (canon_project_slots(sqlc.arg(project_ids)::bigint[]))
     ORDER BY c.embedding <=> sqlc.arg(query_embedding)::vector
     LIMIT sqlc.arg(rejected_max_docs)::integer

@@ -12,7 +12,7 @@
 -- Each scan of chunks, postings and lexeme_stats also names
 -- `project_id = ANY (canon_project_slots(project_ids))`, the form whose generic
 -- plan prunes the partitions of projects not searched (KB_TABLE_LAYOUT=partitioned,
--- migration 00054).
+-- migration 00063).
 
 -- name: SearchRank :many
 WITH

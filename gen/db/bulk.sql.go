@@ -174,7 +174,7 @@ const tableLayout = `-- name: TableLayout :one
 SELECT canon_table_layout()::text AS layout
 `
 
-// single, or partitioned by project (migration 00052).
+// single, or partitioned by project (migration 00061).
 func (q *Queries) TableLayout(ctx context.Context) (string, error) {
 	row := q.db.QueryRow(ctx, tableLayout)
 	var layout string
@@ -187,7 +187,7 @@ SELECT canon_set_table_layout($1::text)::boolean AS changed
 `
 
 // Lays chunks, postings and lexeme_stats out as single tables or partitioned
-// by project (migration 00052); false when they are so already.
+// by project (migration 00061); false when they are so already.
 func (q *Queries) TableLayoutSet(ctx context.Context, target string) (bool, error) {
 	row := q.db.QueryRow(ctx, tableLayoutSet, target)
 	var changed bool

@@ -592,7 +592,7 @@ CROSS JOIN query_lexemes q
 CROSS JOIN named_lexemes nl
 LEFT JOIN query_languages ql ON ql.language = c.language
 WHERE c.project_id = ANY ($3::bigint[])
-  -- Prunes other projects' partitions on the generic plan (migration 00054).
+  -- Prunes other projects' partitions on the generic plan (migration 00063).
   AND c.project_id = ANY (canon_project_slots($3::bigint[]))
   AND c.id = ANY ($4::bigint[])
   AND canon_document_visible(d, $5::boolean, $6::text[])

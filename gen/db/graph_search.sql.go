@@ -190,7 +190,7 @@ rejected_nearest AS MATERIALIZED (
     ) AS visible_document
     WHERE $20::boolean AND c.represents_rejected
       AND c.project_id = ANY ($1::bigint[])
-      -- Prunes other projects' partitions on the generic plan (migration 00054).
+      -- Prunes other projects' partitions on the generic plan (migration 00063).
       AND c.project_id = ANY (canon_project_slots($1::bigint[]))
     ORDER BY c.embedding <=> $21::vector
     LIMIT $22::integer

@@ -609,7 +609,7 @@ type SearchRankRow struct {
 // Each scan of chunks, postings and lexeme_stats also names
 // `project_id = ANY (canon_project_slots(project_ids))`, the form whose generic
 // plan prunes the partitions of projects not searched (KB_TABLE_LAYOUT=partitioned,
-// migration 00054).
+// migration 00063).
 // The text-search configurations that analyse the question: those of the
 // languages of the searched projects (their chunks' and their own), most chunks
 // first; the default language's for projects that have none yet. A project in

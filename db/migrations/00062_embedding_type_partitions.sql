@@ -1,4 +1,4 @@
--- chunks_embedding_set_type (00040) converts the partitioned layout (00052)
+-- chunks_embedding_set_type (00040) converts the partitioned layout (00061)
 -- too: the indexes over the embedding are the partitions' own, and new
 -- partitions are indexed from partition_indexes, whose definitions follow the
 -- type like deferred_indexes'.
@@ -26,7 +26,7 @@ BEGIN
     END IF;
     opclass := '\m' || current_type || '_(\w+_ops)\M';
     -- The old operator classes do not take the new type: drop, rebuild after.
-    -- The table's indexes and, partitioned (00052), its partitions' own.
+    -- The table's indexes and, partitioned (00061), its partitions' own.
     FOR ix IN
         SELECT i.indexrelid::regclass::text AS name, pg_get_indexdef(i.indexrelid) AS def
         FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
