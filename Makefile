@@ -100,10 +100,13 @@ test: go db ingest-tools pgbouncer-tools vet lint check-generated ## everything 
 # template of their own): the golden rankings must not move, the bulk path
 # must rebuild only its projects' partitions. The whole suite runs with the
 # default layout above.
+# Of cmd/canon, the commands that read or rebuild indexes by name.
 PARTITIONED_PACKAGES ?= ./search/ ./hierarchy/ ./ingest/ ./doctor/ ./db/citus/ ./postgres/
+PARTITIONED_COMMANDS ?= TestTableLayout|TestVectorTypeMigrateConvertAndMismatch|TestBulkIngestKilledMidLoad|TestThroughPgBouncer
 .PHONY: test-partitioned
-test-partitioned: go db ## the ranking, hierarchy, ingest, doctor, Citus-rule and migration tests with KB_TABLE_LAYOUT=partitioned
+test-partitioned: go db ingest-tools pgbouncer-tools ## the ranking, hierarchy, ingest, doctor, Citus-rule, migration and index-rebuilding command tests with KB_TABLE_LAYOUT=partitioned
 	KB_TABLE_LAYOUT=partitioned $(GO) test -race -count=1 $(PARTITIONED_PACKAGES)
+	KB_TABLE_LAYOUT=partitioned $(GO) test -race -count=1 -run '$(PARTITIONED_COMMANDS)' ./cmd/canon/
 
 # The web chat (web/) is built by Vite and its bundle web/dist is committed, like
 # gen/, so `go build` embeds it without Node; web-check rebuilds it and fails on drift.

@@ -70,7 +70,7 @@ func TestBulkIngestKilledMidLoad(t *testing.T) {
 			}
 			defer pool.Close()
 			indexes := func() []string {
-				rows, err := pool.Query(ctx, `SELECT indexdef FROM pg_indexes WHERE tablename IN ('chunks', 'postings') ORDER BY indexname`)
+				rows, err := pool.Query(ctx, `SELECT indexdef FROM pg_indexes WHERE tablename ~ '^(chunks|postings)(_p\d+)?$' ORDER BY indexname`)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -79,6 +79,11 @@ func TestBulkIngestKilledMidLoad(t *testing.T) {
 					t.Fatal(err)
 				}
 				return defs
+			}
+			// The project first: partitioned by project (KB_TABLE_LAYOUT), its
+			// partitions and their indexes are made with it.
+			if _, err := pool.Exec(ctx, `INSERT INTO projects (project_key) VALUES ($1)`, project); err != nil {
+				t.Fatal(err)
 			}
 			want := indexes()
 

@@ -147,7 +147,8 @@ func sessionSettings(t *testing.T, conn *pgx.Conn) string {
 func indexOID(t *testing.T, conn *pgx.Conn) uint32 {
 	t.Helper()
 	var oid uint32
-	if err := conn.QueryRow(context.Background(), "SELECT coalesce(to_regclass('chunks_embedding_hnsw')::oid, 0)").Scan(&oid); err != nil {
+	// chunks_embedding_hnsw, or its project's partition's own (KB_TABLE_LAYOUT=partitioned).
+	if err := conn.QueryRow(context.Background(), `SELECT coalesce(max(oid), 0) FROM pg_class WHERE relname ~ '^chunks(_p\d+)?_embedding_hnsw$'`).Scan(&oid); err != nil {
 		t.Fatal(err)
 	}
 	return oid

@@ -25,8 +25,12 @@ func embeddingStorage(t *testing.T, url string) (string, []string) {
 		WHERE attrelid = 'chunks'::regclass AND attname = 'embedding'`).Scan(&typ); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := conn.Query(ctx, `SELECT indexname || ' ' || substring(indexdef from '\((embedding \w+)\)') FROM pg_indexes
-		WHERE tablename = 'chunks' AND indexdef LIKE '%hnsw%' ORDER BY 1`)
+	// Partitioned by project (KB_TABLE_LAYOUT), the indexes are the partitions' own,
+	// chunks_p<id>_embedding_hnsw, made from the definitions in partition_indexes.
+	rows, err := conn.Query(ctx, `SELECT DISTINCT regexp_replace(name, '^chunks_p\d+_', 'chunks_') || ' ' || substring(def from '\((embedding \w+)\)')
+		FROM (SELECT indexname, indexdef FROM pg_indexes WHERE tablename ~ '^chunks(_p\d+)?$'
+			UNION ALL SELECT name, definition FROM partition_indexes WHERE table_name = 'chunks') i (name, def)
+		WHERE def LIKE '%hnsw%' ORDER BY 1`)
 	if err != nil {
 		t.Fatal(err)
 	}
