@@ -274,3 +274,52 @@ func TestConcurrentIngestsMakeOneProject(t *testing.T) {
 		t.Errorf("%d lexeme_stats rows left by a deleted project", n)
 	}
 }
+
+// Deleting a project drops its partitions (migration 00064), its rows gone
+// through the cascade first; the other projects keep theirs, rows and
+// statistics. In the single layout there is nothing to drop.
+func TestDeletedProjectDropsItsPartitions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	in, pool := newIngester(t)
+	for _, layout := range []string{"partitioned", "single"} {
+		t.Run(layout, func(t *testing.T) {
+			if _, _, err := ingest.SetTableLayout(ctx, pool, layout, bulkEverything); err != nil {
+				t.Fatal(err)
+			}
+			run(t, in, "kept-"+layout, true, file("k.md", "# Kept\n\nKept pages about KB_RRF_K.\n"))
+			run(t, in, "gone-"+layout, true, synthetic(10, 3)...)
+			gone := scalar[int64](t, pool, "SELECT id FROM projects WHERE project_key = $1", "gone-"+layout)
+			keptChunks := func() int64 {
+				return scalar[int64](t, pool, "SELECT count(*) FROM chunks c JOIN projects p ON p.id = c.project_id WHERE p.project_key = $1", "kept-"+layout)
+			}
+			wantKept := keptChunks()
+			before := partitionsOf(t, pool)
+			if _, err := pool.Exec(ctx, "DELETE FROM projects WHERE project_key = $1", "gone-"+layout); err != nil {
+				t.Fatal(err)
+			}
+			var want []string
+			for _, p := range before {
+				if !strings.HasSuffix(p, "_p"+itoa(gone)) {
+					want = append(want, p)
+				}
+			}
+			if got := partitionsOf(t, pool); !slices.Equal(got, want) {
+				t.Errorf("partitions after the delete\n%v\nwant\n%v", got, want)
+			}
+			if layout == "partitioned" && len(want) == len(before) {
+				t.Errorf("project %d had no partitions to drop: %v", gone, before)
+			}
+			if n := scalar[int64](t, pool, "SELECT count(*) FROM pg_class WHERE relname ~ $1", "_p"+itoa(gone)+"($|_)"); n != 0 {
+				t.Errorf("%d tables or indexes of the deleted project left", n)
+			}
+			if n := scalar[int64](t, pool, "SELECT count(*) FROM chunks WHERE project_id = $1", gone); n != 0 {
+				t.Errorf("%d chunks of the deleted project left", n)
+			}
+			if got := keptChunks(); got != wantKept || got == 0 {
+				t.Errorf("project kept has %d chunks after the delete; want %d", got, wantKept)
+			}
+			checkStats(t, pool)
+		})
+	}
+}
