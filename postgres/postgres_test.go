@@ -133,3 +133,27 @@ func TestUnknownCommandAndBadURL(t *testing.T) {
 		t.Errorf("missing URL: %v", err)
 	}
 }
+
+func TestLSN(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		pos  int64
+	}{
+		{"0/0", 0},
+		{"0/16B3748", 0x16B3748},
+		{"1A/FFFFFFFF", 0x1A<<32 | 0xFFFFFFFF},
+		{"7FFFFFFF/0", 0x7FFFFFFF << 32},
+	} {
+		if got := postgres.FormatLSN(tc.pos); got != tc.text {
+			t.Errorf("FormatLSN(%d) = %s; want %s", tc.pos, got, tc.text)
+		}
+		if got, err := postgres.ParseLSN(tc.text); err != nil || got != tc.pos {
+			t.Errorf("ParseLSN(%s) = %d, %v; want %d", tc.text, got, err, tc.pos)
+		}
+	}
+	for _, bad := range []string{"", "0", "0/", "/0", "0/1/2", "g/0", "0/100000000", "80000000/0", "-1/0", " 0/1"} {
+		if _, err := postgres.ParseLSN(bad); err == nil {
+			t.Errorf("ParseLSN(%q) accepted", bad)
+		}
+	}
+}

@@ -3,7 +3,10 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -23,9 +26,9 @@ type ReadsOptions struct {
 
 // Reads sends read-only work to a healthy streaming replica, round-robin, and
 // to the primary when none is healthy, when the chosen one has not replayed
-// this process's latest write within MaxWait (read-your-writes), or when the
-// replica fails under the read (which then runs again on the primary). A nil
-// *Reads reads from the primary.
+// this process's latest write (or the position the request carries, ReadAfter)
+// within MaxWait (read-your-writes), or when the replica fails under the read
+// (which then runs again on the primary). A nil *Reads reads from the primary.
 type Reads struct {
 	primary  *pgxpool.Pool
 	replicas []*replica
@@ -147,6 +150,41 @@ func (r *Reads) Wrote(ctx context.Context) error {
 	}
 }
 
+// Position is the primary's WAL position (bytes) after this process's latest
+// recorded write, 0 before any. A client of several canon processes carries it
+// to the next one (ReadAfter), which then reads what this one wrote.
+func (r *Reads) Position() int64 {
+	if r == nil {
+		return 0
+	}
+	return r.written.Load()
+}
+
+type readAfterKey struct{}
+
+// ReadAfter makes the reads made with ctx wait, as for this process's own
+// writes, for a replica that has replayed pos (a Position of any canon process
+// on the same primary), or go to the primary.
+func ReadAfter(ctx context.Context, pos int64) context.Context {
+	return context.WithValue(ctx, readAfterKey{}, pos)
+}
+
+// FormatLSN writes a WAL position as PostgreSQL prints a pg_lsn: 0/16B3748.
+func FormatLSN(pos int64) string {
+	return fmt.Sprintf("%X/%X", uint64(pos)>>32, uint64(pos)&0xFFFFFFFF)
+}
+
+// ParseLSN reads a pg_lsn as FormatLSN writes it.
+func ParseLSN(s string) (int64, error) {
+	hi, lo, ok := strings.Cut(s, "/")
+	h, err1 := strconv.ParseUint(hi, 16, 32)
+	l, err2 := strconv.ParseUint(lo, 16, 32)
+	if !ok || err1 != nil || err2 != nil || h>>31 != 0 {
+		return 0, fmt.Errorf("%q is not a WAL position such as 0/16B3748", s)
+	}
+	return int64(h<<32 | l), nil
+}
+
 type readPoolKey struct{}
 
 // ReadPool is the pool a read inside Reads.Do uses; fallback outside one.
@@ -216,6 +254,9 @@ func (r *Reads) pick(ctx context.Context) *replica {
 // at most MaxWait.
 func (r *Reads) caughtUp(ctx context.Context, rep *replica) bool {
 	want := r.written.Load()
+	if pos, ok := ctx.Value(readAfterKey{}).(int64); ok {
+		want = max(want, pos)
+	}
 	if rep.replayed.Load() >= want {
 		return true
 	}

@@ -120,7 +120,7 @@ func build(d Deps, tracking *inflight) (http.Handler, []string) {
 		interceptors = append(interceptors, tracing)
 	}
 	// Telemetry first, so a call the guard refuses is still counted and logged.
-	interceptors = append(interceptors, telemetry.ConnectInterceptor(), guard.Interceptor())
+	interceptors = append(interceptors, telemetry.ConnectInterceptor(), guard.Interceptor(), readAfterInterceptor{d.Reads})
 	opts := []connect.HandlerOption{
 		connect.WithRecover(recoverPanic(d.Logger)),
 		connect.WithInterceptors(interceptors...),
@@ -165,7 +165,7 @@ func build(d Deps, tracking *inflight) (http.Handler, []string) {
 	if d.Metrics != nil {
 		mux.Handle("GET /metrics", d.Metrics.Handler())
 	}
-	h := telemetry.Middleware(guard.Middleware(mux), d.Logger, d.Metrics)
+	h := telemetry.Middleware(guard.Middleware(readAfterMiddleware(mux)), d.Logger, d.Metrics)
 	if tracking != nil {
 		h = tracking.wrap(h)
 	}

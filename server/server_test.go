@@ -417,3 +417,51 @@ func TestHealth(t *testing.T) {
 		t.Fatalf("healthz: %s", res.Status)
 	}
 }
+
+// A malformed Canon-Read-After is refused as invalid_argument, on Connect calls
+// and plain routes alike; a well-formed one is accepted (its routing is
+// cmd/canon's TestReadReplicas, with a replica).
+func TestReadAfterHeader(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	c := canonv1connect.NewSearchServiceClient(srv.Client(), srv.URL)
+	for _, tc := range []struct {
+		value string
+		code  connect.Code
+	}{
+		{"0/16B3748", 0},
+		{"1A/0", 0},
+		{"16B3748", connect.CodeInvalidArgument},
+		{"0/xyz", connect.CodeInvalidArgument},
+		{"-1/0", connect.CodeInvalidArgument},
+	} {
+		req := connect.NewRequest(&canonv1.SearchRequest{Query: "cache layer", ProjectKey: "platform"})
+		req.Header().Set(server.ReadAfterHeader, tc.value)
+		_, err := c.Search(context.Background(), req)
+		if connect.CodeOf(err) != tc.code && !(tc.code == 0 && err == nil) {
+			t.Errorf("%s %q: %v; want %v", server.ReadAfterHeader, tc.value, err, tc.code)
+		}
+		if tc.code != 0 && (err == nil || !strings.Contains(err.Error(), "not a WAL position such as 0/16B3748")) {
+			t.Errorf("%s %q: the message %v does not say what is expected", server.ReadAfterHeader, tc.value, err)
+		}
+	}
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, srv.URL+"/api/kb/chat",
+		strings.NewReader(`{"question":"how do deployment rollbacks work?","project_key":"platform"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(server.ReadAfterHeader, "yesterday")
+	res, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(res.Body).Decode(&out); err != nil || res.StatusCode != 400 || out["code"] != "invalid_argument" {
+		t.Errorf("/api/kb/chat with a malformed %s: %d %v %v", server.ReadAfterHeader, res.StatusCode, out, err)
+	}
+	// Without replicas canon names no position after a write.
+	dep, err := canonv1connect.NewCanonServiceClient(srv.Client(), srv.URL).Deprecate(context.Background(),
+		connect.NewRequest(&canonv1.DeprecateRequest{ProjectKey: "platform", Slug: "std-go-database-access"}))
+	if err != nil || dep.Header().Get(server.ReadAfterHeader) != "" {
+		t.Errorf("deprecate without replicas: %v, %s %q", err, server.ReadAfterHeader, dep.Header().Get(server.ReadAfterHeader))
+	}
+}

@@ -5,17 +5,24 @@ package main
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"connectrpc.com/connect"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/canonkb/canon/config"
 	"github.com/canonkb/canon/domain"
+	canonv1 "github.com/canonkb/canon/gen/canon/v1"
+	"github.com/canonkb/canon/gen/canon/v1/canonv1connect"
 	"github.com/canonkb/canon/ingest"
 	"github.com/canonkb/canon/internal/dbtest"
 	"github.com/canonkb/canon/postgres"
+	"github.com/canonkb/canon/server"
 )
 
 // TestReadReplicas runs canon on a primary of the test's own and a streaming
@@ -23,7 +30,8 @@ import (
 // server's, dbtest.Port): searches read from the replica, an ingest's change is
 // seen by the next search although the replica has stopped replaying (it waits
 // KB_DATABASE_REPLICA_MAX_WAIT, then reads the primary), and a replica killed
-// while searches run costs them nothing.
+// while searches run costs them nothing. Across two canon processes the
+// position a write's response names (Canon-Read-After) carries read-your-writes.
 func TestReadReplicas(t *testing.T) {
 	ctx := context.Background()
 	primary := dbtest.Primary(t, dbtest.Port(t, 1))
@@ -96,6 +104,7 @@ func TestReadReplicas(t *testing.T) {
 	if took := time.Since(start); took < 300*time.Millisecond {
 		t.Errorf("the search took %s: it did not wait for the lagging replica", took)
 	}
+	readAfterAcrossProcesses(t, cfg, a)
 	if _, err := standby.Exec(ctx, "SELECT pg_wal_replay_resume()"); err != nil {
 		t.Fatal(err)
 	}
@@ -182,4 +191,68 @@ func waitReplayed(t *testing.T, primary, standby *pgx.Conn) {
 		}
 	}
 	t.Fatal(errors.New("the replica did not replay the primary's WAL in 30 s"))
+}
+
+// readAfterAcrossProcesses: process a has written (the quokka runbook) while the
+// replica's replay is paused. A second process, b, knows nothing of it: its
+// search reads the stale replica, unless the request carries the position a
+// later write's response named (Canon-Read-After, past the runbook's), when it
+// waits for the replica and then reads the primary.
+func readAfterAcrossProcesses(t *testing.T, cfg config.Config, a *app) {
+	t.Helper()
+	ctx := context.Background()
+	b, err := openApp(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	serve := func(p *app) string {
+		srv := httptest.NewServer(server.Handler(server.Deps{Pool: p.pool, Reads: p.reads, Searcher: p.searcher,
+			SearchService: p.hierarchy, Ingester: p.ingester, Chat: p.chat}))
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+	aURL, bURL := serve(a), serve(b)
+
+	// A write through a's API names the position after it.
+	change, err := canonv1connect.NewCanonServiceClient(http.DefaultClient, aURL).Deprecate(ctx,
+		connect.NewRequest(&canonv1.DeprecateRequest{ProjectKey: "platform", Slug: "std-go-database-access"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := change.Header().Get(server.ReadAfterHeader)
+	if pos, err := postgres.ParseLSN(named); err != nil || pos != a.reads.Position() || pos == 0 {
+		t.Fatalf("the write's %s is %q (%v); want %s", server.ReadAfterHeader, named, err, postgres.FormatLSN(a.reads.Position()))
+	}
+
+	search := canonv1connect.NewSearchServiceClient(http.DefaultClient, bURL)
+	top := func(header string) (string, time.Duration, error) {
+		req := connect.NewRequest(&canonv1.SearchRequest{Query: "quokka protocol", ProjectKey: "platform"})
+		if header != "" {
+			req.Header().Set(server.ReadAfterHeader, header)
+		}
+		start := time.Now()
+		res, err := search.Search(ctx, req)
+		if err != nil {
+			return "", 0, err
+		}
+		if hits := res.Msg.GetResult().GetPrimary(); len(hits) > 0 {
+			return hits[0].GetDocId(), time.Since(start), nil
+		}
+		return "", time.Since(start), nil
+	}
+	if got, _, err := top(""); err != nil || got == "rb-deploy-rollback" {
+		t.Errorf("process b without the position found %q (%v): it did not read the paused replica", got, err)
+	}
+	got, took, err := top(named)
+	if err != nil || got != "rb-deploy-rollback" {
+		t.Errorf("process b with %s: %s found %q (%v); want the quokka runbook a wrote", server.ReadAfterHeader, named, got, err)
+	}
+	if took < 300*time.Millisecond {
+		t.Errorf("process b with the position answered in %s: it did not wait for the lagging replica", took)
+	}
+	if _, _, err := top("not-a-position"); connect.CodeOf(err) != connect.CodeInvalidArgument ||
+		!strings.Contains(err.Error(), "is not a WAL position such as 0/16B3748") {
+		t.Errorf("a malformed %s: %v; want invalid_argument naming the form", server.ReadAfterHeader, err)
+	}
 }
