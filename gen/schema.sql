@@ -1283,3 +1283,26 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     ]
 $$;
 
+-- db/migrations/00064_drop_project_partitions.sql
+CREATE FUNCTION canon_partitions_drop(project_id bigint) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    tbl text;
+BEGIN
+    IF canon_table_layout() <> 'partitioned' THEN
+        RETURN;
+    END IF;
+    -- The order of canon_partitions_create, so a create and a drop lock the parents alike.
+    FOREACH tbl IN ARRAY ARRAY['chunks', 'postings', 'lexeme_stats'] LOOP
+        EXECUTE format('DROP TABLE IF EXISTS %I', canon_partition_name(tbl, project_id));
+    END LOOP;
+END $$;
+
+CREATE FUNCTION projects_partitions_drop() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM canon_partitions_drop(OLD.id);
+    RETURN NULL;
+END $$;
+
+CREATE TRIGGER projects_partitions_drop AFTER DELETE ON projects
+    FOR EACH ROW EXECUTE FUNCTION projects_partitions_drop();
+
