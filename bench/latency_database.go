@@ -405,7 +405,7 @@ func ingestGenerated(ctx context.Context, in *ingest.Ingester, g *Synth, project
 				return nil
 			}
 			start = time.Now()
-			res, err := in.Ingest(ctx, batch, ingest.Options{Project: project})
+			res, err := in.Ingest(ctx, batch, ingest.Options{Project: project, Language: SynthLanguage})
 			ingestTime += time.Since(start)
 			if err != nil {
 				return fmt.Errorf("ingest: %w", err)

@@ -56,6 +56,14 @@ func TestLatencySmall(t *testing.T) {
 	if rep.Load.Chunks != 150 || !rep.Load.Loaded || rep.Load.IngestChunksPerS <= 0 || rep.Load.HNSWBuildS <= 0 {
 		t.Errorf("load: %+v", rep.Load)
 	}
+	// The corpus is English as a whole: no document of it is left to detection.
+	var languages []string
+	if err := pool.QueryRow(ctx, `SELECT array_agg(DISTINCT language ORDER BY language) FROM chunks`).Scan(&languages); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(languages, []string{bench.SynthLanguage}) {
+		t.Errorf("the synthetic corpus's chunks are in %v, want [%s]", languages, bench.SynthLanguage)
+	}
 	if want := len(rep.Methods) * 2; len(rep.Cells) != want || len(rep.Methods) != 10 {
 		t.Errorf("%d methods, %d cells", len(rep.Methods), len(rep.Cells))
 	}
