@@ -139,16 +139,24 @@ hits AS (
            sum((length(lower(c.text)) - length(replace(lower(c.text), s.form, ''))) / length(s.form)) AS n
     FROM surface s
     -- Each chunk is searched with its own language's configuration, one
-    -- (form, language) at a time so the tsv index still serves each probe.
+    -- (form, language) at a time so the tsv index serves each probe.
     CROSS JOIN LATERAL (
-        SELECT pl.language, canon_text_config(pl.language) AS config
+        SELECT pl.language, phraseto_tsquery(canon_text_config(pl.language), s.form) AS query
         FROM project_languages pl WHERE pl.project_id = $1
     ) AS l
-    JOIN chunks c ON c.project_id = $1
-                 AND c.language = l.language
-                 AND c.tsv @@ phraseto_tsquery(l.config, s.form)
-                 AND c.document_id <> s.document_id
-                 AND NOT c.is_summary
+    -- OFFSET 0 keeps the probe a subquery per (form, language): flattened into a
+    -- join on language, the planner scanned every chunk against every form
+    -- (100,000 chunks, 734 forms: 227 s against 0.7 s).
+    CROSS JOIN LATERAL (
+        SELECT c.document_id, c.text
+        FROM chunks c
+        WHERE c.project_id = $1
+          AND c.language = l.language
+          AND c.tsv @@ l.query
+          AND c.document_id <> s.document_id
+          AND NOT c.is_summary
+        OFFSET 0
+    ) AS c
     GROUP BY s.slug, c.document_id
 )
 INSERT INTO entity_mentions (project_id, entity_slug, document_id, strength, source)
