@@ -77,7 +77,8 @@ type Steps struct {
 	Store time.Duration
 	// IndexBuild: building the indexes a bulk load deferred.
 	IndexBuild time.Duration
-	// Mentions: rebuilding the projects' body mentions of entities.
+	// Mentions: rebuilding the projects' body mentions of entities (and first
+	// analysing the tables a load left with stale statistics).
 	Mentions time.Duration
 }
 
@@ -415,6 +416,9 @@ func (in *Ingester) ingestProject(ctx context.Context, project string, docs []pa
 				if err := qtx.MentionsMarkStale(ctx, projectID); err != nil {
 					return err
 				}
+				if err := qtx.StatsFlushAtCommit(ctx); err != nil {
+					return err
+				}
 				return qtx.DocumentDeleteByIDs(ctx, db.DocumentDeleteByIDsParams{ProjectID: projectID, Ids: gone})
 			})
 			if err != nil {
@@ -717,6 +721,9 @@ func (in *Ingester) storeBatch(ctx context.Context, projectID int64, batch []par
 		if err := q.MentionsMarkStale(ctx, projectID); err != nil {
 			return describe("mentions", err)
 		}
+		if err := q.StatsFlushAtCommit(ctx); err != nil {
+			return describe("statistics", err)
+		}
 		for i, p := range batch {
 			if err := in.storeLinks(ctx, q, projectID, docIDs[i], p.doc); err != nil {
 				return inFile(batch, p, err)
@@ -879,7 +886,13 @@ func (in *Ingester) storeMentions(ctx context.Context, q *db.Queries, projectID,
 	return nil
 }
 
+// rebuildTextMentions recomputes a project's body mentions of entities. It
+// first analyses the project's tables whose statistics a load left behind: the
+// rebuild's plan (and the next questions') depends on them.
 func (in *Ingester) rebuildTextMentions(ctx context.Context, projectID int64) error {
+	if _, err := db.New(in.pool).AnalyzeStale(ctx, projectID); err != nil {
+		return fmt.Errorf("statistics: %w", err)
+	}
 	return pgx.BeginFunc(ctx, in.pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		if err := q.MentionDeleteText(ctx, projectID); err != nil {

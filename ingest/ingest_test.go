@@ -494,3 +494,70 @@ func TestChunkRowsStayInline(t *testing.T) {
 		t.Errorf("%d TOAST rows for chunks; want every chunk row inline", n)
 	}
 }
+
+// TestStaleStatisticsAreAnalysed: an ingest analyses the tables it filled before
+// it reads them back (the mention rebuild, the first questions), sooner than
+// autovacuum would; planned without statistics, the rebuild reads every chunk
+// once per entity name. Later, only what changed past autovacuum's threshold is
+// analysed again.
+func TestStaleStatisticsAreAnalysed(t *testing.T) {
+	t.Parallel()
+	in, pool := newIngester(t)
+	ctx := context.Background()
+	var files []ingest.File
+	for i := range 60 {
+		files = append(files, file(fmt.Sprintf("note-%02d.md", i),
+			fmt.Sprintf("# Note %d\n\nThe cache layer of service %d is Redis, reviewed in week %d.\n", i, i, i)))
+	}
+	run(t, in, "stats", false, files...)
+	// In the partitioned layout the project's partition holds its rows.
+	analysed := func(table string) bool {
+		return scalar[bool](t, pool, `SELECT coalesce(bool_and(s.last_analyze IS NOT NULL), false)
+			FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
+			WHERE c.relkind = 'r' AND (s.relname = $1 OR s.relname ~ ('^' || $1 || '_p[0-9]+$'))`, table)
+	}
+	for _, table := range []string{"documents", "chunks", "postings", "lexeme_stats"} {
+		if !analysed(table) {
+			t.Errorf("after the first load of a fresh database, %s has no statistics", table)
+		}
+	}
+
+	// Rows changed on one connection whose counters are flushed, so the
+	// function sees them now rather than within the second PostgreSQL allows.
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	id := scalar[int64](t, pool, `SELECT id FROM projects WHERE project_key = 'stats'`)
+	staleNow := func() []string {
+		t.Helper()
+		if _, err := conn.Exec(ctx, `SELECT pg_stat_force_next_flush()`); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		if err := conn.QueryRow(ctx, `SELECT canon_analyze_stale($1)`, id).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		for i, rel := range got {
+			got[i] = strings.TrimSuffix(rel, fmt.Sprintf("_p%d", id))
+		}
+		return got
+	}
+	if got := staleNow(); len(got) != 0 {
+		t.Errorf("nothing changed since the ingest, yet %v were analysed", got)
+	}
+	// 60 of 60 chunks rewritten: past 50 + 10%; 5 of 60 documents: not.
+	if _, err := conn.Exec(ctx, `UPDATE chunks SET token_count = token_count WHERE project_id = $1`, id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `UPDATE documents SET title = title WHERE project_id = $1 AND slug IN (SELECT slug FROM documents WHERE project_id = $1 ORDER BY slug LIMIT 5)`, id); err != nil {
+		t.Fatal(err)
+	}
+	if got := staleNow(); !slices.Equal(got, []string{"chunks"}) {
+		t.Errorf("after rewriting every chunk and 5 documents, analysed %v; want [chunks]", got)
+	}
+	if got := staleNow(); len(got) != 0 {
+		t.Errorf("analysed %v twice", got)
+	}
+}

@@ -100,8 +100,8 @@ func TestVectorTypeIsFixedAtMigrationTime(t *testing.T) {
 	if typ, _ := stored(); typ != "halfvec" {
 		t.Errorf("migrated with KB_VECTOR_TYPE=halfvec: %s", typ)
 	}
-	// Down to just before 00040 (later migrations may roll back first).
-	for i := 0; i < 10; i++ {
+	// Down to just before 00040 (every later migration rolls back first).
+	for range 100 {
 		if err := postgres.Migrate(ctx, url, "down", postgres.MigrateOptions{}); err != nil {
 			t.Fatal(err)
 		}

@@ -59,3 +59,14 @@ SELECT chunks_embedding_set_type(sqlc.arg(target)::text)::boolean AS changed;
 -- Lays chunks, postings and lexeme_stats out as single tables or partitioned
 -- by project (migration 00061); false when they are so already.
 SELECT canon_set_table_layout(sqlc.arg(target)::text)::boolean AS changed;
+
+-- name: AnalyzeStale :one
+-- Analyses the project's tables whose statistics autovacuum would refresh on its
+-- next round (migration 00065), before an ingest reads its rows back.
+SELECT canon_analyze_stale(sqlc.arg(project_id)::bigint)::text[] AS analyzed;
+
+-- name: StatsFlushAtCommit :exec
+-- In a transaction that writes a project's rows: its row counts reach the
+-- statistics views when it commits, not up to a second later, so
+-- canon_analyze_stale sees them.
+SELECT pg_stat_force_next_flush();

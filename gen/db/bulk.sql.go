@@ -9,6 +9,19 @@ import (
 	"context"
 )
 
+const analyzeStale = `-- name: AnalyzeStale :one
+SELECT canon_analyze_stale($1::bigint)::text[] AS analyzed
+`
+
+// Analyses the project's tables whose statistics autovacuum would refresh on its
+// next round (migration 00065), before an ingest reads its rows back.
+func (q *Queries) AnalyzeStale(ctx context.Context, projectID int64) ([]string, error) {
+	row := q.db.QueryRow(ctx, analyzeStale, projectID)
+	var analyzed []string
+	err := row.Scan(&analyzed)
+	return analyzed, err
+}
+
 const bulkTryLock = `-- name: BulkTryLock :one
 SELECT pg_try_advisory_xact_lock(hashtextextended('canon.bulk', 0)) AS locked
 `
@@ -168,6 +181,18 @@ func (q *Queries) PartitionIndexName(ctx context.Context, arg PartitionIndexName
 	var name string
 	err := row.Scan(&name)
 	return name, err
+}
+
+const statsFlushAtCommit = `-- name: StatsFlushAtCommit :exec
+SELECT pg_stat_force_next_flush()
+`
+
+// In a transaction that writes a project's rows: its row counts reach the
+// statistics views when it commits, not up to a second later, so
+// canon_analyze_stale sees them.
+func (q *Queries) StatsFlushAtCommit(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, statsFlushAtCommit)
+	return err
 }
 
 const tableLayout = `-- name: TableLayout :one
