@@ -724,12 +724,7 @@ func (in *Ingester) storeBatch(ctx context.Context, projectID int64, batch []par
 		if err := q.StatsFlushAtCommit(ctx); err != nil {
 			return describe("statistics", err)
 		}
-		for i, p := range batch {
-			if err := in.storeLinks(ctx, q, projectID, docIDs[i], p.doc); err != nil {
-				return inFile(batch, p, err)
-			}
-		}
-		return nil
+		return in.storeLinks(ctx, q, projectID, batch, docIDs)
 	})
 }
 
@@ -772,8 +767,11 @@ func (in *Ingester) storeDocument(ctx context.Context, q *db.Queries, projectID 
 		return 0, nil, describe("document", err)
 	}
 	docID := row.ID
-	if err := q.ChunkDeleteByDocument(ctx, db.ChunkDeleteByDocumentParams{ProjectID: projectID, DocumentID: docID}); err != nil {
-		return 0, nil, describe("chunks", err)
+	// A document just inserted has no chunks yet (a first load is all such).
+	if !row.Inserted {
+		if err := q.ChunkDeleteByDocument(ctx, db.ChunkDeleteByDocumentParams{ProjectID: projectID, DocumentID: docID}); err != nil {
+			return 0, nil, describe("chunks", err)
+		}
 	}
 	rows := make([]db.ChunkInsertCopyParams, len(d.Chunks))
 	for i, c := range d.Chunks {
@@ -801,27 +799,35 @@ func (in *Ingester) storeDocument(ctx context.Context, q *db.Queries, projectID 
 	return docID, rows, nil
 }
 
-func (in *Ingester) storeLinks(ctx context.Context, q *db.Queries, projectID, docID int64, d *markdown.Document) error {
-	if err := q.LinkDeleteByDocument(ctx, db.LinkDeleteByDocumentParams{ProjectID: projectID, DocumentID: docID}); err != nil {
+// storeLinks replaces the graph links the batch's documents declare and
+// resolves every link that touches them, a statement each for the whole batch:
+// they run under the project's graph lock, which the other workers wait on.
+func (in *Ingester) storeLinks(ctx context.Context, q *db.Queries, projectID int64, batch []parsed, docIDs []int64) error {
+	if err := q.LinkDeleteByDocuments(ctx, db.LinkDeleteByDocumentsParams{ProjectID: projectID, DocumentIds: docIDs}); err != nil {
 		return describe("links", err)
 	}
-	if len(d.Links) > 0 {
-		p := db.LinkInsertParams{ProjectID: projectID, DocumentID: docID}
-		for _, l := range d.Links {
-			p.FromSlugs = append(p.FromSlugs, l.From)
-			p.ToSlugs = append(p.ToSlugs, l.To)
-			p.EdgeTypes = append(p.EdgeTypes, l.EdgeType)
-			p.Weights = append(p.Weights, l.Weight)
-			p.Provenances = append(p.Provenances, l.Provenance)
+	links := db.LinkInsertParams{ProjectID: projectID}
+	slugs := make([]string, len(batch))
+	for i, p := range batch {
+		slugs[i] = p.doc.Slug
+		for _, l := range p.doc.Links {
+			links.DeclaredBy = append(links.DeclaredBy, docIDs[i])
+			links.FromSlugs = append(links.FromSlugs, l.From)
+			links.ToSlugs = append(links.ToSlugs, l.To)
+			links.EdgeTypes = append(links.EdgeTypes, l.EdgeType)
+			links.Weights = append(links.Weights, l.Weight)
+			links.Provenances = append(links.Provenances, l.Provenance)
 		}
-		if err := q.LinkInsert(ctx, p); err != nil {
+	}
+	if len(links.DeclaredBy) > 0 {
+		if err := q.LinkInsert(ctx, links); err != nil {
 			return describe("links", err)
 		}
 	}
-	if err := q.EdgeDeleteDeclaredBy(ctx, db.EdgeDeleteDeclaredByParams{ProjectID: projectID, DocumentID: &docID}); err != nil {
+	if err := q.EdgeDeleteDeclaredBy(ctx, db.EdgeDeleteDeclaredByParams{ProjectID: projectID, DocumentIds: docIDs}); err != nil {
 		return describe("edges", err)
 	}
-	if _, err := q.EdgeResolve(ctx, db.EdgeResolveParams{ProjectID: projectID, Slug: d.Slug}); err != nil {
+	if _, err := q.EdgeResolve(ctx, db.EdgeResolveParams{ProjectID: projectID, Slugs: slugs}); err != nil {
 		return describe("edges", err)
 	}
 	return nil

@@ -334,7 +334,7 @@ func apply(ctx context.Context, q *db.Queries, projectID int64, p *plan, ch *Cha
 		}
 		if t.nodeID == nil {
 			// Links declared to or from it while it was raw become edges now.
-			if _, err := q.EdgeResolve(ctx, db.EdgeResolveParams{ProjectID: projectID, Slug: t.slug}); err != nil {
+			if _, err := q.EdgeResolve(ctx, db.EdgeResolveParams{ProjectID: projectID, Slugs: []string{t.slug}}); err != nil {
 				return fmt.Errorf("edges of %s: %w", t.slug, err)
 			}
 		}

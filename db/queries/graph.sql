@@ -6,25 +6,25 @@ ON CONFLICT (project_id, document_id) DO UPDATE SET node_type = excluded.node_ty
 -- name: NodeDeleteByDocument :exec
 DELETE FROM kb_nodes WHERE project_id = sqlc.arg(project_id) AND document_id = sqlc.arg(document_id);
 
--- name: LinkDeleteByDocument :exec
-DELETE FROM doc_links WHERE project_id = sqlc.arg(project_id) AND declared_by = sqlc.arg(document_id);
+-- name: LinkDeleteByDocuments :exec
+DELETE FROM doc_links WHERE project_id = sqlc.arg(project_id) AND declared_by = ANY (sqlc.arg(document_ids)::bigint[]);
 
 -- name: LinkInsert :exec
 INSERT INTO doc_links (project_id, declared_by, from_slug, to_slug, edge_type, weight, provenance)
 -- Set-returning functions side by side in the select list zip the arrays row by row.
-SELECT sqlc.arg(project_id)::bigint, sqlc.arg(document_id)::bigint,
+SELECT sqlc.arg(project_id)::bigint, unnest(sqlc.arg(declared_by)::bigint[]),
        unnest(sqlc.arg(from_slugs)::text[]), unnest(sqlc.arg(to_slugs)::text[]),
        unnest(sqlc.arg(edge_types)::text[]), unnest(sqlc.arg(weights)::numeric[]),
        unnest(sqlc.arg(provenances)::text[])
 ON CONFLICT DO NOTHING;
 
 -- name: EdgeDeleteDeclaredBy :exec
-DELETE FROM kb_edges WHERE project_id = sqlc.arg(project_id) AND declared_by = sqlc.arg(document_id);
+DELETE FROM kb_edges WHERE project_id = sqlc.arg(project_id) AND declared_by = ANY (sqlc.arg(document_ids)::bigint[]);
 
 -- name: EdgeResolve :execrows
--- Turns declared links that touch the given slug into edges once both ends are
--- canonical documents: links declared by the document itself, and links other
--- documents declared to or from it before it arrived (or became canonical).
+-- Turns declared links that touch the given slugs into edges once both ends are
+-- canonical documents: links declared by the documents themselves, and links other
+-- documents declared to or from them before they arrived (or became canonical).
 INSERT INTO kb_edges (project_id, from_node_id, to_node_id, edge_type, weight, provenance, declared_by)
 SELECT l.project_id, fn.id, tn.id, l.edge_type, l.weight, l.provenance, l.declared_by
 FROM doc_links l
@@ -33,7 +33,7 @@ JOIN kb_nodes fn ON fn.project_id = l.project_id AND fn.document_id = fd.id
 JOIN documents td ON td.project_id = l.project_id AND td.slug = l.to_slug
 JOIN kb_nodes tn ON tn.project_id = l.project_id AND tn.document_id = td.id
 WHERE l.project_id = sqlc.arg(project_id)
-  AND (l.from_slug = sqlc.arg(slug) OR l.to_slug = sqlc.arg(slug))
+  AND (l.from_slug = ANY (sqlc.arg(slugs)::text[]) OR l.to_slug = ANY (sqlc.arg(slugs)::text[]))
   AND fn.id <> tn.id
 ORDER BY l.declared_by, l.from_slug, l.to_slug, l.edge_type
 ON CONFLICT (project_id, from_node_id, to_node_id, edge_type) DO NOTHING;

@@ -10,16 +10,16 @@ import (
 )
 
 const edgeDeleteDeclaredBy = `-- name: EdgeDeleteDeclaredBy :exec
-DELETE FROM kb_edges WHERE project_id = $1 AND declared_by = $2
+DELETE FROM kb_edges WHERE project_id = $1 AND declared_by = ANY ($2::bigint[])
 `
 
 type EdgeDeleteDeclaredByParams struct {
-	ProjectID  int64
-	DocumentID *int64
+	ProjectID   int64
+	DocumentIds []int64
 }
 
 func (q *Queries) EdgeDeleteDeclaredBy(ctx context.Context, arg EdgeDeleteDeclaredByParams) error {
-	_, err := q.db.Exec(ctx, edgeDeleteDeclaredBy, arg.ProjectID, arg.DocumentID)
+	_, err := q.db.Exec(ctx, edgeDeleteDeclaredBy, arg.ProjectID, arg.DocumentIds)
 	return err
 }
 
@@ -32,7 +32,7 @@ JOIN kb_nodes fn ON fn.project_id = l.project_id AND fn.document_id = fd.id
 JOIN documents td ON td.project_id = l.project_id AND td.slug = l.to_slug
 JOIN kb_nodes tn ON tn.project_id = l.project_id AND tn.document_id = td.id
 WHERE l.project_id = $1
-  AND (l.from_slug = $2 OR l.to_slug = $2)
+  AND (l.from_slug = ANY ($2::text[]) OR l.to_slug = ANY ($2::text[]))
   AND fn.id <> tn.id
 ORDER BY l.declared_by, l.from_slug, l.to_slug, l.edge_type
 ON CONFLICT (project_id, from_node_id, to_node_id, edge_type) DO NOTHING
@@ -40,14 +40,14 @@ ON CONFLICT (project_id, from_node_id, to_node_id, edge_type) DO NOTHING
 
 type EdgeResolveParams struct {
 	ProjectID int64
-	Slug      string
+	Slugs     []string
 }
 
-// Turns declared links that touch the given slug into edges once both ends are
-// canonical documents: links declared by the document itself, and links other
-// documents declared to or from it before it arrived (or became canonical).
+// Turns declared links that touch the given slugs into edges once both ends are
+// canonical documents: links declared by the documents themselves, and links other
+// documents declared to or from them before they arrived (or became canonical).
 func (q *Queries) EdgeResolve(ctx context.Context, arg EdgeResolveParams) (int64, error) {
-	result, err := q.db.Exec(ctx, edgeResolve, arg.ProjectID, arg.Slug)
+	result, err := q.db.Exec(ctx, edgeResolve, arg.ProjectID, arg.Slugs)
 	if err != nil {
 		return 0, err
 	}
@@ -65,23 +65,23 @@ func (q *Queries) GraphLock(ctx context.Context, projectID int64) error {
 	return err
 }
 
-const linkDeleteByDocument = `-- name: LinkDeleteByDocument :exec
-DELETE FROM doc_links WHERE project_id = $1 AND declared_by = $2
+const linkDeleteByDocuments = `-- name: LinkDeleteByDocuments :exec
+DELETE FROM doc_links WHERE project_id = $1 AND declared_by = ANY ($2::bigint[])
 `
 
-type LinkDeleteByDocumentParams struct {
-	ProjectID  int64
-	DocumentID int64
+type LinkDeleteByDocumentsParams struct {
+	ProjectID   int64
+	DocumentIds []int64
 }
 
-func (q *Queries) LinkDeleteByDocument(ctx context.Context, arg LinkDeleteByDocumentParams) error {
-	_, err := q.db.Exec(ctx, linkDeleteByDocument, arg.ProjectID, arg.DocumentID)
+func (q *Queries) LinkDeleteByDocuments(ctx context.Context, arg LinkDeleteByDocumentsParams) error {
+	_, err := q.db.Exec(ctx, linkDeleteByDocuments, arg.ProjectID, arg.DocumentIds)
 	return err
 }
 
 const linkInsert = `-- name: LinkInsert :exec
 INSERT INTO doc_links (project_id, declared_by, from_slug, to_slug, edge_type, weight, provenance)
-SELECT $1::bigint, $2::bigint,
+SELECT $1::bigint, unnest($2::bigint[]),
        unnest($3::text[]), unnest($4::text[]),
        unnest($5::text[]), unnest($6::numeric[]),
        unnest($7::text[])
@@ -90,7 +90,7 @@ ON CONFLICT DO NOTHING
 
 type LinkInsertParams struct {
 	ProjectID   int64
-	DocumentID  int64
+	DeclaredBy  []int64
 	FromSlugs   []string
 	ToSlugs     []string
 	EdgeTypes   []string
@@ -102,7 +102,7 @@ type LinkInsertParams struct {
 func (q *Queries) LinkInsert(ctx context.Context, arg LinkInsertParams) error {
 	_, err := q.db.Exec(ctx, linkInsert,
 		arg.ProjectID,
-		arg.DocumentID,
+		arg.DeclaredBy,
 		arg.FromSlugs,
 		arg.ToSlugs,
 		arg.EdgeTypes,
