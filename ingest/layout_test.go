@@ -29,6 +29,26 @@ func partitionsOf(t *testing.T, pool *pgxpool.Pool) []string {
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 
+// checkStorage: every table (or partition) of chunks, postings and lexeme_stats
+// carries its storage parameters (canon_table_storage, migration 00066).
+func checkStorage(t *testing.T, pool *pgxpool.Pool, when string) {
+	t.Helper()
+	want := map[string]string{"chunks": "toast_tuple_target=8160", "postings": "", "lexeme_stats": "fillfactor=30"}
+	rows := queryStrings(t, pool, `SELECT coalesce(p.relname, c.relname) || ' ' || c.relname || ' ' || coalesce(array_to_string(c.reloptions, ','), '')
+		FROM pg_class c LEFT JOIN pg_inherits i ON i.inhrelid = c.oid LEFT JOIN pg_class p ON p.oid = i.inhparent
+		WHERE c.relkind = 'r' AND coalesce(p.relname, c.relname) IN ('chunks', 'postings', 'lexeme_stats') ORDER BY 1`)
+	if len(rows) < 3 {
+		t.Fatalf("%s: tables %v", when, rows)
+	}
+	for _, row := range rows {
+		table, rest, _ := strings.Cut(row, " ")
+		rel, options, _ := strings.Cut(rest, " ")
+		if options != want[table] {
+			t.Errorf("%s: %s has storage parameters %q; want %q", when, rel, options, want[table])
+		}
+	}
+}
+
 // Converting to the partitioned layout and back keeps every derived row, the
 // ids and their sequence, the keys, triggers and indexes (the per-partition
 // ones named after the table's); a project made while partitioned gets its
@@ -59,6 +79,7 @@ func TestTableLayoutConversion(t *testing.T) {
 			WHERE tgrelid IN ('chunks'::regclass, 'postings'::regclass, 'lexeme_stats'::regclass) AND NOT tgisinternal ORDER BY 1`)
 	}
 	wantConstraints, wantTriggers := constraints(), triggers()
+	checkStorage(t, pool, start)
 
 	for _, target := range []string{other, start} {
 		changed, _, err := ingest.SetTableLayout(ctx, pool, target, bulkEverything)
@@ -69,6 +90,7 @@ func TestTableLayoutConversion(t *testing.T) {
 			t.Fatalf("layout %s after converting to %s", got, target)
 		}
 		compareDerived(t, "converted to "+target, want, derivedRows(t, pool))
+		checkStorage(t, pool, "converted to "+target)
 		checkStats(t, pool)
 		if got := queryStrings(t, pool, "SELECT id::text FROM chunks ORDER BY id"); !slices.Equal(got, wantIDs) {
 			t.Errorf("%s: chunk ids changed", target)
@@ -97,6 +119,7 @@ func TestTableLayoutConversion(t *testing.T) {
 			if n := scalar[int64](t, pool, "SELECT count(*) FROM chunks_p"+itoa(c)); n == 0 {
 				t.Error("project c's chunks are not in chunks_p<c>")
 			}
+			checkStorage(t, pool, "a new project's partitions")
 			checkStats(t, pool)
 			if _, err := pool.Exec(ctx, "DELETE FROM projects WHERE id = $1", c); err != nil {
 				t.Fatal(err)
