@@ -30,3 +30,26 @@ func TestBulkPolicyApplies(t *testing.T) {
 		})
 	}
 }
+
+func TestBatchChunksFor(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name            string
+		chunks, workers int
+		want            int
+	}{
+		{"a handbook", 300, 2, 256},
+		{"a batch per worker", 1320, 4, 330},
+		{"a large load", 100000, 2, 1024},
+		{"one worker", 800, 1, 800},
+		{"no workers given", 5000, 0, 1024},
+		{"nothing", 0, 2, 256},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := batchChunksFor(tc.chunks, tc.workers); got != tc.want {
+				t.Errorf("batchChunksFor(%d, %d) = %d, want %d", tc.chunks, tc.workers, got, tc.want)
+			}
+		})
+	}
+}

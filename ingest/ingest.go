@@ -483,7 +483,11 @@ func (in *Ingester) storeAll(ctx context.Context, todo []parsed, st *storing) (b
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(in.workers())
 	var reserveErr error
-	for _, batch := range batches(todo, batchChunks) {
+	chunks := 0
+	for _, p := range todo {
+		chunks += len(p.doc.Chunks)
+	}
+	for _, batch := range batches(todo, batchChunksFor(chunks, in.workers())) {
 		ids, err := in.reserveIDs(gctx, batch)
 		if err != nil {
 			reserveErr = err
@@ -533,12 +537,24 @@ func (in *Ingester) storeAll(ctx context.Context, todo []parsed, st *storing) (b
 	return changed, reserveErr
 }
 
-// batchChunks bounds the chunks of one batch: one embedder call and one
-// transaction (one COPY, so the statement triggers that keep the BM25 statistics
-// run once per batch, not once per file).
-const batchChunks = 256
+// A batch is one embedder call and one transaction (one COPY, so the statement
+// triggers that keep the BM25 statistics run once per batch, not once per
+// file). It holds minBatchChunks to maxBatchChunks chunks: a large load's
+// batches are large, because each batch updates the document frequency of
+// every lexeme it holds, whatever its size (a 100,000-chunk load: 146 s in
+// batches of 256, 119 s in batches of 1,024; bench/results/ingest-store.md),
+// and a smaller load still gives every worker a batch.
+const (
+	minBatchChunks = 256
+	maxBatchChunks = 1024
+)
 
-// batches splits documents into runs of at most batchChunks chunks (a larger
+// batchChunksFor is the batch size for a load of chunks chunks over workers.
+func batchChunksFor(chunks, workers int) int {
+	return max(minBatchChunks, min(maxBatchChunks, chunks/max(workers, 1)))
+}
+
+// batches splits documents into runs of at most limit chunks (a larger
 // document makes a batch of its own).
 func batches(todo []parsed, limit int) [][]parsed {
 	var out [][]parsed

@@ -407,7 +407,7 @@ func TestStoreFailureCostsOnlyItsFile(t *testing.T) {
 // The second round rewrites half the documents' links so re-ingests race too.
 func TestParallelBatchesMatchSerial(t *testing.T) {
 	t.Parallel()
-	const docs = 120 // eleven chunks each: six batches
+	const docs = 120 // eleven chunks each: four workers' batches of 330
 	corpus := func(round int) []ingest.File {
 		var files []ingest.File
 		for i := 0; i < docs; i++ {

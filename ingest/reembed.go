@@ -40,7 +40,7 @@ func (e *DimensionError) Error() string {
 }
 
 // reembedPageSize is how many documents one look-up reads; a batch takes as
-// many of them as fit batchChunks chunks.
+// many of them as fit minBatchChunks chunks.
 const reembedPageSize = 256
 
 // reembedAttempts bounds retries of a batch that lost a deadlock to an ingest.
@@ -88,7 +88,7 @@ func (in *Ingester) Reembed(ctx context.Context, projectKey string, progress Pro
 			break
 		}
 		n, chunks := 0, 0
-		for n < len(page) && (n == 0 || chunks+int(page[n].Chunks) <= batchChunks) {
+		for n < len(page) && (n == 0 || chunks+int(page[n].Chunks) <= minBatchChunks) {
 			chunks += int(page[n].Chunks)
 			n++
 		}
