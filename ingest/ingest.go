@@ -720,13 +720,15 @@ func (in *Ingester) storeBatch(ctx context.Context, projectID int64, batch []par
 		q := db.New(tx)
 		var rows []db.ChunkInsertCopyParams
 		docIDs := make([]int64, len(batch))
+		entitiesChanged := false
 		for i, p := range batch {
-			docID, docRows, err := in.storeDocument(ctx, q, projectID, p, vectors[i], ids[i])
+			doc, err := in.storeDocument(ctx, q, projectID, p, vectors[i], ids[i])
 			if err != nil {
 				return inFile(batch, p, err)
 			}
-			docIDs[i] = docID
-			rows = append(rows, docRows...)
+			docIDs[i] = doc.id
+			rows = append(rows, doc.chunks...)
+			entitiesChanged = entitiesChanged || doc.entityChanged
 		}
 		if _, err := q.ChunkInsertCopy(ctx, rows); err != nil {
 			return describe("chunks", err)
@@ -734,8 +736,15 @@ func (in *Ingester) storeBatch(ctx context.Context, projectID int64, batch []par
 		if err := q.GraphLock(ctx, projectID); err != nil {
 			return describe("links", err)
 		}
-		if err := q.MentionsMarkStale(ctx, projectID); err != nil {
+		// The documents' own body mentions wait for the rebuild; a changed
+		// entity may change every document's.
+		if err := q.MentionsPendingAdd(ctx, db.MentionsPendingAddParams{ProjectID: projectID, DocumentIds: docIDs}); err != nil {
 			return describe("mentions", err)
+		}
+		if entitiesChanged {
+			if err := q.MentionsMarkStale(ctx, projectID); err != nil {
+				return describe("mentions", err)
+			}
 		}
 		if err := q.StatsFlushAtCommit(ctx); err != nil {
 			return describe("statistics", err)
@@ -752,11 +761,20 @@ func inFile(batch []parsed, p parsed, err error) error {
 	return err
 }
 
+// storedDocument is what storeDocument leaves to its batch.
+type storedDocument struct {
+	id int64
+	// chunks: the rows of the batch's COPY.
+	chunks []db.ChunkInsertCopyParams
+	// entityChanged: the document is an entity page, or was one.
+	entityChanged bool
+}
+
 // storeDocument writes one document's rows except its chunks, which it returns
 // for the batch's COPY (its old chunks are deleted here), and its graph links,
 // which storeBatch writes last.
 func (in *Ingester) storeDocument(ctx context.Context, q *db.Queries, projectID int64, p parsed,
-	vectors []pgvector.Vector, ids []int64) (int64, []db.ChunkInsertCopyParams, error) {
+	vectors []pgvector.Vector, ids []int64) (storedDocument, error) {
 	d := p.doc
 	row, err := q.DocumentUpsert(ctx, db.DocumentUpsertParams{
 		ProjectID:         projectID,
@@ -780,13 +798,13 @@ func (in *Ingester) storeDocument(ctx context.Context, q *db.Queries, projectID 
 		Language:          p.language,
 	})
 	if err != nil {
-		return 0, nil, describe("document", err)
+		return storedDocument{}, describe("document", err)
 	}
 	docID := row.ID
 	// A document just inserted has no chunks yet (a first load is all such).
 	if !row.Inserted {
 		if err := q.ChunkDeleteByDocument(ctx, db.ChunkDeleteByDocumentParams{ProjectID: projectID, DocumentID: docID}); err != nil {
-			return 0, nil, describe("chunks", err)
+			return storedDocument{}, describe("chunks", err)
 		}
 	}
 	rows := make([]db.ChunkInsertCopyParams, len(d.Chunks))
@@ -804,15 +822,16 @@ func (in *Ingester) storeDocument(ctx context.Context, q *db.Queries, projectID 
 		err = q.NodeDeleteByDocument(ctx, db.NodeDeleteByDocumentParams{ProjectID: projectID, DocumentID: docID})
 	}
 	if err != nil {
-		return 0, nil, describe("graph node", err)
+		return storedDocument{}, describe("graph node", err)
 	}
-	if err := in.storeEntity(ctx, q, projectID, docID, d, vectors); err != nil {
-		return 0, nil, err
+	entityChanged, err := in.storeEntity(ctx, q, projectID, docID, d, vectors)
+	if err != nil {
+		return storedDocument{}, err
 	}
 	if err := in.storeMentions(ctx, q, projectID, docID, d); err != nil {
-		return 0, nil, err
+		return storedDocument{}, err
 	}
-	return docID, rows, nil
+	return storedDocument{id: docID, chunks: rows, entityChanged: entityChanged}, nil
 }
 
 // storeLinks replaces the graph links the batch's documents declare and
@@ -849,29 +868,33 @@ func (in *Ingester) storeLinks(ctx context.Context, q *db.Queries, projectID int
 	return nil
 }
 
-func (in *Ingester) storeEntity(ctx context.Context, q *db.Queries, projectID, docID int64, d *markdown.Document, vectors []pgvector.Vector) error {
+// storeEntity writes or deletes the document's entity; changed says whether
+// the project's entities changed (the document is an entity page, or was one).
+func (in *Ingester) storeEntity(ctx context.Context, q *db.Queries, projectID, docID int64, d *markdown.Document,
+	vectors []pgvector.Vector) (changed bool, err error) {
 	if d.EntityType == "" {
-		if err := q.EntityDeleteByDocument(ctx, db.EntityDeleteByDocumentParams{ProjectID: projectID, DocumentID: docID}); err != nil {
-			return describe("entity", err)
+		n, err := q.EntityDeleteByDocument(ctx, db.EntityDeleteByDocumentParams{ProjectID: projectID, DocumentID: docID})
+		if err != nil {
+			return false, describe("entity", err)
 		}
-		return nil
+		return n > 0, nil
 	}
 	entityID, err := q.EntityUpsert(ctx, db.EntityUpsertParams{
 		ProjectID: projectID, DocumentID: docID, Slug: d.Slug, EntityType: d.EntityType, Name: d.Title,
 		Aliases: nonNil(d.Aliases), Role: d.Role, Facts: nonNil(d.Facts), Embedding: &vectors[len(vectors)-1],
 	})
 	if err != nil {
-		return describe("entity", err)
+		return true, describe("entity", err)
 	}
 	if err := q.TeamMembersDelete(ctx, db.TeamMembersDeleteParams{ProjectID: projectID, TeamID: entityID}); err != nil {
-		return describe("team members", err)
+		return true, describe("team members", err)
 	}
 	if len(d.Members) > 0 {
 		if err := q.TeamMembersInsert(ctx, db.TeamMembersInsertParams{ProjectID: projectID, TeamID: entityID, MemberSlugs: d.Members}); err != nil {
-			return describe("team members", err)
+			return true, describe("team members", err)
 		}
 	}
-	return nil
+	return true, nil
 }
 
 // Link strengths of declared mentions. Text mentions count occurrences instead.
@@ -908,7 +931,15 @@ func (in *Ingester) storeMentions(ctx context.Context, q *db.Queries, projectID,
 	return nil
 }
 
-// rebuildTextMentions recomputes a project's body mentions of entities. It
+// mentionsIncrementalShare: the mention rebuild reads only the documents marked
+// since the last one when their chunks are at most this share of the project's;
+// beyond it, one pass over every name through the tsv index costs less than
+// matching that many chunks against every name.
+const mentionsIncrementalShare = 0.1
+
+// rebuildTextMentions brings a project's body mentions of entities up to date:
+// those of the documents written since the last rebuild or, when its entities
+// changed (or those documents are a large part of it), every document's. It
 // first analyses the project's tables whose statistics a load left behind: the
 // rebuild's plan (and the next questions') depends on them.
 func (in *Ingester) rebuildTextMentions(ctx context.Context, projectID int64) error {
@@ -917,13 +948,46 @@ func (in *Ingester) rebuildTextMentions(ctx context.Context, projectID int64) er
 	}
 	return pgx.BeginFunc(ctx, in.pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
-		if err := q.MentionDeleteText(ctx, projectID); err != nil {
+		pending, err := q.MentionsPending(ctx, projectID)
+		if err != nil {
 			return err
 		}
-		if _, err := q.MentionRebuildText(ctx, projectID); err != nil {
+		ids, versions := make([]int64, len(pending)), make([]string, len(pending))
+		for i, d := range pending {
+			ids[i], versions[i] = d.DocumentID, d.Version
+		}
+		whole, err := q.MentionsStaleProject(ctx, projectID)
+		if err != nil {
 			return err
 		}
-		return q.MentionsMarkFresh(ctx, projectID)
+		if !whole && len(ids) > 0 {
+			n, err := q.MentionsPendingChunks(ctx, db.MentionsPendingChunksParams{ProjectID: projectID, DocumentIds: ids})
+			if err != nil {
+				return err
+			}
+			whole = float64(n.Pending) > mentionsIncrementalShare*float64(n.Total)
+		}
+		switch {
+		case whole:
+			if err := q.MentionDeleteText(ctx, projectID); err != nil {
+				return err
+			}
+			if _, err := q.MentionRebuildText(ctx, projectID); err != nil {
+				return err
+			}
+			if err := q.MentionsMarkFresh(ctx, projectID); err != nil {
+				return err
+			}
+		case len(ids) > 0:
+			if err := q.MentionDeleteTextOf(ctx, db.MentionDeleteTextOfParams{ProjectID: projectID, DocumentIds: ids}); err != nil {
+				return err
+			}
+			if _, err := q.MentionRebuildTextOf(ctx, db.MentionRebuildTextOfParams{ProjectID: projectID, DocumentIds: ids}); err != nil {
+				return err
+			}
+		}
+		return q.MentionsPendingDone(ctx, db.MentionsPendingDoneParams{
+			ProjectID: projectID, DocumentIds: ids, Versions: versions})
 	})
 }
 

@@ -539,6 +539,8 @@ func TestStaleStatisticsAreAnalysed(t *testing.T) {
 		if err := conn.QueryRow(ctx, `SELECT canon_analyze_stale($1)`, id).Scan(&got); err != nil {
 			t.Fatal(err)
 		}
+		// The rebuild empties mentions_pending after analysing it.
+		got = slices.DeleteFunc(got, func(rel string) bool { return rel == "mentions_pending" })
 		for i, rel := range got {
 			got[i] = strings.TrimSuffix(rel, fmt.Sprintf("_p%d", id))
 		}
@@ -559,5 +561,85 @@ func TestStaleStatisticsAreAnalysed(t *testing.T) {
 	}
 	if got := staleNow(); len(got) != 0 {
 		t.Errorf("analysed %v twice", got)
+	}
+}
+
+// TestIncrementalMentionsMatchAFullRebuild: a change that leaves the entities as
+// they were rebuilds the body mentions of the changed documents only, and they
+// come out as a rebuild of the whole project makes them, row for row.
+func TestIncrementalMentionsMatchAFullRebuild(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	in, pool := newIngester(t)
+	files, err := ingest.ReadDirs([]string{"../examples/handbook"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, in, "inc", false, files...)
+	const textMentions = `SELECT m.entity_slug || ' ' || d.slug || ' ' || m.strength FROM entity_mentions m
+		JOIN documents d ON d.id = m.document_id WHERE m.source = 'text' AND d.slug <> $1 ORDER BY 1`
+	const untouched = "inc-2024-07-ledger-lag"
+	before := queryStrings(t, pool, textMentions, "")
+	// An unchanged document's mentions, removed behind canon's back: an
+	// incremental rebuild does not read it, so they stay away until a full one.
+	if _, err := pool.Exec(ctx, `DELETE FROM entity_mentions m USING documents d
+		WHERE d.id = m.document_id AND d.slug = $1 AND m.source = 'text'`, untouched); err != nil {
+		t.Fatal(err)
+	}
+	edits := map[string]func(string) string{
+		// Names Marco twice more, by his alias and his full name.
+		"dec-cache-v2.md": func(s string) string { return s + "\n\nReviewed with Marco Rossi; M. Rossi signed off.\n" },
+		// No longer names him.
+		"mod-search-service.md": func(s string) string { return strings.ReplaceAll(s, "Marco Rossi", "the data team") },
+	}
+	edited := slices.Clone(files)
+	for i, f := range edited {
+		for name, edit := range edits {
+			if strings.HasSuffix(f.Path, "/"+name) {
+				edited[i].Content = []byte(edit(string(f.Content)))
+				delete(edits, name)
+			}
+		}
+	}
+	if len(edits) != 0 {
+		t.Fatalf("handbook files not found: %v", edits)
+	}
+	if res := run(t, in, "inc", false, edited...); res.Updated != 2 {
+		t.Fatalf("the edit run updated %d documents; want 2", res.Updated)
+	}
+	if n := scalar[int64](t, pool, `SELECT count(*) FROM mentions_pending`); n != 0 ||
+		scalar[bool](t, pool, `SELECT bool_or(mentions_stale) FROM projects`) {
+		t.Fatalf("after the rebuild %d documents are still pending, or a project is marked", n)
+	}
+	if n := scalar[int64](t, pool, `SELECT count(*) FROM entity_mentions m JOIN documents d ON d.id = m.document_id
+		WHERE d.slug = $1 AND m.source = 'text'`, untouched); n != 0 {
+		t.Fatalf("the rebuild read %s, which did not change (%d mentions): it was not incremental", untouched, n)
+	}
+	got := queryStrings(t, pool, textMentions, untouched)
+	if slices.Equal(got, before) {
+		t.Fatal("the edits changed no mention")
+	}
+	for _, want := range []string{"marco dec-cache-v2 3"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("mentions lack %q: %v", want, got)
+		}
+	}
+	for _, row := range got {
+		if strings.HasPrefix(row, "marco mod-search-service ") {
+			t.Errorf("mod-search-service no longer names Marco, yet: %s", row)
+		}
+	}
+
+	// A rebuild of the whole project, as after an entity change.
+	if _, err := pool.Exec(ctx, `UPDATE projects SET mentions_stale = true`); err != nil {
+		t.Fatal(err)
+	}
+	run(t, in, "inc", false, edited...)
+	if want := queryStrings(t, pool, textMentions, untouched); !slices.Equal(got, want) {
+		t.Errorf("incremental mentions differ from a full rebuild's:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if n := scalar[int64](t, pool, `SELECT count(*) FROM entity_mentions m JOIN documents d ON d.id = m.document_id
+		WHERE d.slug = $1 AND m.source = 'text'`, untouched); n == 0 {
+		t.Errorf("the full rebuild did not restore %s's mentions", untouched)
 	}
 }

@@ -27,6 +27,7 @@ SELECT create_distributed_table('kb_edges', 'project_id', colocate_with => 'docu
 SELECT create_distributed_table('doc_links', 'project_id', colocate_with => 'documents');
 SELECT create_distributed_table('entities', 'project_id', colocate_with => 'documents');
 SELECT create_distributed_table('entity_mentions', 'project_id', colocate_with => 'documents');
+SELECT create_distributed_table('mentions_pending', 'project_id', colocate_with => 'documents');
 SELECT create_distributed_table('team_members', 'project_id', colocate_with => 'documents');
 SELECT create_distributed_table('chat_logs', 'project_id', colocate_with => 'documents');
 SELECT create_distributed_table('content_gaps', 'project_id', colocate_with => 'documents');

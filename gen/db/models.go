@@ -183,6 +183,11 @@ type LifecycleAudit struct {
 	After      []byte
 }
 
+type MentionsPending struct {
+	ProjectID  int64
+	DocumentID int64
+}
+
 type PartitionIndex struct {
 	TableName  string
 	Name       string
