@@ -1513,3 +1513,35 @@ BEGIN
     RETURN analyzed;
 END $$;
 
+-- db/migrations/00068_analyze_skip_locked.sql
+DROP FUNCTION canon_analyze_stale(bigint);
+
+CREATE FUNCTION canon_analyze_stale(project_id bigint, include_behind boolean) RETURNS text[] LANGUAGE plpgsql AS $$
+DECLARE
+    rel regclass;
+    analyzed text[] := '{}';
+BEGIN
+    FOR rel IN
+        SELECT r.rel
+        FROM unnest(ARRAY['documents', 'chunks', 'postings', 'lexeme_stats', 'doc_links',
+                          'kb_nodes', 'kb_edges', 'entities', 'entity_mentions', 'mentions_pending']) AS t (name)
+        -- The table, or in the partitioned layout the project's partition of it.
+        CROSS JOIN LATERAL (
+            SELECT CASE WHEN c.relkind = 'p' THEN to_regclass(canon_partition_name(t.name, project_id))
+                        ELSE c.oid::regclass END AS rel
+            FROM pg_class c WHERE c.oid = to_regclass(t.name)
+        ) AS r
+        JOIN pg_stat_user_tables s ON s.relid = r.rel
+        JOIN pg_class c ON c.oid = r.rel
+        WHERE coalesce(s.last_analyze, s.last_autoanalyze) IS NULL
+           OR include_behind
+              AND s.n_mod_since_analyze > current_setting('autovacuum_analyze_threshold')::float8
+                                          + current_setting('autovacuum_analyze_scale_factor')::float8 * greatest(c.reltuples, 0)
+        ORDER BY t.name
+    LOOP
+        EXECUTE format('ANALYZE (SKIP_LOCKED) %s', rel);
+        analyzed := analyzed || rel::text;
+    END LOOP;
+    RETURN analyzed;
+END $$;
+

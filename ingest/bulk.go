@@ -153,7 +153,7 @@ func (in *Ingester) BulkLoad(ctx context.Context, chunks int, load func(ctx cont
 	start := time.Now()
 	projects := slices.Sorted(maps.Keys(scope.staleMentions))
 	for _, id := range projects {
-		if err := in.rebuildTextMentions(ctx, id); err != nil {
+		if err := in.rebuildTextMentions(ctx, id, chunks); err != nil {
 			return res, fmt.Errorf("entity mentions: %w", err)
 		}
 	}

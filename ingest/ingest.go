@@ -439,7 +439,7 @@ func (in *Ingester) ingestProject(ctx context.Context, project string, docs []pa
 		scope.deferMentions(projectID)
 	} else if stale {
 		start := time.Now()
-		if err := in.rebuildTextMentions(ctx, projectID); err != nil {
+		if err := in.rebuildTextMentions(ctx, projectID, chunks); err != nil {
 			return changed, fmt.Errorf("entity mentions of %s: %w", project, err)
 		}
 		res.Steps.Mentions += time.Since(start)
@@ -931,6 +931,13 @@ func (in *Ingester) storeMentions(ctx context.Context, q *db.Queries, projectID,
 	return nil
 }
 
+// analyzeMinChunks: a run that stored at least this many chunks into a project
+// analyses the tables whose statistics are behind before it reads them back;
+// smaller runs leave that to autovacuum (a table never analysed is analysed
+// after any run). Under a stream of small ingests, one of them every so often
+// found a shared table behind and analysed it in the request.
+const analyzeMinChunks = 1000
+
 // mentionsIncrementalShare: the mention rebuild reads only the documents marked
 // since the last one when their chunks are at most this share of the project's;
 // beyond it, one pass over every name through the tsv index costs less than
@@ -940,10 +947,12 @@ const mentionsIncrementalShare = 0.1
 // rebuildTextMentions brings a project's body mentions of entities up to date:
 // those of the documents written since the last rebuild or, when its entities
 // changed (or those documents are a large part of it), every document's. It
-// first analyses the project's tables whose statistics a load left behind: the
-// rebuild's plan (and the next questions') depends on them.
-func (in *Ingester) rebuildTextMentions(ctx context.Context, projectID int64) error {
-	if _, err := db.New(in.pool).AnalyzeStale(ctx, projectID); err != nil {
+// first analyses the project's tables whose statistics a load of stored chunks
+// left missing or behind: the rebuild's plan (and the next questions') depends
+// on them.
+func (in *Ingester) rebuildTextMentions(ctx context.Context, projectID int64, stored int) error {
+	if _, err := db.New(in.pool).AnalyzeStale(ctx, db.AnalyzeStaleParams{
+		ProjectID: projectID, IncludeBehind: stored >= analyzeMinChunks}); err != nil {
 		return fmt.Errorf("statistics: %w", err)
 	}
 	return pgx.BeginFunc(ctx, in.pool, func(tx pgx.Tx) error {

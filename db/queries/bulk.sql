@@ -61,9 +61,10 @@ SELECT chunks_embedding_set_type(sqlc.arg(target)::text)::boolean AS changed;
 SELECT canon_set_table_layout(sqlc.arg(target)::text)::boolean AS changed;
 
 -- name: AnalyzeStale :one
--- Analyses the project's tables whose statistics autovacuum would refresh on its
--- next round (migration 00065), before an ingest reads its rows back.
-SELECT canon_analyze_stale(sqlc.arg(project_id)::bigint)::text[] AS analyzed;
+-- Analyses the project's tables never analysed and, when include_behind, those
+-- autovacuum would refresh on its next round (migrations 00065, 00068), before
+-- an ingest reads its rows back.
+SELECT canon_analyze_stale(sqlc.arg(project_id)::bigint, sqlc.arg(include_behind)::boolean)::text[] AS analyzed;
 
 -- name: StatsFlushAtCommit :exec
 -- In a transaction that writes a project's rows: its row counts reach the

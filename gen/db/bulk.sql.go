@@ -10,13 +10,19 @@ import (
 )
 
 const analyzeStale = `-- name: AnalyzeStale :one
-SELECT canon_analyze_stale($1::bigint)::text[] AS analyzed
+SELECT canon_analyze_stale($1::bigint, $2::boolean)::text[] AS analyzed
 `
 
-// Analyses the project's tables whose statistics autovacuum would refresh on its
-// next round (migration 00065), before an ingest reads its rows back.
-func (q *Queries) AnalyzeStale(ctx context.Context, projectID int64) ([]string, error) {
-	row := q.db.QueryRow(ctx, analyzeStale, projectID)
+type AnalyzeStaleParams struct {
+	ProjectID     int64
+	IncludeBehind bool
+}
+
+// Analyses the project's tables never analysed and, when include_behind, those
+// autovacuum would refresh on its next round (migrations 00065, 00068), before
+// an ingest reads its rows back.
+func (q *Queries) AnalyzeStale(ctx context.Context, arg AnalyzeStaleParams) ([]string, error) {
+	row := q.db.QueryRow(ctx, analyzeStale, arg.ProjectID, arg.IncludeBehind)
 	var analyzed []string
 	err := row.Scan(&analyzed)
 	return analyzed, err
