@@ -1545,3 +1545,9 @@ BEGIN
     RETURN analyzed;
 END $$;
 
+-- db/migrations/00069_occurrences.sql
+CREATE FUNCTION canon_occurrences(body text, form text) RETURNS integer
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT (length(lower(body)) - length(replace(lower(body), form, ''))) / length(form)
+$$;
+

@@ -50,7 +50,7 @@ WITH surface AS (
 ),
 hits AS (
     SELECT s.slug, c.document_id,
-           sum((length(lower(c.text)) - length(replace(lower(c.text), s.form, ''))) / length(s.form)) AS n
+           sum(canon_occurrences(c.text, s.form)) AS n
     FROM surface s
     -- Each chunk is searched with its own language's configuration, one
     -- (form, language) at a time so the tsv index serves each probe.
@@ -118,7 +118,7 @@ chunk_lexemes AS MATERIALIZED (
 ),
 hits AS (
     SELECT s.slug, c.document_id,
-           sum((length(lower(c.text)) - length(replace(lower(c.text), s.form, ''))) / length(s.form)) AS n
+           sum(canon_occurrences(c.text, s.form)) AS n
     FROM chunk_lexemes l
     JOIN surface s ON s.lexeme = l.lexeme AND s.language = l.language AND s.document_id <> l.document_id
     JOIN chunks c ON c.project_id = sqlc.arg(project_id) AND c.id = l.id
