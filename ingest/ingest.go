@@ -386,7 +386,7 @@ func (in *Ingester) ingestProject(ctx context.Context, project string, docs []pa
 	}
 	st := storing{projectID: projectID, language: deref(projectRow.Language), detector: language.NewDetector(languages),
 		storedBySlug: storedBySlug, overrides: overrides, failed: failed,
-		progress: opts.Progress, res: res, done: done, total: total}
+		progress: opts.Progress, res: res, done: done, total: total, chunks: chunks}
 	changed, err := in.storeAll(ctx, todo, &st)
 	if scope != nil {
 		took, _, buildErr := scope.finish(context.WithoutCancel(ctx), in.Bulk)
@@ -467,6 +467,7 @@ type storing struct {
 	res          *Result
 	done         *int
 	total        int
+	chunks       int // in the documents to store
 }
 
 // storeAll embeds and stores a project's changed documents. Batches of
@@ -483,11 +484,7 @@ func (in *Ingester) storeAll(ctx context.Context, todo []parsed, st *storing) (b
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(in.workers())
 	var reserveErr error
-	chunks := 0
-	for _, p := range todo {
-		chunks += len(p.doc.Chunks)
-	}
-	for _, batch := range batches(todo, batchChunksFor(chunks, in.workers())) {
+	for _, batch := range batches(todo, batchChunksFor(st.chunks, in.workers())) {
 		ids, err := in.reserveIDs(gctx, batch)
 		if err != nil {
 			reserveErr = err
