@@ -13,7 +13,9 @@ import (
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/canonkb/canon/domain"
+	db "github.com/canonkb/canon/gen/db"
 	"github.com/canonkb/canon/hierarchy"
+	"github.com/canonkb/canon/language"
 )
 
 // Names of the entity methods.
@@ -89,6 +91,16 @@ func entityMethods(ctx context.Context, s LatencySetup, o LatencyOptions, rep *L
 		embs[q] = &vec
 	}
 	params := h.Config().Pass1
+	// The project's configurations, as the search's cache hands them to pass 1.
+	langs, err := db.New(s.Pool).ProjectLanguages(ctx, db.ProjectLanguagesParams{
+		ProjectIds: []int64{projectID}, DefaultLanguage: language.Default})
+	if err != nil {
+		return nil, err
+	}
+	var configs []string
+	for _, l := range langs {
+		configs = append(configs, l.Config)
+	}
 	search := func(hier bool) func(context.Context, string) (int, error) {
 		return func(ctx context.Context, g string) (int, error) {
 			q := ask[g]
@@ -116,7 +128,7 @@ func entityMethods(ctx context.Context, s LatencySetup, o LatencyOptions, rep *L
 				"by full name; rows = chosen entities", len(qs)),
 			run: func(ctx context.Context, g string) (int, error) {
 				q := ask[g]
-				r, err := hierarchy.Pass1(ctx, hierarchy.Pass1Session(s.Pool), q, embs[q], []int64{projectID}, params)
+				r, err := hierarchy.Pass1(ctx, hierarchy.Pass1Session(s.Pool), q, embs[q], []int64{projectID}, configs, params)
 				if err != nil {
 					return 0, err
 				}

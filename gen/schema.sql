@@ -1551,3 +1551,24 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT (length(lower(body)) - length(replace(lower(body), form, ''))) / length(form)
 $$;
 
+-- db/migrations/00070_languages_notify.sql
+CREATE FUNCTION canon_notify_languages() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_TABLE_NAME = 'projects' THEN
+        PERFORM pg_notify('canon_languages', coalesce(NEW.id, OLD.id)::text);
+    ELSE
+        PERFORM pg_notify('canon_languages', coalesce(NEW.project_id, OLD.project_id)::text);
+    END IF;
+    RETURN NULL;
+END $$;
+
+-- A new row is a language the project's questions were not analysed in; a deleted
+-- one a language they no longer need. Count updates only reorder, and wait for the
+-- cache's time to live.
+CREATE TRIGGER project_languages_notify AFTER INSERT OR DELETE ON project_languages
+    FOR EACH ROW EXECUTE FUNCTION canon_notify_languages();
+
+CREATE TRIGGER projects_language_notify AFTER UPDATE OF language ON projects
+    FOR EACH ROW WHEN (OLD.language IS DISTINCT FROM NEW.language)
+    EXECUTE FUNCTION canon_notify_languages();
+

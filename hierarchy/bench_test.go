@@ -66,7 +66,7 @@ func BenchmarkPass1(b *testing.B) {
 		emb := embedQuery(b, bq.q)
 		b.Run(bq.name, func(b *testing.B) {
 			timed(b, func() {
-				if _, err := Pass1(context.Background(), pool, bq.q, emb, ids, DefaultConfig().Pass1); err != nil {
+				if _, err := Pass1(context.Background(), pool, bq.q, emb, ids, []string{"english"}, DefaultConfig().Pass1); err != nil {
 					b.Fatal(err)
 				}
 			})
@@ -87,7 +87,7 @@ func BenchmarkPass1Entities(b *testing.B) {
 				emb := embedQuery(b, bq.q)
 				b.Run(bq.name, func(b *testing.B) {
 					timed(b, func() {
-						if _, err := Pass1(context.Background(), pool, bq.q, emb, ids, DefaultConfig().Pass1); err != nil {
+						if _, err := Pass1(context.Background(), pool, bq.q, emb, ids, []string{"english"}, DefaultConfig().Pass1); err != nil {
 							b.Fatal(err)
 						}
 					})

@@ -7,7 +7,6 @@ import (
 
 	"github.com/canonkb/canon/domain"
 	db "github.com/canonkb/canon/gen/db"
-	"github.com/canonkb/canon/language"
 	"github.com/canonkb/canon/postgres"
 	"github.com/canonkb/canon/search"
 )
@@ -35,11 +34,12 @@ func (h *Searcher) evidence(ctx context.Context, asked *search.Prepared, res *do
 	// QueryEmbedding is nil when the vector leg sat the question out.
 	embedding := asked.QueryEmbedding()
 	viewer := domain.PrincipalFrom(ctx)
+	languages, configs := asked.QueryConfigs()
 	rows, err := db.New(postgres.ReadPool(ctx, h.pool)).SearchEvidence(ctx, db.SearchEvidenceParams{
 		SemanticEnabled: embedding != nil, QueryEmbedding: embedding,
 		ProjectIds: asked.ProjectIDs(), ChunkIds: ids, Query: asked.Query(), Stripped: stripped,
-		DefaultLanguage: language.Default,
-		AccessAll:       viewer.AllDocuments, AccessGroups: viewer.DocumentGroups(),
+		Languages: languages, Configs: configs,
+		AccessAll: viewer.AllDocuments, AccessGroups: viewer.DocumentGroups(),
 	})
 	if err != nil {
 		return fmt.Errorf("evidence: %w", err)

@@ -327,7 +327,9 @@ func (h *Searcher) Pass1(ctx context.Context, pr *search.Prepared) (*Pass1Result
 		return r, nil
 	}
 	start := time.Now()
-	r, err := Pass1(ctx, Pass1Session(postgres.ReadPool(ctx, h.pool)), pr.Query(), pr.QueryEmbedding(), pr.ProjectIDs(), h.cfg.Pass1)
+	_, configs := pr.QueryConfigs()
+	r, err := Pass1(ctx, Pass1Session(postgres.ReadPool(ctx, h.pool)), pr.Query(), pr.QueryEmbedding(), pr.ProjectIDs(),
+		configs, h.cfg.Pass1)
 	h.cfg.Stages.Observe(ctx, domain.StagePass1, start)
 	if err != nil {
 		return nil, err

@@ -346,7 +346,8 @@ func TestProjectWithOneEntity(t *testing.T) {
 		t.Fatalf("mode %s (%s), entities %v", m.SearchMode, m.HierarchyReason, m.Pass1Entities)
 	}
 	// No entities at all: no confident entity.
-	p1, err := Pass1(context.Background(), handbookPool(t), "What has Dana been working on?", nil, []int64{-1}, DefaultConfig().Pass1)
+	p1, err := Pass1(context.Background(), handbookPool(t), "What has Dana been working on?", nil, []int64{-1}, []string{"english"},
+		DefaultConfig().Pass1)
 	if err != nil {
 		t.Fatal(err)
 	}

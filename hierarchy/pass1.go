@@ -10,7 +10,6 @@ import (
 	"github.com/canonkb/canon/domain"
 	db "github.com/canonkb/canon/gen/db"
 	"github.com/canonkb/canon/internal/prelude"
-	"github.com/canonkb/canon/language"
 )
 
 // Weights weigh pass 1's signals (db/queries/entity_search.sql, EntityRank). The
@@ -121,12 +120,15 @@ func Pass1Session(pool *pgxpool.Pool) db.DBTX { return prelude.New(pool, prelude
 // two-pass search is warranted, in one statement (EntityRank). embedding may be
 // nil: the vector signal is then 0. It takes any db.DBTX so a benchmark can call
 // it directly (through Pass1Session, as the searcher does); a project without
-// entities gets ReasonNoConfidentEntity.
-func Pass1(ctx context.Context, q db.DBTX, query string, embedding *pgvector.Vector, projectIDs []int64, p Pass1Params) (*Pass1Result, error) {
+// entities gets ReasonNoConfidentEntity. configs are the text-search
+// configurations that analyse the question, the ranking statement's
+// (search.Prepared.QueryConfigs).
+func Pass1(ctx context.Context, q db.DBTX, query string, embedding *pgvector.Vector, projectIDs []int64, configs []string,
+	p Pass1Params) (*Pass1Result, error) {
 	// Entities whose page the caller may not see do not match (the document ACL).
 	viewer := domain.PrincipalFrom(ctx)
 	rows, err := db.New(q).EntityRank(ctx, db.EntityRankParams{
-		Query: query, QueryEmbedding: embedding, ProjectIds: projectIDs, DefaultLanguage: language.Default,
+		Query: query, QueryEmbedding: embedding, ProjectIds: projectIDs, Configs: configs,
 		MaxEntities: int32(p.MaxEntities), EntityThreshold: p.Threshold, MinGap: p.MinGap,
 		TeamDiscount:    p.TeamDiscount,
 		NameExactWeight: p.Weights.NameExact, NameFuzzyWeight: p.Weights.NameFuzzy, RoleWeight: p.Weights.Role,

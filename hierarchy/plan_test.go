@@ -50,7 +50,7 @@ func TestPass1LooksUpFuzzyCandidatesOneWordAtATime(t *testing.T) {
 		t.Fatal(err)
 	}
 	var st sqlcapture.Statement
-	if _, err := Pass1(ctx, &st, "what has "+name+" been working on lately?", nil, []int64{project}, DefaultConfig().Pass1); !errors.Is(err, sqlcapture.ErrCaptured) {
+	if _, err := Pass1(ctx, &st, "what has "+name+" been working on lately?", nil, []int64{project}, []string{"english"}, DefaultConfig().Pass1); !errors.Is(err, sqlcapture.ErrCaptured) {
 		t.Fatalf("capturing pass 1: %v", err)
 	}
 	// The searcher runs pass 1 on its generic plan (Pass1Session); the custom plan

@@ -37,7 +37,8 @@ func TestDocumentFilterIsInlined(t *testing.T) {
 	statements := map[string]sqlcapture.Statement{
 		"SearchRank": capture(func(tx db.DBTX) error {
 			_, err := db.New(tx).SearchRank(ctx, db.SearchRankParams{
-				Query: "cache layer", Tags: strs, ProjectIds: []int64{1}, FtsEnabled: true, QueryEmbedding: &q,
+				Query: "cache layer", Languages: []string{"en"}, Configs: []string{"english"}, Tags: strs,
+				ProjectIds: []int64{1}, FtsEnabled: true, QueryEmbedding: &q,
 				SemanticEnabled: true, Filtered: true, Fanout: 24, SourceTypes: strs, CanonicalTypes: strs,
 				Statuses: strs, EvidenceTiers: strs, DateFrom: &day, DateTo: &day, DocIds: strs, Bm25K1: 1.2,
 				Bm25B: 0.75, Bm25HeadingBoost: 2, Mentioned: strs, Today: day, RecencyHalfLifeDays: 180,

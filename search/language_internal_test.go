@@ -2,51 +2,63 @@ package search
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/canonkb/canon/embed"
 	"github.com/canonkb/canon/internal/dbtest"
 )
 
-// The question's language is detected only when the searched projects hold
-// more than one: with one, it could not change the ranking.
-func TestQuestionLanguage(t *testing.T) {
+// The searched projects' languages come with their configurations, most chunks
+// first (a declared language counts none; no language at all is the default's),
+// and the question's language is detected only when there are several: with
+// one, it could not change the ranking.
+func TestProjectLanguages(t *testing.T) {
 	t.Parallel()
 	pool := dbtest.FreshPool(t)
 	ctx := context.Background()
-	var en, mixed, declared int64
+	var en, mixed, declared, empty int64
 	if err := pool.QueryRow(ctx, `
 		WITH p AS (
 			INSERT INTO projects (project_key, language)
-			VALUES ('en', NULL), ('mixed', NULL), ('declared', 'de')
+			VALUES ('en', NULL), ('mixed', NULL), ('declared', 'de'), ('empty', NULL)
 			RETURNING id, project_key
 		), l AS (
 			INSERT INTO project_languages (project_id, language, chunk_count, total_length)
-			SELECT p.id, l.language, 10, 100 FROM p
-			JOIN (VALUES ('en', 'en'), ('mixed', 'en'), ('mixed', 'de')) AS l (project_key, language) USING (project_key)
+			SELECT p.id, l.language, l.chunks, 100 FROM p
+			JOIN (VALUES ('en', 'en', 10), ('mixed', 'en', 5), ('mixed', 'de', 10), ('mixed', 'xx', 1))
+				AS l (project_key, language, chunks) USING (project_key)
 		)
 		SELECT (SELECT id FROM p WHERE project_key = 'en'), (SELECT id FROM p WHERE project_key = 'mixed'),
-		       (SELECT id FROM p WHERE project_key = 'declared')`).Scan(&en, &mixed, &declared); err != nil {
+		       (SELECT id FROM p WHERE project_key = 'declared'), (SELECT id FROM p WHERE project_key = 'empty')`,
+	).Scan(&en, &mixed, &declared, &empty); err != nil {
 		t.Fatal(err)
 	}
 	s := New(pool, embed.NewHash(8), Config{})
 	const german = "Wie erneuere ich ein Zertifikat für den Server?"
 	for _, c := range []struct {
-		name     string
-		projects []int64
-		want     string
+		name      string
+		projects  []int64
+		languages []string
+		configs   []string
+		question  string // the detected language
 	}{
-		{"one language", []int64{en}, ""},
-		{"a declared language alone", []int64{declared}, ""},
-		{"two languages", []int64{mixed}, "de"},
-		{"two projects, two languages", []int64{en, declared}, "de"},
+		{"one language", []int64{en}, []string{"en"}, []string{"english"}, ""},
+		{"a declared language alone", []int64{declared}, []string{"de"}, []string{"german"}, ""},
+		{"no language yet: the default", []int64{empty}, []string{"en"}, []string{"english"}, ""},
+		// xx has no snowball configuration: simple.
+		{"several, most chunks first", []int64{mixed}, []string{"de", "en", "xx"}, []string{"german", "english", "simple"}, "de"},
+		{"two projects, two languages", []int64{en, declared}, []string{"en", "de"}, []string{"english", "german"}, "de"},
 	} {
-		got, err := s.questionLanguage(ctx, c.projects, german)
+		got, err := s.projectLanguages(ctx, c.projects)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got != c.want {
-			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		if !slices.Equal(got.languages, c.languages) || !slices.Equal(got.configs, c.configs) {
+			t.Errorf("%s: %v %v, want %v %v", c.name, got.languages, got.configs, c.languages, c.configs)
+		}
+		if q := got.questionLanguage(german); q != c.question {
+			t.Errorf("%s: question language %q, want %q", c.name, q, c.question)
 		}
 	}
 }

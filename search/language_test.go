@@ -2,10 +2,12 @@ package search_test
 
 import (
 	"context"
+	"log/slog"
 	"maps"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/canonkb/canon/domain"
 	"github.com/canonkb/canon/embed"
@@ -182,4 +184,110 @@ func TestStatementNamesConfigurations(t *testing.T) {
 	if want := "-- The question is analysed with the text-search configurations german, english, french (its language: de).\n"; !strings.Contains(stmt, want) {
 		t.Errorf("statement lacks %q:\n%s", want, stmt[:min(len(stmt), 400)])
 	}
+}
+
+// TestLanguagesFollowOtherProcesses: a search keeps its projects' languages in
+// memory and passes their configurations to the statement. WatchLanguages
+// makes a language another process brings in (an ingest, a project's declared
+// language) analyse the next questions at once, not after the cache's TTL, and
+// survives losing its connection.
+func TestLanguagesFollowOtherProcesses(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := dbtest.FreshPool(t)
+	pages := testdocs.Handbooks()
+	ingestPages := func(prefix string) {
+		t.Helper()
+		// An ingester of its own, as another process's: nothing tells the searchers.
+		in := ingest.New(pool, embed.NewHash(dim), markdown.Options{ChunkTokens: 512, OverlapTokens: 64})
+		var files []ingest.File
+		for _, path := range slices.Sorted(maps.Keys(pages)) {
+			if strings.HasPrefix(path, prefix) {
+				files = append(files, ingest.File{Path: path, Content: []byte(pages[path])})
+			}
+		}
+		res, err := in.Ingest(ctx, files, ingest.Options{Project: "grows"})
+		if err != nil || len(res.Errors) > 0 {
+			t.Fatalf("ingest %s: %v %v", prefix, err, res.Errors)
+		}
+	}
+	ingestPages("en/")
+	newSearcher := func() *search.Searcher {
+		return search.New(pool, embed.NewHash(dim), search.Config{Ranking: domain.DefaultRanking(domain.ProfileHashKeywordLed),
+			Profile: domain.ProfileHashKeywordLed})
+	}
+	watched, unwatched := newSearcher(), newSearcher()
+	watchCtx, stop := context.WithCancel(ctx)
+	listening := make(chan struct{}, 4)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		watched.WatchLanguages(watchCtx, slog.New(slog.DiscardHandler), func() { listening <- struct{}{} })
+	}()
+	t.Cleanup(func() {
+		stop()
+		<-done
+	})
+	<-listening
+
+	const german = "Wie erneuere ich ein Zertifikat?"
+	configs := func(s *search.Searcher) ([]string, string) {
+		t.Helper()
+		res, err := s.Search(ctx, &domain.SearchRequest{Query: german,
+			Filters: domain.RawFilters{ProjectKeys: []string{"grows"}}, Options: domain.SearchOptions{Limit: 3}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Primary) == 0 {
+			return res.Meta.QueryConfigs, ""
+		}
+		return res.Meta.QueryConfigs, res.Primary[0].DocID
+	}
+	// waitFor searches with the watched searcher until its configurations are
+	// want, in any order (most chunks first is TestProjectLanguages's).
+	waitFor := func(what string, want []string) string {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second) // far below the cache's 30 s
+		for {
+			got, top := configs(watched)
+			if slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))) {
+				return top
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: configurations still %v after 10 s, want %v", what, got, want)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	for _, s := range []*search.Searcher{watched, unwatched} {
+		if got, _ := configs(s); !slices.Equal(got, []string{"english"}) {
+			t.Fatalf("English pages alone: configurations %v, want [english]", got)
+		}
+	}
+
+	// Another process ingests German pages: the project's second language.
+	ingestPages("de/")
+	if top := waitFor("German pages ingested", []string{"english", "german"}); top != "de/zertifikate" {
+		t.Errorf("German pages ingested: top %q, want de/zertifikate found by its stems", top)
+	}
+	// The searcher that does not watch still holds what it read (the cache's TTL).
+	if got, _ := configs(unwatched); !slices.Equal(got, []string{"english"}) {
+		t.Errorf("unwatched searcher: configurations %v, want its cached [english]", got)
+	}
+
+	// A lost connection: the watcher listens again and hears what follows.
+	if _, err := pool.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE datname = current_database() AND query = 'LISTEN canon_languages'`); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-listening:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the watcher did not listen again after its connection was terminated")
+	}
+	// The project declares French: a language of its own, no chunk in it yet.
+	if _, err := pool.Exec(ctx, `UPDATE projects SET language = 'fr' WHERE project_key = 'grows'`); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the project's language set to French", []string{"english", "german", "french"})
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -18,7 +19,6 @@ import (
 	db "github.com/canonkb/canon/gen/db"
 	"github.com/canonkb/canon/internal/expiring"
 	"github.com/canonkb/canon/internal/prelude"
-	"github.com/canonkb/canon/language"
 	"github.com/canonkb/canon/postgres"
 )
 
@@ -44,11 +44,13 @@ type Searcher struct {
 	// project, always looked up) cost a round trip. The TTL covers a project
 	// dropped and re-created outside canon.
 	projectIDs *expiring.Cache[string, int64]
-	// languages remembers the languages of each set of searched projects
-	// (questionLanguage): a new language shows within the TTL; until then a
-	// question is analysed in every language all the same, only ordered by
-	// stop words instead of detection.
-	languages *expiring.Cache[string, []string]
+	// languages remembers the languages of each set of searched projects and
+	// their configurations, which analyse the question (projectLanguages).
+	// WatchLanguages empties it when a project's languages change; the TTL
+	// bounds how stale it gets while nothing watches.
+	languages *expiring.Cache[string, projectLanguages]
+	// languagesGeneration counts ForgetLanguages: a read it overlapped is not cached.
+	languagesGeneration atomic.Uint64
 	// Today anchors the recency signal; tests pin it.
 	Today func() time.Time
 	// Reads chooses where a search reads: a healthy read replica, or the
@@ -66,7 +68,7 @@ func New(pool *pgxpool.Pool, embedder embed.Embedder, cfg Config) *Searcher {
 	}
 	return &Searcher{pool: pool, embedder: embedder, cfg: cfg, Today: time.Now,
 		projectIDs: expiring.New[string, int64](1024, time.Minute),
-		languages:  expiring.New[string, []string](1024, 30*time.Second)}
+		languages:  expiring.New[string, projectLanguages](1024, languagesTTL)}
 }
 
 // plan is a validated request, ready to bind.
@@ -138,6 +140,14 @@ func (pr *Prepared) ProjectIDs() []int64 { return pr.p.projectIDs }
 
 // ProjectKeys are the request's project keys, sorted.
 func (pr *Prepared) ProjectKeys() []string { return pr.p.filters.ProjectKeys }
+
+// QueryConfigs are the languages of the request's projects and the text-search
+// configurations that analyse its question, as the ranking statement binds them:
+// the statements that must analyse it the same way (pass 1, a two-pass search's
+// evidence) bind them too.
+func (pr *Prepared) QueryConfigs() (languages, configs []string) {
+	return pr.p.params.Languages, pr.p.params.Configs
+}
 
 // QueryEmbedding is the question's embedding; nil under keyword_only, which ranks
 // without one.
@@ -286,13 +296,13 @@ func (s *Searcher) plan(ctx context.Context, req *domain.SearchRequest) (*plan, 
 	// widened to exact ranges only when that leaves it short (run).
 	viewer := domain.PrincipalFrom(ctx)
 	restricted := filters.RestrictsDocuments()
-	questionLanguage, err := s.questionLanguage(ctx, p.projectIDs, p.query)
+	langs, err := s.projectLanguages(ctx, p.projectIDs)
 	if err != nil {
 		return nil, err
 	}
 	p.params = db.SearchRankParams{
 		Query: p.query, QueryEmbedding: &qvec, ProjectIds: p.projectIDs,
-		QueryLanguage: questionLanguage, DefaultLanguage: language.Default,
+		Languages: langs.languages, Configs: langs.configs, QueryLanguage: langs.questionLanguage(p.query),
 		SemanticEnabled: semantic, FtsEnabled: keyword,
 		Tags: nonNil(filters.Tags), SourceTypes: nonNil(filters.SourceTypes),
 		CanonicalTypes: nonNil(filters.CanonicalTypes), Statuses: nonNil(filters.Statuses),
@@ -310,31 +320,6 @@ func (s *Searcher) plan(ctx context.Context, req *domain.SearchRequest) (*plan, 
 	setKnobParams(&p.params, ranking)
 	p.params.EvidenceTierNames, p.params.EvidenceTrust = domain.EvidenceTrustParams()
 	return p, nil
-}
-
-// questionLanguage returns the question's language among those of the searched
-// projects, when the detector is sure of it: the statement analyses it first
-// (query_configs). Projects in one language skip detection, 0.5 ms of trigram
-// scoring that could not change the ranking. The detector weighs every
-// language it knows: narrowed to the projects' few, it calls short English
-// questions French with confidence.
-func (s *Searcher) questionLanguage(ctx context.Context, projectIDs []int64, query string) (string, error) {
-	key := fmt.Sprint(projectIDs)
-	codes, ok := s.languages.Get(key)
-	if !ok {
-		var err error
-		codes, err = db.New(postgres.ReadPool(ctx, s.pool)).ProjectLanguages(ctx,
-			db.ProjectLanguagesParams{ProjectIds: projectIDs, DefaultLanguage: language.Default})
-		if err != nil {
-			return "", fmt.Errorf("languages of the projects: %w", err)
-		}
-		s.languages.Add(key, codes)
-	}
-	if len(codes) < 2 {
-		return "", nil
-	}
-	code, _ := language.Detector{}.Detect(query)
-	return code, nil
 }
 
 // lookUpProjects returns the ids of the projects (sorted), or a NotFoundError

@@ -37,7 +37,7 @@ func (s *Searcher) Statement(ctx context.Context, req *domain.SearchRequest) (st
 	var b strings.Builder
 	b.WriteString("-- 1. Ranking (db/queries/search.sql)\n")
 	if len(rows) > 0 {
-		// query_configs in the statement chooses them from the projects' languages.
+		// The search binds them (query_configs) from the projects' languages.
 		fmt.Fprintf(&b, "-- The question is analysed with the text-search configurations %s (its language: %s).\n",
 			strings.Join(rows[0].QueryConfigs, ", "), rows[0].QuestionLanguage)
 	}

@@ -42,6 +42,8 @@ type app struct {
 	chat      *chat.Service
 	chatLog   *chatlog.Logger
 	obs       observability
+	// stopWatching ends watchLanguages (nil when it was not started).
+	stopWatching func()
 }
 
 func loadConfig(databaseURL string) (config.Config, error) {
@@ -180,6 +182,7 @@ func openObservedApp(ctx context.Context, cfg config.Config, obs observability) 
 			afterChange(projectKeys)
 		}
 		a.hierarchy.Invalidate(projectKeys)
+		a.searcher.ForgetLanguages()
 	}
 	if err := a.openChat(); err != nil {
 		reads.Close()
@@ -236,6 +239,9 @@ func (a *app) openChat() error {
 // still be called by a request that outlived the server's shutdown: its entry is
 // dropped and counted, never a panic.
 func (a *app) Close() {
+	if a.stopWatching != nil {
+		a.stopWatching()
+	}
 	if a.chatLog != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), chatLogFlushTimeout)
 		a.chatLog.Close(ctx)
@@ -243,6 +249,22 @@ func (a *app) Close() {
 	}
 	a.reads.Close()
 	a.pool.Close()
+}
+
+// watchLanguages keeps the searcher's cache of the projects' languages fresh
+// while other processes ingest, until Close: for the long-lived commands
+// (serve, mcp); a one-shot command reads the languages once anyway.
+func (a *app) watchLanguages() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		a.searcher.WatchLanguages(ctx, a.logger(), nil)
+	}()
+	a.stopWatching = func() {
+		cancel()
+		<-done
+	}
 }
 
 // logger is the app's logger: serve's, or the default.

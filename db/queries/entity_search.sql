@@ -23,13 +23,11 @@
 -- Every entity is scored, so the cost grows with the entities (not the chunks);
 -- the text signals are computed only for entities a cheap test pre-selects.
 -- The question is analysed as the ranking statement analyses it: with the
--- configurations of the projects' languages (canon_project_languages).
+-- configurations of the projects' languages, bound by the caller as SearchRank's.
 WITH
 -- The configurations, once (referenced as a subquery, each use ran it again).
 question_configs AS MATERIALIZED (
-    SELECT ARRAY(SELECT l.config
-                 FROM canon_project_languages(sqlc.arg(project_ids)::bigint[], sqlc.arg(default_language)::text) AS l
-                 ORDER BY l.chunks DESC, l.language)::regconfig[] AS configs
+    SELECT sqlc.arg(configs)::text[]::regconfig[] AS configs
 ),
 question AS (
     SELECT c.configs,
@@ -371,12 +369,11 @@ ORDER BY s.entity_id, s.weight DESC, d.slug;
 -- attendee, explicit link, tag, members' meeting, mention, its own page), so it
 -- accounts for the question's terms that named the entity even where its text
 -- does not repeat them; the other terms still have to be in the chunk.
--- The question is analysed as SearchRank analyses it (canon_project_languages),
--- and a chunk's coverage counts against its own language's share of the terms.
+-- The question is analysed as SearchRank analyses it (the same languages and
+-- configurations, bound by the caller), and a chunk's coverage counts against its
+-- own language's share of the terms.
 WITH query_configs AS (
-    SELECT array_agg(l.language ORDER BY l.chunks DESC, l.language)::text[] AS languages,
-           array_agg(l.config ORDER BY l.chunks DESC, l.language)::regconfig[] AS configs
-    FROM canon_project_languages(sqlc.arg(project_ids)::bigint[], sqlc.arg(default_language)::text) AS l
+    SELECT sqlc.arg(languages)::text[] AS languages, sqlc.arg(configs)::text[]::regconfig[] AS configs
 ),
 query_terms AS (
     SELECT t.lexeme, t.config_positions

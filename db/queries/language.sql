@@ -4,8 +4,9 @@
 SELECT language FROM text_languages ORDER BY language;
 
 -- name: ProjectLanguages :many
--- The languages a question to these projects is analysed in (SearchRank's
--- query_configs): detection chooses among them, and is skipped for one.
-SELECT l.language::text AS language
-FROM canon_project_languages(sqlc.arg(project_ids)::bigint[], sqlc.arg(default_language)::text) AS l
-ORDER BY l.language;
+-- The languages a question to these projects is analysed in, with their
+-- configurations, most chunks first: the search caches them and passes them to
+-- SearchRank (its query_configs); detection is skipped for one.
+SELECT l.language::text AS language, l.config::text AS config
+FROM canon_project_languages(sqlc.arg(project_ids)::bigint[], sqlc.arg(default_language)::text) AS l (language, config, chunks)
+ORDER BY l.chunks DESC, l.language;

@@ -16,15 +16,13 @@
 
 -- name: SearchRank :many
 WITH
--- The text-search configurations that analyse the question: those of the
--- languages of the searched projects (their chunks' and their own), most chunks
--- first; the default language's for projects that have none yet. A project in
--- one language gets that language's configuration alone.
+-- The text-search configurations that analyse the question, bound by the caller:
+-- those of the languages of the searched projects (their chunks' and their own),
+-- most chunks first, the default language's for projects that have none yet
+-- (ProjectLanguages, which the search caches until a project's languages change:
+-- migration 00070). A project in one language gets that language's alone.
 query_configs AS MATERIALIZED (
-    SELECT array_agg(l.language ORDER BY l.chunks DESC, l.language)::text[] AS languages,
-           array_agg(l.config ORDER BY l.chunks DESC, l.language)::regconfig[] AS configs,
-           array_agg(l.chunks ORDER BY l.chunks DESC, l.language)::bigint[] AS chunks
-    FROM canon_project_languages(sqlc.arg(project_ids)::bigint[], sqlc.arg(default_language)::text) AS l
+    SELECT sqlc.arg(languages)::text[] AS languages, sqlc.arg(configs)::text[]::regconfig[] AS configs
 ),
 -- The question's lexemes under each configuration (stemming, stop words removed,
 -- identifiers kept whole), merged, with their count: OR semantics, a repeated
@@ -39,15 +37,15 @@ query_terms AS (
 -- rank orders the languages as the question's: the detected one (query_language,
 -- when the detector was sure), then the one whose stop words removed most of
 -- it (short questions defeat trigram detection; their function words do not),
--- then the most chunks.
+-- then the most chunks. Read only when the projects hold several languages.
 query_languages AS (
     SELECT l.language, qc.configs[l.ord] AS config, count(t.lexeme)::float8 AS n,
-           row_number() OVER (ORDER BY l.language = sqlc.arg(query_language)::text DESC, count(t.lexeme),
-                                       qc.chunks[l.ord] DESC, l.language) AS rank
+           row_number() OVER (ORDER BY l.language = sqlc.arg(query_language)::text DESC, count(t.lexeme), l.ord)
+               AS rank
     FROM query_configs qc
     CROSS JOIN LATERAL unnest(qc.languages) WITH ORDINALITY AS l (language, ord)
     LEFT JOIN query_terms t ON l.ord = ANY (t.config_positions)
-    GROUP BY l.language, l.ord, qc.configs, qc.chunks
+    GROUP BY l.language, l.ord, qc.configs
 ),
 -- The same terms as one array and their number, for the share signals.
 query_lexemes AS (
@@ -438,9 +436,15 @@ signals AS (
            CASE WHEN qi.n = 0 THEN 0 ELSE o.identifier_words / qi.n END AS identifier,
            -- Absolute evidence for the refusal gate: the share of the question's terms
            -- the chunk contains (never normalised against the other candidates), out
-           -- of those its own language's configuration produced.
-           CASE WHEN coalesce(ql.n, q.n) = 0 THEN 0 ELSE least(cand.matched_terms / coalesce(ql.n, q.n), 1) END
-               AS keyword_coverage,
+           -- of those its own language's configuration produced: all of them in a
+           -- language the question was not analysed in, and when there is one language
+           -- (query_languages is then never read: CASE runs its subquery only when it
+           -- gets there).
+           least(coalesce(cand.matched_terms
+                          / nullif(CASE WHEN cardinality(qc.languages) = 1 THEN q.n
+                                        ELSE coalesce((SELECT l.n FROM query_languages l
+                                                       WHERE l.language = cand.language), q.n)
+                                   END, 0), 0), 1) AS keyword_coverage,
            CASE WHEN cardinality(d.tag_lexemes) = 0 THEN 0 ELSE o.tag_words / cardinality(d.tag_lexemes) END AS tag_overlap,
            CASE WHEN q.n = 0 THEN 0 ELSE o.preamble_words / q.n END AS preamble,
            CASE WHEN d.effective_date IS NULL THEN 0
@@ -474,9 +478,7 @@ signals AS (
     ) AS d
     CROSS JOIN query_lexemes q
     CROSS JOIN query_identifiers qi
-    -- The question's size in the chunk's language (all its lexemes for a
-    -- language the question was not analysed in).
-    LEFT JOIN query_languages ql ON ql.language = cand.language
+    CROSS JOIN query_configs qc
     -- The overlaps, counted in one pass over the query words per candidate.
     CROSS JOIN LATERAL (
         SELECT count(*) FILTER (WHERE w.in_query AND w.lexeme = ANY (cand.heading_lexemes))::float8 AS heading_words,
@@ -578,13 +580,18 @@ SELECT p.chunk_id, p.document_id, d.slug, d.title, d.source_path, pr.project_key
        p.candidates_pre_threshold::integer AS candidates_pre_threshold,
        p.candidates_post_threshold::integer AS candidates_post_threshold,
        (SELECT q.lexemes FROM query_lexemes q)::text[] AS query_lexemes,
-       ARRAY(SELECT l.config::text FROM query_languages l ORDER BY l.rank)::text[] AS query_configs,
-       (SELECT l.language FROM query_languages l WHERE l.rank = 1)::text AS question_language,
+       CASE WHEN cardinality(qc.languages) = 1 THEN qc.configs::text[]
+            ELSE ARRAY(SELECT l.config::text FROM query_languages l ORDER BY l.rank)
+       END::text[] AS query_configs,
+       CASE WHEN cardinality(qc.languages) = 1 THEN qc.languages[1]
+            ELSE (SELECT l.language FROM query_languages l WHERE l.rank = 1)
+       END::text AS question_language,
        coalesce((SELECT k.short FROM keyword_leg k), false)::boolean AS keyword_leg_short
 FROM page p
 JOIN chunks c ON c.project_id = p.project_id AND c.id = p.chunk_id
 JOIN documents d ON d.project_id = p.project_id AND d.id = p.document_id
 JOIN projects pr ON pr.id = p.project_id
+CROSS JOIN query_configs qc
 WHERE p.score >= sqlc.arg(min_score)::float8
   AND p.position <= sqlc.arg(page_limit)::integer + sqlc.arg(runner_up_limit)::integer
 ORDER BY p.score DESC, p.chunk_id;

@@ -176,9 +176,7 @@ const entityRank = `-- name: EntityRank :many
 
 WITH
 question_configs AS MATERIALIZED (
-    SELECT ARRAY(SELECT l.config
-                 FROM canon_project_languages($1::bigint[], $2::text) AS l
-                 ORDER BY l.chunks DESC, l.language)::regconfig[] AS configs
+    SELECT $2::text[]::regconfig[] AS configs
 ),
 question AS (
     SELECT c.configs,
@@ -386,7 +384,7 @@ ORDER BY greatest(s.score, coalesce(l.expanded_score, 0)) DESC, e.id
 
 type EntityRankParams struct {
 	ProjectIds      []int64
-	DefaultLanguage string
+	Configs         []string
 	Query           string
 	QueryEmbedding  *pgvector.Vector
 	AccessAll       bool
@@ -452,7 +450,7 @@ type EntityRankRow struct {
 // Every entity is scored, so the cost grows with the entities (not the chunks);
 // the text signals are computed only for entities a cheap test pre-selects.
 // The question is analysed as the ranking statement analyses it: with the
-// configurations of the projects' languages (canon_project_languages).
+// configurations of the projects' languages, bound by the caller as SearchRank's.
 // The configurations, once (referenced as a subquery, each use ran it again).
 // The entities the caller may see: an entity whose page is hidden by the
 // document ACL does not exist for this question.
@@ -495,7 +493,7 @@ type EntityRankRow struct {
 func (q *Queries) EntityRank(ctx context.Context, arg EntityRankParams) ([]EntityRankRow, error) {
 	rows, err := q.db.Query(ctx, entityRank,
 		arg.ProjectIds,
-		arg.DefaultLanguage,
+		arg.Configs,
 		arg.Query,
 		arg.QueryEmbedding,
 		arg.AccessAll,
@@ -551,14 +549,12 @@ func (q *Queries) EntityRank(ctx context.Context, arg EntityRankParams) ([]Entit
 
 const searchEvidence = `-- name: SearchEvidence :many
 WITH query_configs AS (
-    SELECT array_agg(l.language ORDER BY l.chunks DESC, l.language)::text[] AS languages,
-           array_agg(l.config ORDER BY l.chunks DESC, l.language)::regconfig[] AS configs
-    FROM canon_project_languages($3::bigint[], $7::text) AS l
+    SELECT $7::text[] AS languages, $8::text[]::regconfig[] AS configs
 ),
 query_terms AS (
     SELECT t.lexeme, t.config_positions
     FROM query_configs qc
-    CROSS JOIN LATERAL canon_query_terms(qc.configs, $8::text) AS t (lexeme, qtf, config_positions)
+    CROSS JOIN LATERAL canon_query_terms(qc.configs, $9::text) AS t (lexeme, qtf, config_positions)
 ),
 query_lexemes AS (
     SELECT coalesce(array_agg(t.lexeme), '{}')::text[] AS lexemes, count(*)::float8 AS n FROM query_terms t
@@ -575,7 +571,7 @@ named_lexemes AS (
     FROM (SELECT t.lexeme FROM query_terms t
           EXCEPT
           SELECT t.lexeme FROM query_configs qc
-          CROSS JOIN LATERAL canon_query_terms(qc.configs, $9::text) AS t (lexeme, qtf, config_positions)) n
+          CROSS JOIN LATERAL canon_query_terms(qc.configs, $10::text) AS t (lexeme, qtf, config_positions)) n
 )
 SELECT c.id AS chunk_id,
        CASE WHEN $1::boolean
@@ -606,7 +602,8 @@ type SearchEvidenceParams struct {
 	ChunkIds        []int64
 	AccessAll       bool
 	AccessGroups    []string
-	DefaultLanguage string
+	Languages       []string
+	Configs         []string
 	Query           string
 	Stripped        string
 }
@@ -625,8 +622,9 @@ type SearchEvidenceRow struct {
 // attendee, explicit link, tag, members' meeting, mention, its own page), so it
 // accounts for the question's terms that named the entity even where its text
 // does not repeat them; the other terms still have to be in the chunk.
-// The question is analysed as SearchRank analyses it (canon_project_languages),
-// and a chunk's coverage counts against its own language's share of the terms.
+// The question is analysed as SearchRank analyses it (the same languages and
+// configurations, bound by the caller), and a chunk's coverage counts against its
+// own language's share of the terms.
 // Per language, the number of the question's lexemes its configuration produced.
 func (q *Queries) SearchEvidence(ctx context.Context, arg SearchEvidenceParams) ([]SearchEvidenceRow, error) {
 	rows, err := q.db.Query(ctx, searchEvidence,
@@ -636,7 +634,8 @@ func (q *Queries) SearchEvidence(ctx context.Context, arg SearchEvidenceParams) 
 		arg.ChunkIds,
 		arg.AccessAll,
 		arg.AccessGroups,
-		arg.DefaultLanguage,
+		arg.Languages,
+		arg.Configs,
 		arg.Query,
 		arg.Stripped,
 	)

@@ -10,9 +10,9 @@ import (
 )
 
 const projectLanguages = `-- name: ProjectLanguages :many
-SELECT l.language::text AS language
-FROM canon_project_languages($1::bigint[], $2::text) AS l
-ORDER BY l.language
+SELECT l.language::text AS language, l.config::text AS config
+FROM canon_project_languages($1::bigint[], $2::text) AS l (language, config, chunks)
+ORDER BY l.chunks DESC, l.language
 `
 
 type ProjectLanguagesParams struct {
@@ -20,21 +20,27 @@ type ProjectLanguagesParams struct {
 	DefaultLanguage string
 }
 
-// The languages a question to these projects is analysed in (SearchRank's
-// query_configs): detection chooses among them, and is skipped for one.
-func (q *Queries) ProjectLanguages(ctx context.Context, arg ProjectLanguagesParams) ([]string, error) {
+type ProjectLanguagesRow struct {
+	Language string
+	Config   string
+}
+
+// The languages a question to these projects is analysed in, with their
+// configurations, most chunks first: the search caches them and passes them to
+// SearchRank (its query_configs); detection is skipped for one.
+func (q *Queries) ProjectLanguages(ctx context.Context, arg ProjectLanguagesParams) ([]ProjectLanguagesRow, error) {
 	rows, err := q.db.Query(ctx, projectLanguages, arg.ProjectIds, arg.DefaultLanguage)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []string
+	var items []ProjectLanguagesRow
 	for rows.Next() {
-		var language string
-		if err := rows.Scan(&language); err != nil {
+		var i ProjectLanguagesRow
+		if err := rows.Scan(&i.Language, &i.Config); err != nil {
 			return nil, err
 		}
-		items = append(items, language)
+		items = append(items, i)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

@@ -16,10 +16,7 @@ const searchRank = `-- name: SearchRank :many
 
 WITH
 query_configs AS MATERIALIZED (
-    SELECT array_agg(l.language ORDER BY l.chunks DESC, l.language)::text[] AS languages,
-           array_agg(l.config ORDER BY l.chunks DESC, l.language)::regconfig[] AS configs,
-           array_agg(l.chunks ORDER BY l.chunks DESC, l.language)::bigint[] AS chunks
-    FROM canon_project_languages($4::bigint[], $5::text) AS l
+    SELECT $4::text[] AS languages, $5::text[]::regconfig[] AS configs
 ),
 query_terms AS (
     SELECT t.lexeme, t.qtf, t.config_positions
@@ -28,12 +25,12 @@ query_terms AS (
 ),
 query_languages AS (
     SELECT l.language, qc.configs[l.ord] AS config, count(t.lexeme)::float8 AS n,
-           row_number() OVER (ORDER BY l.language = $7::text DESC, count(t.lexeme),
-                                       qc.chunks[l.ord] DESC, l.language) AS rank
+           row_number() OVER (ORDER BY l.language = $7::text DESC, count(t.lexeme), l.ord)
+               AS rank
     FROM query_configs qc
     CROSS JOIN LATERAL unnest(qc.languages) WITH ORDINALITY AS l (language, ord)
     LEFT JOIN query_terms t ON l.ord = ANY (t.config_positions)
-    GROUP BY l.language, l.ord, qc.configs, qc.chunks
+    GROUP BY l.language, l.ord, qc.configs
 ),
 query_lexemes AS (
     SELECT coalesce(array_agg(lexeme), '{}')::text[] AS lexemes, count(*)::float8 AS n FROM query_terms
@@ -58,7 +55,7 @@ query_words AS MATERIALIZED (
 corpus AS (
     SELECT greatest(sum(chunk_count), 1)::float8 AS n,
            greatest(sum(total_length)::float8 / greatest(sum(chunk_count), 1), 1) AS avgdl
-    FROM project_stats WHERE project_id = ANY ($4::bigint[])
+    FROM project_stats WHERE project_id = ANY ($9::bigint[])
 ),
 term_stats AS (
     -- Lucene's idf: ln(1 + (N - df + 0.5) / (df + 0.5)), never negative.
@@ -69,8 +66,8 @@ term_stats AS (
     -- find with it does not contain it.
     SELECT x.lexeme, x.qtf, x.idf, canon_lexeme_bits(x.lexeme) AS bloom_bits,
            CASE WHEN x.idx < 63 THEN 1::bigint << x.idx ELSE 0 END AS bit,
-           $9::boolean AND x.idx < 63
-               AND ($10::boolean OR x.max_df <= $11::integer) AS complete
+           $10::boolean AND x.idx < 63
+               AND ($11::boolean OR x.max_df <= $12::integer) AS complete
     FROM (
         SELECT t.lexeme, t.qtf,
                ln(1 + (c.n - coalesce(sum(s.df), 0) + 0.5) / (coalesce(sum(s.df), 0) + 0.5)) AS idf,
@@ -78,29 +75,29 @@ term_stats AS (
                (row_number() OVER (ORDER BY t.lexeme) - 1)::integer AS idx
         FROM query_terms t
         CROSS JOIN corpus c
-        LEFT JOIN lexeme_stats s ON s.project_id = ANY ($4::bigint[])
-            AND s.project_id = ANY (canon_project_slots($4::bigint[])) AND s.lexeme = t.lexeme
+        LEFT JOIN lexeme_stats s ON s.project_id = ANY ($9::bigint[])
+            AND s.project_id = ANY (canon_project_slots($9::bigint[])) AND s.lexeme = t.lexeme
         GROUP BY t.lexeme, t.qtf, c.n
     ) AS x
 ),
 listed_chunks AS MATERIALIZED (
     SELECT c.id AS chunk_id, c.project_id, c.lexeme_bloom,
-           CASE WHEN $12::boolean
-                THEN c.embedding <=> $13::vector
+           CASE WHEN $13::boolean
+                THEN c.embedding <=> $14::vector
            END AS distance
-    FROM unnest($14::bigint[]) AS l (id)
+    FROM unnest($15::bigint[]) AS l (id)
     JOIN documents d ON d.id = l.id
     JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
-        AND c.project_id = ANY (canon_project_slots($4::bigint[]))
-    WHERE $15::boolean
-      AND d.project_id = ANY ($4::bigint[])
+        AND c.project_id = ANY (canon_project_slots($9::bigint[]))
+    WHERE $16::boolean
+      AND d.project_id = ANY ($9::bigint[])
       AND canon_document_matches(d, tags => $8::text[],
-          source_types => $16::text[], canonical_types => $17::text[],
-          statuses => $18::text[], evidence_tiers => $19::text[],
-          date_from => $20::date, date_to => $21::date,
-          include_superseded => $22::boolean,
-          doc_ids_filter => $23::boolean, doc_ids => $24::text[],
-          access_all => $25::boolean, access_groups => $26::text[])
+          source_types => $17::text[], canonical_types => $18::text[],
+          statuses => $19::text[], evidence_tiers => $20::text[],
+          date_from => $21::date, date_to => $22::date,
+          include_superseded => $23::boolean,
+          doc_ids_filter => $24::boolean, doc_ids => $25::text[],
+          access_all => $26::boolean, access_groups => $27::text[])
 ),
 vector_leg AS (
     SELECT v.chunk_id, v.distance, row_number() OVER (ORDER BY v.distance, v.chunk_id) AS vector_rank
@@ -110,84 +107,84 @@ vector_leg AS (
         -- The probe is a LATERAL with LIMIT, which a generic plan cannot turn into a
         -- join driven from documents (it guesses a handful of them are visible), and
         -- one branch for both keeps the plan's row estimates those of a bare scan.
-        (SELECT c.id AS chunk_id, c.embedding <=> $13::vector AS distance
+        (SELECT c.id AS chunk_id, c.embedding <=> $14::vector AS distance
          FROM chunks c
          CROSS JOIN LATERAL (
-             SELECT WHERE $25::boolean
+             SELECT WHERE $26::boolean
              UNION ALL
              (SELECT FROM documents d
-              WHERE NOT $25::boolean
+              WHERE NOT $26::boolean
                 AND d.project_id = c.project_id AND d.id = c.document_id
-                AND canon_document_visible(d, $25::boolean, $26::text[])
+                AND canon_document_visible(d, $26::boolean, $27::text[])
               LIMIT 1)
          ) AS visible_document
-         WHERE $12::boolean AND NOT $27::boolean
-           AND NOT $15::boolean
-           AND c.project_id = ANY ($4::bigint[])
-           AND c.project_id = ANY (canon_project_slots($4::bigint[]))
-         ORDER BY c.embedding <=> $13::vector
-         LIMIT $28::integer)
+         WHERE $13::boolean AND NOT $28::boolean
+           AND NOT $16::boolean
+           AND c.project_id = ANY ($9::bigint[])
+           AND c.project_id = ANY (canon_project_slots($9::bigint[]))
+         ORDER BY c.embedding <=> $14::vector
+         LIMIT $29::integer)
         UNION ALL
-        (SELECT c.id, c.embedding <=> $13::vector
+        (SELECT c.id, c.embedding <=> $14::vector
          FROM chunks c
          JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
-         WHERE $12::boolean AND $27::boolean
-           AND NOT $23::boolean AND NOT $15::boolean
-           AND c.project_id = ANY ($4::bigint[])
-           AND c.project_id = ANY (canon_project_slots($4::bigint[]))
-           AND d.project_id = ANY ($4::bigint[])
+         WHERE $13::boolean AND $28::boolean
+           AND NOT $24::boolean AND NOT $16::boolean
+           AND c.project_id = ANY ($9::bigint[])
+           AND c.project_id = ANY (canon_project_slots($9::bigint[]))
+           AND d.project_id = ANY ($9::bigint[])
            AND canon_document_matches(d, tags => $8::text[],
-               source_types => $16::text[], canonical_types => $17::text[],
-               statuses => $18::text[], evidence_tiers => $19::text[],
-               date_from => $20::date, date_to => $21::date,
-               include_superseded => $22::boolean,
-               doc_ids_filter => $23::boolean, doc_ids => $24::text[],
-               access_all => $25::boolean, access_groups => $26::text[])
-         ORDER BY c.embedding <=> $13::vector
-         LIMIT $28::integer)
+               source_types => $17::text[], canonical_types => $18::text[],
+               statuses => $19::text[], evidence_tiers => $20::text[],
+               date_from => $21::date, date_to => $22::date,
+               include_superseded => $23::boolean,
+               doc_ids_filter => $24::boolean, doc_ids => $25::text[],
+               access_all => $26::boolean, access_groups => $27::text[])
+         ORDER BY c.embedding <=> $14::vector
+         LIMIT $29::integer)
         UNION ALL
         -- A list of documents (doc_ids_mode=filter): measuring its documents' chunks
         -- exactly beats an HNSW scan skipping the rest of the corpus, so ` + "`" + `+ 0` + "`" + ` keeps
         -- the planner off the index.
-        (SELECT c.id, c.embedding <=> $13::vector
+        (SELECT c.id, c.embedding <=> $14::vector
          FROM documents d
          JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
-             AND c.project_id = ANY (canon_project_slots($4::bigint[]))
-         WHERE $12::boolean AND $27::boolean
-           AND $23::boolean AND NOT $15::boolean
-           AND d.project_id = ANY ($4::bigint[])
+             AND c.project_id = ANY (canon_project_slots($9::bigint[]))
+         WHERE $13::boolean AND $28::boolean
+           AND $24::boolean AND NOT $16::boolean
+           AND d.project_id = ANY ($9::bigint[])
            AND canon_document_matches(d, tags => $8::text[],
-               source_types => $16::text[], canonical_types => $17::text[],
-               statuses => $18::text[], evidence_tiers => $19::text[],
-               date_from => $20::date, date_to => $21::date,
-               include_superseded => $22::boolean,
-               doc_ids_filter => $23::boolean, doc_ids => $24::text[],
-               access_all => $25::boolean, access_groups => $26::text[])
-         ORDER BY (c.embedding <=> $13::vector) + 0
-         LIMIT $28::integer)
+               source_types => $17::text[], canonical_types => $18::text[],
+               statuses => $19::text[], evidence_tiers => $20::text[],
+               date_from => $21::date, date_to => $22::date,
+               include_superseded => $23::boolean,
+               doc_ids_filter => $24::boolean, doc_ids => $25::text[],
+               access_all => $26::boolean, access_groups => $27::text[])
+         ORDER BY (c.embedding <=> $14::vector) + 0
+         LIMIT $29::integer)
         UNION ALL
         -- Pass 2: the listed documents' chunks, measured exactly.
         (SELECT lc.chunk_id, lc.distance
          FROM listed_chunks lc
-         WHERE $12::boolean
+         WHERE $13::boolean
          ORDER BY lc.distance
-         LIMIT $28::integer)
+         LIMIT $29::integer)
     ) AS v
 ),
 filtered_chunks AS MATERIALIZED (
     SELECT ch.id
     FROM documents d
     JOIN chunks ch ON ch.project_id = d.project_id AND ch.document_id = d.id
-        AND ch.project_id = ANY (canon_project_slots($4::bigint[]))
-    WHERE $27::boolean AND $9::boolean AND NOT $15::boolean
-      AND d.project_id = ANY ($4::bigint[])
+        AND ch.project_id = ANY (canon_project_slots($9::bigint[]))
+    WHERE $28::boolean AND $10::boolean AND NOT $16::boolean
+      AND d.project_id = ANY ($9::bigint[])
       AND canon_document_matches(d, tags => $8::text[],
-          source_types => $16::text[], canonical_types => $17::text[],
-          statuses => $18::text[], evidence_tiers => $19::text[],
-          date_from => $20::date, date_to => $21::date,
-          include_superseded => $22::boolean,
-          doc_ids_filter => $23::boolean, doc_ids => $24::text[],
-          access_all => $25::boolean, access_groups => $26::text[])
+          source_types => $17::text[], canonical_types => $18::text[],
+          statuses => $19::text[], evidence_tiers => $20::text[],
+          date_from => $21::date, date_to => $22::date,
+          include_superseded => $23::boolean,
+          doc_ids_filter => $24::boolean, doc_ids => $25::text[],
+          access_all => $26::boolean, access_groups => $27::text[])
 ),
 keyword_scored AS (
     SELECT p.chunk_id, sum(p.part) AS bm25,
@@ -195,98 +192,98 @@ keyword_scored AS (
            count(*) FILTER (WHERE p.bit <> 0) AS found_terms
     FROM (
         SELECT p.chunk_id, t.bit,
-               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $29::float8, $30::float8,
-                          $31::float8, c.avgdl,
-                          $32::float8, $33::float8) AS part
-        FROM unnest($4::bigint[]) AS pr (id)
+               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $30::float8, $31::float8,
+                          $32::float8, c.avgdl,
+                          $33::float8, $34::float8) AS part
+        FROM unnest($9::bigint[]) AS pr (id)
         CROSS JOIN term_stats t
         CROSS JOIN corpus c
         CROSS JOIN LATERAL (
             SELECT p.chunk_id, p.tf, p.tf_heading, p.length
             FROM postings p
             WHERE p.project_id = pr.id AND p.lexeme = t.lexeme
-              AND p.project_id = ANY (canon_project_slots($4::bigint[]))
+              AND p.project_id = ANY (canon_project_slots($9::bigint[]))
             -- chunk_id: which of equal-impact postings make the limit never depends
             -- on where they sit on disk (migration 00010).
             ORDER BY p.impact DESC, p.chunk_id
-            LIMIT CASE WHEN $10::boolean THEN NULL ELSE $11::integer END
+            LIMIT CASE WHEN $11::boolean THEN NULL ELSE $12::integer END
         ) AS p
-        WHERE $9::boolean AND NOT $23::boolean
-          AND NOT $15::boolean
+        WHERE $10::boolean AND NOT $24::boolean
+          AND NOT $16::boolean
         UNION ALL
         SELECT p.chunk_id, t.bit,
-               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $29::float8, $30::float8,
-                          $31::float8, c.avgdl,
-                          $32::float8, $33::float8)
+               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $30::float8, $31::float8,
+                          $32::float8, c.avgdl,
+                          $33::float8, $34::float8)
         FROM term_stats t
         CROSS JOIN corpus c
-        JOIN postings p ON p.project_id = ANY ($4::bigint[])
-            AND p.project_id = ANY (canon_project_slots($4::bigint[])) AND p.lexeme = t.lexeme
-        WHERE $9::boolean AND $27::boolean AND $23::boolean
-          AND NOT $15::boolean
+        JOIN postings p ON p.project_id = ANY ($9::bigint[])
+            AND p.project_id = ANY (canon_project_slots($9::bigint[])) AND p.lexeme = t.lexeme
+        WHERE $10::boolean AND $28::boolean AND $24::boolean
+          AND NOT $16::boolean
           AND p.chunk_id IN (SELECT fc.id FROM filtered_chunks fc)
         UNION ALL
         SELECT lc.chunk_id, t.bit,
-               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $29::float8, $30::float8,
-                          $31::float8, c.avgdl,
-                          $32::float8, $33::float8)
+               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $30::float8, $31::float8,
+                          $32::float8, c.avgdl,
+                          $33::float8, $34::float8)
         FROM listed_chunks lc
         CROSS JOIN term_stats t
         CROSS JOIN corpus c
         CROSS JOIN LATERAL (
             SELECT p.tf, p.tf_heading, p.length FROM postings p
             WHERE p.chunk_id = lc.chunk_id AND p.lexeme = t.lexeme AND p.project_id = lc.project_id
-              AND p.project_id = ANY (canon_project_slots($4::bigint[]))
+              AND p.project_id = ANY (canon_project_slots($9::bigint[]))
             LIMIT 1
         ) AS p
-        WHERE $9::boolean AND (lc.lexeme_bloom & t.bloom_bits) = t.bloom_bits
+        WHERE $10::boolean AND (lc.lexeme_bloom & t.bloom_bits) = t.bloom_bits
     ) AS p
     GROUP BY p.chunk_id
     -- Other filters keep the chunks of filtered_chunks after the sums: a hash
     -- lookup per posting, never an index probe.
-    HAVING NOT $27::boolean OR $23::boolean OR $15::boolean
+    HAVING NOT $28::boolean OR $24::boolean OR $16::boolean
         OR p.chunk_id IN (SELECT fc.id FROM filtered_chunks fc)
 ),
 keyword_top AS (
     SELECT ks.chunk_id, ks.bm25
     FROM keyword_scored ks
     CROSS JOIN LATERAL (
-        SELECT WHERE $25::boolean OR $27::boolean OR $15::boolean
+        SELECT WHERE $26::boolean OR $28::boolean OR $16::boolean
         UNION ALL
         (SELECT FROM chunks c
          JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
-         WHERE NOT $25::boolean AND NOT $27::boolean
-           AND NOT $15::boolean
-           AND c.project_id = ANY ($4::bigint[])
-           AND c.project_id = ANY (canon_project_slots($4::bigint[])) AND c.id = ks.chunk_id
-           AND canon_document_visible(d, $25::boolean, $26::text[])
+         WHERE NOT $26::boolean AND NOT $28::boolean
+           AND NOT $16::boolean
+           AND c.project_id = ANY ($9::bigint[])
+           AND c.project_id = ANY (canon_project_slots($9::bigint[])) AND c.id = ks.chunk_id
+           AND canon_document_visible(d, $26::boolean, $27::text[])
          LIMIT 1)
     ) AS visible_chunk
     ORDER BY ks.bm25 DESC, ks.chunk_id
-    LIMIT $28::integer
+    LIMIT $29::integer
 ),
 keyword_leg AS (
-    SELECT $9::boolean AND NOT $10::boolean
-           AND (SELECT count(*) FROM keyword_top) < $28::integer
+    SELECT $10::boolean AND NOT $11::boolean
+           AND (SELECT count(*) FROM keyword_top) < $29::integer
            AND EXISTS (SELECT FROM term_stats t WHERE NOT t.complete) AS short
 ),
 mention_leg AS (
     SELECT c.id AS chunk_id
     FROM documents d
     JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
-        AND c.project_id = ANY (canon_project_slots($4::bigint[]))
-    WHERE cardinality($34::text[]) > 0
-      AND d.project_id = ANY ($4::bigint[]) AND d.slug = ANY ($34::text[])
-      AND (NOT $15::boolean OR d.id = ANY ($14::bigint[]))
+        AND c.project_id = ANY (canon_project_slots($9::bigint[]))
+    WHERE cardinality($35::text[]) > 0
+      AND d.project_id = ANY ($9::bigint[]) AND d.slug = ANY ($35::text[])
+      AND (NOT $16::boolean OR d.id = ANY ($15::bigint[]))
       AND canon_document_matches(d, tags => $8::text[],
-          source_types => $16::text[], canonical_types => $17::text[],
-          statuses => $18::text[], evidence_tiers => $19::text[],
-          date_from => $20::date, date_to => $21::date,
-          include_superseded => $22::boolean,
-          doc_ids_filter => $23::boolean, doc_ids => $24::text[],
-          access_all => $25::boolean, access_groups => $26::text[])
+          source_types => $17::text[], canonical_types => $18::text[],
+          statuses => $19::text[], evidence_tiers => $20::text[],
+          date_from => $21::date, date_to => $22::date,
+          include_superseded => $23::boolean,
+          doc_ids_filter => $24::boolean, doc_ids => $25::text[],
+          access_all => $26::boolean, access_groups => $27::text[])
     ORDER BY c.id
-    LIMIT $28::integer
+    LIMIT $29::integer
 ),
 candidate_ids AS (
     SELECT DISTINCT u.chunk_id
@@ -298,19 +295,19 @@ candidate_ids AS (
 ),
 candidate_chunks AS MATERIALIZED (
     SELECT c.id AS chunk_id, c.project_id, c.document_id, c.heading_lexemes, c.lexeme_bloom, c.language,
-           CASE WHEN $12::boolean
-                THEN c.embedding <=> $13::vector
+           CASE WHEN $13::boolean
+                THEN c.embedding <=> $14::vector
            END AS distance
     FROM candidate_ids ci
-    JOIN chunks c ON c.project_id = ANY ($4::bigint[])
-        AND c.project_id = ANY (canon_project_slots($4::bigint[])) AND c.id = ci.chunk_id
+    JOIN chunks c ON c.project_id = ANY ($9::bigint[])
+        AND c.project_id = ANY (canon_project_slots($9::bigint[])) AND c.id = ci.chunk_id
 ),
 candidates AS (
     SELECT cc.chunk_id, cc.project_id, cc.document_id, cc.heading_lexemes, cc.language, v.vector_rank, cc.distance,
            CASE WHEN k.chunk_id IS NOT NULL
                 THEN row_number() OVER (PARTITION BY k.chunk_id IS NOT NULL ORDER BY pr.bm25 DESC, cc.chunk_id)
            END AS keyword_rank,
-           CASE WHEN $9::boolean THEN pr.bm25 ELSE 0 END::float8 AS bm25,
+           CASE WHEN $10::boolean THEN pr.bm25 ELSE 0 END::float8 AS bm25,
            pr.terms::float8 AS matched_terms
     FROM candidate_chunks cc
     LEFT JOIN vector_leg v ON v.chunk_id = cc.chunk_id
@@ -319,9 +316,9 @@ candidates AS (
     -- What keyword_scored found plus what the probes find.
     CROSS JOIN LATERAL (
         SELECT coalesce(ks.found_bm25, 0)
-               + coalesce(sum(canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $29::float8,
-                                         $30::float8, $31::float8,
-                                         co.avgdl, $32::float8, $33::float8)), 0) AS bm25,
+               + coalesce(sum(canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $30::float8,
+                                         $31::float8, $32::float8,
+                                         co.avgdl, $33::float8, $34::float8)), 0) AS bm25,
                coalesce(ks.found_terms, 0) + count(*) AS terms
         FROM term_stats t
         CROSS JOIN corpus co
@@ -330,7 +327,7 @@ candidates AS (
         CROSS JOIN LATERAL (
             SELECT p.tf, p.tf_heading, p.length FROM postings p
             WHERE p.chunk_id = cc.chunk_id AND p.lexeme = t.lexeme AND p.project_id = cc.project_id
-              AND p.project_id = ANY (canon_project_slots($4::bigint[]))
+              AND p.project_id = ANY (canon_project_slots($9::bigint[]))
             LIMIT 1
         ) AS p
         WHERE NOT t.complete AND (coalesce(ks.found, 0) & t.bit) = 0
@@ -341,7 +338,7 @@ signals AS (
     SELECT cand.chunk_id, cand.project_id, cand.document_id, cand.vector_rank, cand.keyword_rank,
            -- Without the semantic leg (keyword_only, or a question that embeds to the
            -- zero vector, whose cosine is NaN) the similarity is 0.
-           CASE WHEN NOT $12::boolean THEN 0
+           CASE WHEN NOT $13::boolean THEN 0
                 ELSE greatest(1 - cand.distance, 0)
            END::float8 AS vector_similarity,
            cand.bm25,
@@ -351,28 +348,34 @@ signals AS (
            CASE WHEN qi.n = 0 THEN 0 ELSE o.identifier_words / qi.n END AS identifier,
            -- Absolute evidence for the refusal gate: the share of the question's terms
            -- the chunk contains (never normalised against the other candidates), out
-           -- of those its own language's configuration produced.
-           CASE WHEN coalesce(ql.n, q.n) = 0 THEN 0 ELSE least(cand.matched_terms / coalesce(ql.n, q.n), 1) END
-               AS keyword_coverage,
+           -- of those its own language's configuration produced: all of them in a
+           -- language the question was not analysed in, and when there is one language
+           -- (query_languages is then never read: CASE runs its subquery only when it
+           -- gets there).
+           least(coalesce(cand.matched_terms
+                          / nullif(CASE WHEN cardinality(qc.languages) = 1 THEN q.n
+                                        ELSE coalesce((SELECT l.n FROM query_languages l
+                                                       WHERE l.language = cand.language), q.n)
+                                   END, 0), 0), 1) AS keyword_coverage,
            CASE WHEN cardinality(d.tag_lexemes) = 0 THEN 0 ELSE o.tag_words / cardinality(d.tag_lexemes) END AS tag_overlap,
            CASE WHEN q.n = 0 THEN 0 ELSE o.preamble_words / q.n END AS preamble,
            CASE WHEN d.effective_date IS NULL THEN 0
-                ELSE power(0.5, greatest($35::date - d.effective_date, 0)::float8
-                                / $36::float8)
+                ELSE power(0.5, greatest($36::date - d.effective_date, 0)::float8
+                                / $37::float8)
            END AS recency,
            CASE WHEN d.status IN ('accepted', 'active') THEN 1 ELSE 0 END::float8 AS status_active,
-           CASE WHEN d.slug = ANY ($34::text[]) THEN 1 ELSE 0 END::float8 AS mention,
-           coalesce(1 - ($37::float8[])[
-               array_position($38::text[], d.evidence_tier)], 0)::float8 AS evidence_distrust,
+           CASE WHEN d.slug = ANY ($35::text[]) THEN 1 ELSE 0 END::float8 AS mention,
+           coalesce(1 - ($38::float8[])[
+               array_position($39::text[], d.evidence_tier)], 0)::float8 AS evidence_distrust,
            -- The trust gradient applies to canonical documents only, so a project
            -- without any gets exactly the plain hybrid ranking.
            CASE WHEN d.canonical_type IS NULL THEN 0
-                WHEN d.status = 'superseded' THEN $39::float8
-                WHEN d.status = 'deprecated' THEN $40::float8
-                WHEN d.status = 'archived' THEN $41::float8
+                WHEN d.status = 'superseded' THEN $40::float8
+                WHEN d.status = 'deprecated' THEN $41::float8
+                WHEN d.status = 'archived' THEN $42::float8
                 ELSE 0
            END AS status_penalty,
-           CASE WHEN d.canonical_type IS NOT NULL AND d.tier = 'auto' THEN $42::float8
+           CASE WHEN d.canonical_type IS NOT NULL AND d.tier = 'auto' THEN $43::float8
                 ELSE 0
            END AS tier_penalty,
            CASE WHEN d.canonical_type IS NULL THEN 0 ELSE d.retrieval_priority END::float8 AS priority
@@ -387,9 +390,7 @@ signals AS (
     ) AS d
     CROSS JOIN query_lexemes q
     CROSS JOIN query_identifiers qi
-    -- The question's size in the chunk's language (all its lexemes for a
-    -- language the question was not analysed in).
-    LEFT JOIN query_languages ql ON ql.language = cand.language
+    CROSS JOIN query_configs qc
     -- The overlaps, counted in one pass over the query words per candidate.
     CROSS JOIN LATERAL (
         SELECT count(*) FILTER (WHERE w.in_query AND w.lexeme = ANY (cand.heading_lexemes))::float8 AS heading_words,
@@ -401,7 +402,7 @@ signals AS (
 ),
 normalized AS (
     SELECT s.chunk_id, s.project_id, s.document_id, s.vector_rank, s.keyword_rank, s.vector_similarity, s.bm25, s.heading, s.identifier, s.keyword_coverage, s.tag_overlap, s.preamble, s.recency, s.status_active, s.mention, s.evidence_distrust, s.status_penalty, s.tier_penalty, s.priority,
-           CASE WHEN NOT $43::boolean THEN s.vector_similarity
+           CASE WHEN NOT $44::boolean THEN s.vector_similarity
                 WHEN max(s.vector_similarity) OVER () > min(s.vector_similarity) OVER ()
                     THEN (s.vector_similarity - min(s.vector_similarity) OVER ())
                          / (max(s.vector_similarity) OVER () - min(s.vector_similarity) OVER ())
@@ -412,37 +413,37 @@ normalized AS (
 ),
 fused AS (
     SELECT n.chunk_id, n.project_id, n.document_id, n.vector_rank, n.keyword_rank, n.vector_similarity, n.bm25, n.heading, n.identifier, n.keyword_coverage, n.tag_overlap, n.preamble, n.recency, n.status_active, n.mention, n.evidence_distrust, n.status_penalty, n.tier_penalty, n.priority, n.vector_normalized, n.keyword_normalized,
-           CASE $44::text
+           CASE $45::text
                WHEN 'weighted' THEN
-                   $45::float8 * n.vector_normalized
-                   + $46::float8 * n.keyword_normalized
-                   + $47::float8 * n.heading
-                   + $48::float8 * n.tag_overlap
-                   + $49::float8 * n.preamble
-                   + $50::float8 * n.recency
-                   + $51::float8 * n.status_active
-                   + $52::float8 * n.mention
-                   + $53::float8 * n.identifier
-                   + $54::float8 * n.priority - n.status_penalty - n.tier_penalty
-                   - $55::float8 * n.evidence_distrust
+                   $46::float8 * n.vector_normalized
+                   + $47::float8 * n.keyword_normalized
+                   + $48::float8 * n.heading
+                   + $49::float8 * n.tag_overlap
+                   + $50::float8 * n.preamble
+                   + $51::float8 * n.recency
+                   + $52::float8 * n.status_active
+                   + $53::float8 * n.mention
+                   + $54::float8 * n.identifier
+                   + $55::float8 * n.priority - n.status_penalty - n.tier_penalty
+                   - $56::float8 * n.evidence_distrust
                WHEN 'rrf' THEN
-                   coalesce($56::float8 / ($57::float8 + n.vector_rank), 0)
-                   + coalesce($58::float8 / ($57::float8 + n.keyword_rank), 0)
-                   + $59::float8
-                     * ($56::float8 + $58::float8)
-                     / (($57::float8 + 1) * ($57::float8 + 2))
-                     * ($52::float8 * n.mention
-                        + $53::float8 * n.identifier
-                        + $54::float8 * n.priority - n.status_penalty - n.tier_penalty
-                        - $55::float8 * n.evidence_distrust)
+                   coalesce($57::float8 / ($58::float8 + n.vector_rank), 0)
+                   + coalesce($59::float8 / ($58::float8 + n.keyword_rank), 0)
+                   + $60::float8
+                     * ($57::float8 + $59::float8)
+                     / (($58::float8 + 1) * ($58::float8 + 2))
+                     * ($53::float8 * n.mention
+                        + $54::float8 * n.identifier
+                        + $55::float8 * n.priority - n.status_penalty - n.tier_penalty
+                        - $56::float8 * n.evidence_distrust)
                WHEN 'semantic_only' THEN n.vector_similarity
                ELSE n.bm25
            END AS score
     FROM normalized n
     -- The single-leg methods rank only what their own leg found.
-    WHERE $44::text NOT IN ('semantic_only', 'keyword_only')
-       OR ($44::text = 'semantic_only' AND n.vector_rank IS NOT NULL)
-       OR ($44::text = 'keyword_only' AND n.keyword_rank IS NOT NULL)
+    WHERE $45::text NOT IN ('semantic_only', 'keyword_only')
+       OR ($45::text = 'semantic_only' AND n.vector_rank IS NOT NULL)
+       OR ($45::text = 'keyword_only' AND n.keyword_rank IS NOT NULL)
 ),
 capped AS (
     SELECT f.chunk_id, f.project_id, f.document_id, f.vector_rank, f.keyword_rank, f.vector_similarity, f.bm25, f.heading, f.identifier, f.keyword_coverage, f.tag_overlap, f.preamble, f.recency, f.status_active, f.mention, f.evidence_distrust, f.status_penalty, f.tier_penalty, f.priority, f.vector_normalized, f.keyword_normalized, f.score, f.doc_rank
@@ -450,7 +451,7 @@ capped AS (
         SELECT f.chunk_id, f.project_id, f.document_id, f.vector_rank, f.keyword_rank, f.vector_similarity, f.bm25, f.heading, f.identifier, f.keyword_coverage, f.tag_overlap, f.preamble, f.recency, f.status_active, f.mention, f.evidence_distrust, f.status_penalty, f.tier_penalty, f.priority, f.vector_normalized, f.keyword_normalized, f.score, row_number() OVER (PARTITION BY f.document_id ORDER BY f.score DESC, f.chunk_id) AS doc_rank
         FROM fused f
     ) AS f
-    WHERE f.doc_rank <= $60::integer
+    WHERE f.doc_rank <= $61::integer
 ),
 page AS (
     SELECT c.chunk_id, c.project_id, c.document_id, c.vector_rank, c.keyword_rank, c.vector_similarity, c.bm25, c.heading, c.identifier, c.keyword_coverage, c.tag_overlap, c.preamble, c.recency, c.status_active, c.mention, c.evidence_distrust, c.status_penalty, c.tier_penalty, c.priority, c.vector_normalized, c.keyword_normalized, c.score, c.doc_rank,
@@ -474,13 +475,18 @@ SELECT p.chunk_id, p.document_id, d.slug, d.title, d.source_path, pr.project_key
        p.candidates_pre_threshold::integer AS candidates_pre_threshold,
        p.candidates_post_threshold::integer AS candidates_post_threshold,
        (SELECT q.lexemes FROM query_lexemes q)::text[] AS query_lexemes,
-       ARRAY(SELECT l.config::text FROM query_languages l ORDER BY l.rank)::text[] AS query_configs,
-       (SELECT l.language FROM query_languages l WHERE l.rank = 1)::text AS question_language,
+       CASE WHEN cardinality(qc.languages) = 1 THEN qc.configs::text[]
+            ELSE ARRAY(SELECT l.config::text FROM query_languages l ORDER BY l.rank)
+       END::text[] AS query_configs,
+       CASE WHEN cardinality(qc.languages) = 1 THEN qc.languages[1]
+            ELSE (SELECT l.language FROM query_languages l WHERE l.rank = 1)
+       END::text AS question_language,
        coalesce((SELECT k.short FROM keyword_leg k), false)::boolean AS keyword_leg_short
 FROM page p
 JOIN chunks c ON c.project_id = p.project_id AND c.id = p.chunk_id
 JOIN documents d ON d.project_id = p.project_id AND d.id = p.document_id
 JOIN projects pr ON pr.id = p.project_id
+CROSS JOIN query_configs qc
 WHERE p.score >= $1::float8
   AND p.position <= $2::integer + $3::integer
 ORDER BY p.score DESC, p.chunk_id
@@ -490,11 +496,12 @@ type SearchRankParams struct {
 	MinScore            float64
 	PageLimit           int32
 	RunnerUpLimit       int32
-	ProjectIds          []int64
-	DefaultLanguage     string
+	Languages           []string
+	Configs             []string
 	Query               string
 	QueryLanguage       string
 	Tags                []string
+	ProjectIds          []int64
 	FtsEnabled          bool
 	Bm25Exact           bool
 	Bm25TermLimit       int32
@@ -610,10 +617,11 @@ type SearchRankRow struct {
 // `project_id = ANY (canon_project_slots(project_ids))`, the form whose generic
 // plan prunes the partitions of projects not searched (KB_TABLE_LAYOUT=partitioned,
 // migration 00063).
-// The text-search configurations that analyse the question: those of the
-// languages of the searched projects (their chunks' and their own), most chunks
-// first; the default language's for projects that have none yet. A project in
-// one language gets that language's configuration alone.
+// The text-search configurations that analyse the question, bound by the caller:
+// those of the languages of the searched projects (their chunks' and their own),
+// most chunks first, the default language's for projects that have none yet
+// (ProjectLanguages, which the search caches until a project's languages change:
+// migration 00070). A project in one language gets that language's alone.
 // The question's lexemes under each configuration (stemming, stop words removed,
 // identifiers kept whole), merged, with their count: OR semantics, a repeated
 // term weighs more. config_positions: the configurations that produced each.
@@ -622,7 +630,7 @@ type SearchRankRow struct {
 // rank orders the languages as the question's: the detected one (query_language,
 // when the detector was sure), then the one whose stop words removed most of
 // it (short questions defeat trigram detection; their function words do not),
-// then the most chunks.
+// then the most chunks. Read only when the projects hold several languages.
 // The same terms as one array and their number, for the share signals.
 // The question's identifiers: lexemes that mix letters and digits or hold an
 // underscore (E5032, v2.3.1, pgx/v5, KB_RRF_K; not 16, 2024, blue/green or
@@ -728,11 +736,12 @@ func (q *Queries) SearchRank(ctx context.Context, arg SearchRankParams) ([]Searc
 		arg.MinScore,
 		arg.PageLimit,
 		arg.RunnerUpLimit,
-		arg.ProjectIds,
-		arg.DefaultLanguage,
+		arg.Languages,
+		arg.Configs,
 		arg.Query,
 		arg.QueryLanguage,
 		arg.Tags,
+		arg.ProjectIds,
 		arg.FtsEnabled,
 		arg.Bm25Exact,
 		arg.Bm25TermLimit,

@@ -53,6 +53,9 @@ func (c *Cache[K, V]) Add(key K, value V) {
 // Remove drops key.
 func (c *Cache[K, V]) Remove(key K) { c.lru.Remove(key) }
 
+// Purge drops every key.
+func (c *Cache[K, V]) Purge() { c.lru.Purge() }
+
 // Keys lists the keys held, oldest first, expired ones included.
 func (c *Cache[K, V]) Keys() []K { return c.lru.Keys() }
 

@@ -33,4 +33,10 @@ func TestCacheExpiresOnReadAndEvictsLeastRecent(t *testing.T) {
 	if len(c.Keys()) != 0 {
 		t.Errorf("keys = %v", c.Keys())
 	}
+	c.Add("d", 4)
+	c.Add("e", 5)
+	c.Purge()
+	if _, ok := c.Get("d"); ok || c.Len() != 0 {
+		t.Errorf("after Purge: len %d, d found %v", c.Len(), ok)
+	}
 }
