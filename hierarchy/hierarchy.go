@@ -46,7 +46,8 @@
 //
 // Pass-1 results and the entity-to-documents map are cached (LRU with TTL);
 // Invalidate drops a project's entries and is wired to the ingester's
-// AfterChange hook.
+// AfterChange hook and, in canon serve and canon mcp, to other processes'
+// ingests (postgres.ChannelChanges).
 package hierarchy
 
 import (
@@ -248,8 +249,15 @@ func New(pool *pgxpool.Pool, flat *search.Searcher, cfg Config) *Searcher {
 // Pass1 with its parameters).
 func (h *Searcher) Config() Config { return h.cfg }
 
-// Invalidate drops the cached pass-1 results and links of the projects (the
-// ingester's AfterChange hook). Other processes' caches expire with their TTL.
+// Forget drops every cached pass-1 result and link list.
+func (h *Searcher) Forget() {
+	h.pass1.Purge()
+	h.links.Purge()
+}
+
+// Invalidate drops the cached pass-1 results and links of the projects: the
+// ingester's AfterChange hook in this process, and the notifications of other
+// processes' ingests (postgres.ChannelChanges) in canon serve and canon mcp.
 func (h *Searcher) Invalidate(projectKeys []string) {
 	for _, k := range h.pass1.Keys() {
 		keys, _, _ := strings.Cut(k, "\x00")

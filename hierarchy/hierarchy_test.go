@@ -3,14 +3,17 @@ package hierarchy
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"math"
 	"slices"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/canonkb/canon/domain"
 	"github.com/canonkb/canon/ingest"
+	"github.com/canonkb/canon/postgres"
 )
 
 // Dana's documents in the handbook: the meetings she attended and what she owns.
@@ -391,6 +394,21 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
+// danaMeeting is a platform meeting Dana attends that the handbook lacks.
+var danaMeeting = ingest.File{Path: "platform/meetings/2025-06-02-atlas-retro.md", Content: []byte(`---
+id: mtg-2025-06-02-atlas-retro
+title: Atlas retrospective — 2025-06-02
+attendees: [dana, priya]
+project: platform
+date: 2025-06-02
+source_type: meeting-notes
+---
+
+# Atlas retrospective — 2025-06-02
+
+What went well in the Postgres 16 programme and what we would change next time.
+`)}
+
 // The caches serve repeated questions and an ingest that changes a project drops
 // its entries: a meeting Dana attends, added after a search, is a candidate of
 // the next one.
@@ -411,24 +429,55 @@ func TestCachesInvalidatedByIngest(t *testing.T) {
 	}
 	in := newIngester(p)
 	in.AfterChange = h.Invalidate
-	meeting := ingest.File{Path: "platform/meetings/2025-06-02-atlas-retro.md", Content: []byte(`---
-id: mtg-2025-06-02-atlas-retro
-title: Atlas retrospective — 2025-06-02
-attendees: [dana, priya]
-project: platform
-date: 2025-06-02
-source_type: meeting-notes
----
-
-# Atlas retrospective — 2025-06-02
-
-What went well in the Postgres 16 programme and what we would change next time.
-`)}
-	if _, err := in.Ingest(ctx, []ingest.File{meeting}, ingest.Options{Project: "platform"}); err != nil {
+	if _, err := in.Ingest(ctx, []ingest.File{danaMeeting}, ingest.Options{Project: "platform"}); err != nil {
 		t.Fatal(err)
 	}
 	if h.pass1.Len() != 0 || h.links.Len() != 0 {
 		t.Fatalf("ingest left %d pass-1 results and %d link lists", h.pass1.Len(), h.links.Len())
+	}
+	second := mustSearch(t, h, req(q))
+	if got, want := second.Meta.Pass2Candidates, first.Meta.Pass2Candidates+1; got != want {
+		t.Errorf("candidates after the new meeting: %d, want %d", got, want)
+	}
+}
+
+// Another process's ingest reaches the caches through its notification
+// (postgres.ChannelChanges, as canon serve listens): the meeting it adds is a
+// candidate of the next search well before the caches' TTL.
+func TestCachesFollowOtherProcessesIngests(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	p := freshHandbook(t)
+	h := New(p, flatSearcher(p), DefaultConfig())
+	listenCtx, stop := context.WithCancel(ctx)
+	listening, done := make(chan struct{}, 1), make(chan struct{})
+	go func() {
+		defer close(done)
+		postgres.Listener{Channels: []string{postgres.ChannelChanges},
+			Notify:    func(_, projectKey string) { h.Invalidate([]string{projectKey}) },
+			Listening: func() { h.Forget(); listening <- struct{}{} },
+			Log:       slog.New(slog.DiscardHandler)}.Run(listenCtx, p)
+	}()
+	t.Cleanup(func() {
+		stop()
+		<-done
+	})
+	<-listening
+	q := "What has Dana been working on?"
+	first := mustSearch(t, h, req(q))
+	if h.pass1.Len() != 1 || h.links.Len() == 0 {
+		t.Fatalf("caches hold %d pass-1 results and %d link lists after a search", h.pass1.Len(), h.links.Len())
+	}
+	// Another process's ingester: no AfterChange reaches h.
+	if _, err := newIngester(p).Ingest(ctx, []ingest.File{danaMeeting}, ingest.Options{Project: "platform"}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); h.pass1.Len() != 0 || h.links.Len() != 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("10 s after another process's ingest the caches hold %d pass-1 results and %d link lists",
+				h.pass1.Len(), h.links.Len())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	second := mustSearch(t, h, req(q))
 	if got, want := second.Meta.Pass2Candidates, first.Meta.Pass2Candidates+1; got != want {

@@ -33,6 +33,7 @@ import (
 	"github.com/canonkb/canon/language"
 	"github.com/canonkb/canon/lifecycle"
 	"github.com/canonkb/canon/markdown"
+	"github.com/canonkb/canon/postgres"
 )
 
 // File is one file to ingest: its path relative to the knowledge root, and its
@@ -102,6 +103,24 @@ type Ingester struct {
 	// AfterChange runs after a run that changed something (caches keyed on the
 	// corpus drop their entries).
 	AfterChange func(projectKeys []string)
+}
+
+// changed tells this process (AfterChange) and the others that listen
+// (postgres.ChannelChanges) that the projects changed. The change is committed
+// whatever happens here: a notification that could not be sent is a notice.
+func (in *Ingester) changed(ctx context.Context, projectKeys []string, notices *[]string) {
+	if len(projectKeys) == 0 {
+		return
+	}
+	if in.AfterChange != nil {
+		in.AfterChange(projectKeys)
+	}
+	err := db.New(in.pool).NotifyProjectsChanged(ctx, db.NotifyProjectsChangedParams{
+		Channel: postgres.ChannelChanges, ProjectKeys: projectKeys})
+	if err != nil {
+		*notices = append(*notices, fmt.Sprintf("other canon processes were not told of this change (%v): "+
+			"their cached entity links follow it within KB_HIERARCHY_CACHE_TTL", err))
+	}
 }
 
 // New returns an Ingester.
@@ -274,9 +293,7 @@ func (in *Ingester) Ingest(ctx context.Context, files []File, opts Options) (Res
 			changedProjects = append(changedProjects, project)
 		}
 	}
-	if len(changedProjects) > 0 && in.AfterChange != nil {
-		in.AfterChange(changedProjects)
-	}
+	in.changed(ctx, changedProjects, &res.Notices)
 	slices.SortFunc(res.Errors, func(a, b FileError) int { return strings.Compare(a.Path, b.Path) })
 	res.Elapsed = time.Since(start)
 	return res, nil

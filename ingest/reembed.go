@@ -110,8 +110,9 @@ func (in *Ingester) Reembed(ctx context.Context, projectKey string, progress Pro
 			progress(done, int(total))
 		}
 	}
-	if res.Documents > 0 && in.AfterChange != nil {
-		in.AfterChange([]string{projectKey})
+	if res.Documents > 0 {
+		var notices []string // a re-embed reports none; the TTL covers a lost notification
+		in.changed(ctx, []string{projectKey}, &notices)
 	}
 	res.Remaining, err = q.ReembedRemaining(ctx, db.ReembedRemainingParams{ProjectID: project.ID, Embedder: identity})
 	res.Elapsed = time.Since(start)

@@ -15,6 +15,7 @@ import (
 	"github.com/canonkb/canon/internal/dbtest"
 	"github.com/canonkb/canon/internal/testdocs"
 	"github.com/canonkb/canon/markdown"
+	"github.com/canonkb/canon/postgres"
 	"github.com/canonkb/canon/search"
 )
 
@@ -187,8 +188,8 @@ func TestStatementNamesConfigurations(t *testing.T) {
 }
 
 // TestLanguagesFollowOtherProcesses: a search keeps its projects' languages in
-// memory and passes their configurations to the statement. WatchLanguages
-// makes a language another process brings in (an ingest, a project's declared
+// memory and passes their configurations to the statement. Listening on
+// postgres.ChannelLanguages makes a language another process brings in (an ingest, a project's declared
 // language) analyse the next questions at once, not after the cache's TTL, and
 // survives losing its connection.
 func TestLanguagesFollowOtherProcesses(t *testing.T) {
@@ -222,7 +223,14 @@ func TestLanguagesFollowOtherProcesses(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		watched.WatchLanguages(watchCtx, slog.New(slog.DiscardHandler), func() { listening <- struct{}{} })
+		// As canon serve wires it (cmd/canon/app.go).
+		postgres.Listener{Channels: []string{postgres.ChannelLanguages},
+			Notify: func(string, string) { watched.ForgetLanguages() },
+			Listening: func() {
+				watched.ForgetLanguages()
+				listening <- struct{}{}
+			},
+			Log: slog.New(slog.DiscardHandler)}.Run(watchCtx, pool)
 	}()
 	t.Cleanup(func() {
 		stop()
@@ -277,7 +285,7 @@ func TestLanguagesFollowOtherProcesses(t *testing.T) {
 
 	// A lost connection: the watcher listens again and hears what follows.
 	if _, err := pool.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-		WHERE datname = current_database() AND query = 'LISTEN canon_languages'`); err != nil {
+		WHERE datname = current_database() AND query LIKE 'LISTEN %canon_languages%'`); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -3,10 +3,7 @@ package search
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	db "github.com/canonkb/canon/gen/db"
 	"github.com/canonkb/canon/language"
@@ -20,13 +17,9 @@ type projectLanguages struct {
 	configs   []string
 }
 
-// languagesTTL bounds how long a set of projects' languages is reused while no
-// WatchLanguages listens (or its connection is down).
+// languagesTTL bounds how long a set of projects' languages is reused while
+// nothing listens for their changes (a one-shot command, a lost connection).
 const languagesTTL = 30 * time.Second
-
-// languagesChannel is where migration 00070's triggers announce that a
-// project's languages changed.
-const languagesChannel = "canon_languages"
 
 // projectLanguages returns the languages of the projects, cached. They are read
 // from the primary, which sends the notifications: a replica behind it could
@@ -69,59 +62,9 @@ func (l projectLanguages) questionLanguage(query string) string {
 }
 
 // ForgetLanguages empties the cache of the projects' languages: the next search
-// reads them again.
+// reads them again. A long-lived process calls it when a project's languages
+// change (postgres.ChannelLanguages) and whenever it starts listening.
 func (s *Searcher) ForgetLanguages() {
 	s.languagesGeneration.Add(1)
 	s.languages.Purge()
-}
-
-// WatchLanguages keeps the cache of the projects' languages fresh while other
-// processes ingest: it listens for migration 00070's notifications on a
-// connection of its own and forgets the cache at each, and each time it starts
-// listening (what changed before went unheard). It returns when ctx ends; a
-// lost connection is retried with backoff, the cache's TTL covering the gap.
-// listening, when not nil, is called each time LISTEN has taken effect.
-func (s *Searcher) WatchLanguages(ctx context.Context, log *slog.Logger, listening func()) {
-	const maxBackoff = languagesTTL
-	backoff := time.Second
-	for {
-		heard, err := s.listenLanguages(ctx, listening)
-		if ctx.Err() != nil {
-			return
-		}
-		if heard {
-			backoff = time.Second
-		}
-		log.Warn("listening for changes to the projects' languages failed; a new language may take "+
-			"the cache's TTL to reach this process's searches", "err", err, "retry_in", backoff, "ttl", languagesTTL)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, maxBackoff)
-	}
-}
-
-// listenLanguages listens until ctx ends or the connection fails; heard tells
-// whether LISTEN took effect.
-func (s *Searcher) listenLanguages(ctx context.Context, listening func()) (heard bool, err error) {
-	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
-	if err != nil {
-		return false, err
-	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(ctx, "LISTEN "+languagesChannel); err != nil {
-		return false, err
-	}
-	s.ForgetLanguages()
-	if listening != nil {
-		listening()
-	}
-	for {
-		if _, err := conn.WaitForNotification(ctx); err != nil {
-			return true, err
-		}
-		s.ForgetLanguages()
-	}
 }

@@ -46,8 +46,8 @@ type Searcher struct {
 	projectIDs *expiring.Cache[string, int64]
 	// languages remembers the languages of each set of searched projects and
 	// their configurations, which analyse the question (projectLanguages).
-	// WatchLanguages empties it when a project's languages change; the TTL
-	// bounds how stale it gets while nothing watches.
+	// ForgetLanguages empties it when a project's languages change; the TTL
+	// bounds how stale it gets while nothing listens.
 	languages *expiring.Cache[string, projectLanguages]
 	// languagesGeneration counts ForgetLanguages: a read it overlapped is not cached.
 	languagesGeneration atomic.Uint64

@@ -42,8 +42,8 @@ type app struct {
 	chat      *chat.Service
 	chatLog   *chatlog.Logger
 	obs       observability
-	// stopWatching ends watchLanguages (nil when it was not started).
-	stopWatching func()
+	// stopListening ends listen (nil when it was not started).
+	stopListening func()
 }
 
 func loadConfig(databaseURL string) (config.Config, error) {
@@ -239,8 +239,8 @@ func (a *app) openChat() error {
 // still be called by a request that outlived the server's shutdown: its entry is
 // dropped and counted, never a panic.
 func (a *app) Close() {
-	if a.stopWatching != nil {
-		a.stopWatching()
+	if a.stopListening != nil {
+		a.stopListening()
 	}
 	if a.chatLog != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), chatLogFlushTimeout)
@@ -251,17 +251,34 @@ func (a *app) Close() {
 	a.pool.Close()
 }
 
-// watchLanguages keeps the searcher's cache of the projects' languages fresh
-// while other processes ingest, until Close: for the long-lived commands
-// (serve, mcp); a one-shot command reads the languages once anyway.
-func (a *app) watchLanguages() {
+// listen keeps the app's caches in step with other processes' writes until
+// Close: the projects' languages (search) and the two-pass entity caches
+// (hierarchy). For the long-lived commands (serve, mcp); a one-shot command
+// reads everything once anyway.
+func (a *app) listen() {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
+	l := postgres.Listener{
+		Channels: []string{postgres.ChannelLanguages, postgres.ChannelChanges},
+		Notify: func(channel, payload string) {
+			switch channel {
+			case postgres.ChannelLanguages:
+				a.searcher.ForgetLanguages()
+			case postgres.ChannelChanges:
+				a.hierarchy.Invalidate([]string{payload})
+			}
+		},
+		Listening: func() {
+			a.searcher.ForgetLanguages()
+			a.hierarchy.Forget()
+		},
+		Log: a.logger(),
+	}
 	go func() {
 		defer close(done)
-		a.searcher.WatchLanguages(ctx, a.logger(), nil)
+		l.Run(ctx, a.pool)
 	}()
-	a.stopWatching = func() {
+	a.stopListening = func() {
 		cancel()
 		<-done
 	}

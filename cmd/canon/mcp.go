@@ -38,7 +38,7 @@ CANON_API_KEY. Logs go to stderr. The same server answers over Streamable HTTP a
 				return err
 			}
 			defer a.Close()
-			a.watchLanguages()
+			a.listen()
 			log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 			// Over stdio canon holds the database URL, so it runs as the operator
 			// like the CLI, unless CANON_API_KEY names a key to act as.

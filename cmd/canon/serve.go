@@ -102,7 +102,7 @@ func serve(ctx context.Context, addr string, cfg config.Config, log *slog.Logger
 		log.Info("canon stopped", "chat_log_written", a.chatLog.Stats().Written,
 			"chat_log_dropped", a.chatLog.Stats().Dropped)
 	}()
-	a.watchLanguages()
+	a.listen()
 	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
 	if err != nil {
 		return err

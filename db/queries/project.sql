@@ -52,3 +52,10 @@ FROM projects p
 LEFT JOIN project_stats s ON s.project_id = p.id
 WHERE sqlc.arg(all_projects)::boolean OR p.project_key = ANY (sqlc.arg(project_keys)::text[])
 ORDER BY p.project_key;
+
+-- name: NotifyProjectsChanged :exec
+-- Tells the processes that listen (canon serve, canon mcp) that an ingest
+-- changed these projects, once it has committed: they forget what they cached
+-- about them (postgres.ChannelChanges).
+SELECT pg_notify(sqlc.arg(channel)::text, k.project_key)
+FROM unnest(sqlc.arg(project_keys)::text[]) AS k (project_key);

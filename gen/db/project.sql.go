@@ -10,6 +10,24 @@ import (
 	"time"
 )
 
+const notifyProjectsChanged = `-- name: NotifyProjectsChanged :exec
+SELECT pg_notify($1::text, k.project_key)
+FROM unnest($2::text[]) AS k (project_key)
+`
+
+type NotifyProjectsChangedParams struct {
+	Channel     string
+	ProjectKeys []string
+}
+
+// Tells the processes that listen (canon serve, canon mcp) that an ingest
+// changed these projects, once it has committed: they forget what they cached
+// about them (postgres.ChannelChanges).
+func (q *Queries) NotifyProjectsChanged(ctx context.Context, arg NotifyProjectsChangedParams) error {
+	_, err := q.db.Exec(ctx, notifyProjectsChanged, arg.Channel, arg.ProjectKeys)
+	return err
+}
+
 const projectEnsure = `-- name: ProjectEnsure :many
 WITH found AS (
     SELECT p.id FROM projects p WHERE p.project_key = $1::text
