@@ -62,3 +62,39 @@ func TestProjectLanguages(t *testing.T) {
 		}
 	}
 }
+
+// The configurations are reported as the question's: the detected language
+// first, then the one that kept the fewest of its terms (its stop words took
+// the rest), then the bound order (most chunks); one language is its own.
+func TestQuestionConfigs(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		languages []string
+		detected  string
+		positions []int32 // query_config_positions
+		want      []string
+		language  string
+	}{
+		{"one language", []string{"en"}, "", []int32{1, 1, 1}, []string{"english"}, "en"},
+		{"one language, no terms", []string{"en"}, "", nil, []string{"english"}, "en"},
+		{"detected first", []string{"en", "de", "fr"}, "fr", []int32{1, 2, 2, 3, 3, 3}, []string{"french", "english", "german"}, "fr"},
+		{"fewest terms first", []string{"en", "de", "fr"}, "", []int32{1, 1, 2, 3, 3}, []string{"german", "english", "french"}, "de"},
+		{"ties keep the bound order", []string{"en", "de", "fr"}, "", []int32{1, 2, 3}, []string{"english", "german", "french"}, "en"},
+		{"no terms at all", []string{"de", "en"}, "", nil, []string{"german", "english"}, "de"},
+		{"a language that produced none leads", []string{"en", "de"}, "", []int32{1, 1}, []string{"german", "english"}, "de"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			configs := map[string]string{"en": "english", "de": "german", "fr": "french"}
+			p := &plan{detected: tc.detected}
+			for _, l := range tc.languages {
+				p.params.Languages = append(p.params.Languages, l)
+				p.params.Configs = append(p.params.Configs, configs[l])
+			}
+			got, language := questionConfigs(p, tc.positions)
+			if !slices.Equal(got, tc.want) || language != tc.language {
+				t.Errorf("got %v (%s), want %v (%s)", got, language, tc.want, tc.language)
+			}
+		})
+	}
+}

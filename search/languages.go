@@ -1,8 +1,10 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	db "github.com/canonkb/canon/gen/db"
@@ -48,9 +50,9 @@ func (s *Searcher) projectLanguages(ctx context.Context, projectIDs []int64) (pr
 }
 
 // questionLanguage returns the question's language when the projects hold
-// several and the detector is sure of it: the statement analyses it first
-// (query_languages). Projects in one language skip detection, 0.5 ms of trigram
-// scoring that could not change the ranking. The detector weighs every
+// several and the detector is sure of it: it leads the configurations reported
+// as the question's (questionConfigs). Projects in one language skip detection,
+// 0.5 ms of trigram scoring that could not change the ranking. The detector weighs every
 // language it knows: narrowed to the projects' few, it calls short English
 // questions French with confidence.
 func (l projectLanguages) questionLanguage(query string) string {
@@ -67,4 +69,48 @@ func (l projectLanguages) questionLanguage(query string) string {
 func (s *Searcher) ForgetLanguages() {
 	s.languagesGeneration.Add(1)
 	s.languages.Purge()
+}
+
+// questionConfigs orders the configurations that analysed the question as its
+// own, and names its language (the first): the detected language, when the
+// detector was sure; then the one whose stop words removed most of the question
+// (its configuration produced the fewest terms: short questions defeat trigram
+// detection, their function words do not); then the most chunks, the order they
+// were bound in. positions are the statement's query_config_positions: a
+// configuration's position (from 1) once per term it produced.
+func questionConfigs(p *plan, positions []int32) (configs []string, language string) {
+	languages, bound := p.params.Languages, p.params.Configs
+	if len(languages) < 2 {
+		return bound, first(languages)
+	}
+	terms := make([]int, len(languages))
+	for _, pos := range positions {
+		if i := int(pos) - 1; i >= 0 && i < len(terms) {
+			terms[i]++
+		}
+	}
+	order := make([]int, len(languages))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		if aDetected, bDetected := languages[a] == p.detected, languages[b] == p.detected; aDetected != bDetected {
+			if aDetected {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(terms[a], terms[b])
+	})
+	for _, i := range order {
+		configs = append(configs, bound[i])
+	}
+	return configs, languages[order[0]]
+}
+
+func first(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
 }

@@ -82,7 +82,10 @@ type plan struct {
 	projectIDs []int64
 	mentioned  []string
 	efSearch   int
-	params     db.SearchRankParams
+	// detected is the question's language when the projects hold several and
+	// the detector was sure of it (projectLanguages.questionLanguage).
+	detected string
+	params   db.SearchRankParams
 }
 
 // Search runs a request. Errors a caller must fix are *domain.InvalidError or
@@ -300,9 +303,10 @@ func (s *Searcher) plan(ctx context.Context, req *domain.SearchRequest) (*plan, 
 	if err != nil {
 		return nil, err
 	}
+	p.detected = langs.questionLanguage(p.query)
 	p.params = db.SearchRankParams{
 		Query: p.query, QueryEmbedding: &qvec, ProjectIds: p.projectIDs,
-		Languages: langs.languages, Configs: langs.configs, QueryLanguage: langs.questionLanguage(p.query),
+		Languages: langs.languages, Configs: langs.configs,
 		SemanticEnabled: semantic, FtsEnabled: keyword,
 		Tags: nonNil(filters.Tags), SourceTypes: nonNil(filters.SourceTypes),
 		CanonicalTypes: nonNil(filters.CanonicalTypes), Statuses: nonNil(filters.Statuses),
@@ -451,8 +455,7 @@ func (s *Searcher) shape(p *plan, rows []db.SearchRankRow) *domain.SearchResult 
 	}}
 	if len(rows) > 0 {
 		res.Meta.QueryTerms = rows[0].QueryLexemes
-		res.Meta.QueryConfigs = rows[0].QueryConfigs
-		res.Meta.QuestionLanguage = rows[0].QuestionLanguage
+		res.Meta.QueryConfigs, res.Meta.QuestionLanguage = questionConfigs(p, rows[0].QueryConfigPositions)
 		res.Meta.RetrievalStats.CandidatesPreThreshold = rows[0].CandidatesPreThreshold
 		res.Meta.RetrievalStats.CandidatesPostThreshold = rows[0].CandidatesPostThreshold
 		res.Meta.RetrievalStats.MaxScoreUsed = rows[0].Score

@@ -38,8 +38,9 @@ func (s *Searcher) Statement(ctx context.Context, req *domain.SearchRequest) (st
 	b.WriteString("-- 1. Ranking (db/queries/search.sql)\n")
 	if len(rows) > 0 {
 		// The search binds them (query_configs) from the projects' languages.
+		configs, language := questionConfigs(p, rows[0].QueryConfigPositions)
 		fmt.Fprintf(&b, "-- The question is analysed with the text-search configurations %s (its language: %s).\n",
-			strings.Join(rows[0].QueryConfigs, ", "), rows[0].QuestionLanguage)
+			strings.Join(configs, ", "), language)
 	}
 	b.WriteString(ranking)
 

@@ -1,5 +1,5 @@
 -- The ranking pipeline, one statement, top to bottom:
---   query_configs -> query_terms (-> query_identifiers, query_words, query_languages)
+--   query_configs -> query_terms (-> query_lexemes, query_identifiers, query_words)
 --   -> corpus / term_stats -> listed_chunks
 --   -> vector_leg -> keyword_scored -> keyword_top -> mention_leg -> candidate_ids -> candidate_chunks
 --   -> candidates -> signals
@@ -32,24 +32,15 @@ query_terms AS (
     FROM query_configs qc
     CROSS JOIN LATERAL canon_query_terms(qc.configs, sqlc.arg(query)::text) AS t (lexeme, qtf, config_positions)
 ),
--- Per language, the number of the question's lexemes its configuration
--- produced: a chunk's keyword coverage counts against its own language's.
--- rank orders the languages as the question's: the detected one (query_language,
--- when the detector was sure), then the one whose stop words removed most of
--- it (short questions defeat trigram detection; their function words do not),
--- then the most chunks. Read only when the projects hold several languages.
-query_languages AS (
-    SELECT l.language, qc.configs[l.ord] AS config, count(t.lexeme)::float8 AS n,
-           row_number() OVER (ORDER BY l.language = sqlc.arg(query_language)::text DESC, count(t.lexeme), l.ord)
-               AS rank
-    FROM query_configs qc
-    CROSS JOIN LATERAL unnest(qc.languages) WITH ORDINALITY AS l (language, ord)
-    LEFT JOIN query_terms t ON l.ord = ANY (t.config_positions)
-    GROUP BY l.language, l.ord, qc.configs
-),
--- The same terms as one array and their number, for the share signals.
+-- The same terms as one array and their number, for the share signals, and the
+-- positions of the configurations that produced them, flattened: a language's
+-- position appears once per term its configuration produced. A chunk's keyword
+-- coverage counts against its own language's terms (canon_language_terms), and
+-- the caller orders the languages by them (search/languages.go).
 query_lexemes AS (
-    SELECT coalesce(array_agg(lexeme), '{}')::text[] AS lexemes, count(*)::float8 AS n FROM query_terms
+    SELECT coalesce(array_agg(lexeme), '{}')::text[] AS lexemes, count(*)::float8 AS n,
+           canon_array_cat(config_positions)::integer[] AS config_positions
+    FROM query_terms
 ),
 -- The question's identifiers: lexemes that mix letters and digits or hold an
 -- underscore (E5032, v2.3.1, pgx/v5, KB_RRF_K; not 16, 2024, blue/green or
@@ -436,15 +427,10 @@ signals AS (
            CASE WHEN qi.n = 0 THEN 0 ELSE o.identifier_words / qi.n END AS identifier,
            -- Absolute evidence for the refusal gate: the share of the question's terms
            -- the chunk contains (never normalised against the other candidates), out
-           -- of those its own language's configuration produced: all of them in a
-           -- language the question was not analysed in, and when there is one language
-           -- (query_languages is then never read: CASE runs its subquery only when it
-           -- gets there).
+           -- of those its own language's configuration produced (canon_language_terms).
            least(coalesce(cand.matched_terms
-                          / nullif(CASE WHEN cardinality(qc.languages) = 1 THEN q.n
-                                        ELSE coalesce((SELECT l.n FROM query_languages l
-                                                       WHERE l.language = cand.language), q.n)
-                                   END, 0), 0), 1) AS keyword_coverage,
+                          / nullif(canon_language_terms(qc.languages, q.config_positions, cand.language, q.n), 0),
+                          0), 1) AS keyword_coverage,
            CASE WHEN cardinality(d.tag_lexemes) = 0 THEN 0 ELSE o.tag_words / cardinality(d.tag_lexemes) END AS tag_overlap,
            CASE WHEN q.n = 0 THEN 0 ELSE o.preamble_words / q.n END AS preamble,
            CASE WHEN d.effective_date IS NULL THEN 0
@@ -579,19 +565,13 @@ SELECT p.chunk_id, p.document_id, d.slug, d.title, d.source_path, pr.project_key
        p.evidence_distrust::float8 AS evidence_distrust,
        p.candidates_pre_threshold::integer AS candidates_pre_threshold,
        p.candidates_post_threshold::integer AS candidates_post_threshold,
-       (SELECT q.lexemes FROM query_lexemes q)::text[] AS query_lexemes,
-       CASE WHEN cardinality(qc.languages) = 1 THEN qc.configs::text[]
-            ELSE ARRAY(SELECT l.config::text FROM query_languages l ORDER BY l.rank)
-       END::text[] AS query_configs,
-       CASE WHEN cardinality(qc.languages) = 1 THEN qc.languages[1]
-            ELSE (SELECT l.language FROM query_languages l WHERE l.rank = 1)
-       END::text AS question_language,
+       ql.lexemes::text[] AS query_lexemes, ql.config_positions::integer[] AS query_config_positions,
        coalesce((SELECT k.short FROM keyword_leg k), false)::boolean AS keyword_leg_short
 FROM page p
 JOIN chunks c ON c.project_id = p.project_id AND c.id = p.chunk_id
 JOIN documents d ON d.project_id = p.project_id AND d.id = p.document_id
 JOIN projects pr ON pr.id = p.project_id
-CROSS JOIN query_configs qc
+CROSS JOIN query_lexemes ql
 WHERE p.score >= sqlc.arg(min_score)::float8
   AND p.position <= sqlc.arg(page_limit)::integer + sqlc.arg(runner_up_limit)::integer
 ORDER BY p.score DESC, p.chunk_id;

@@ -557,14 +557,9 @@ query_terms AS (
     CROSS JOIN LATERAL canon_query_terms(qc.configs, $9::text) AS t (lexeme, qtf, config_positions)
 ),
 query_lexemes AS (
-    SELECT coalesce(array_agg(t.lexeme), '{}')::text[] AS lexemes, count(*)::float8 AS n FROM query_terms t
-),
-query_languages AS (
-    SELECT l.language, count(t.lexeme)::float8 AS n
-    FROM query_configs qc
-    CROSS JOIN LATERAL unnest(qc.languages) WITH ORDINALITY AS l (language, ord)
-    LEFT JOIN query_terms t ON l.ord = ANY (t.config_positions)
-    GROUP BY l.language
+    SELECT coalesce(array_agg(t.lexeme), '{}')::text[] AS lexemes, count(*)::float8 AS n,
+           canon_array_cat(t.config_positions)::integer[] AS config_positions
+    FROM query_terms t
 ),
 named_lexemes AS (
     SELECT coalesce(array_agg(n.lexeme), '{}')::text[] AS lexemes
@@ -578,15 +573,16 @@ SELECT c.id AS chunk_id,
             THEN greatest(1 - (c.embedding <=> $2::vector), 0)
             ELSE 0
        END::float8 AS vector_similarity,
-       CASE WHEN coalesce(ql.n, q.n) = 0 THEN 0
+       CASE WHEN canon_language_terms(qc.languages, q.config_positions, c.language, q.n) = 0 THEN 0
             ELSE least(cardinality(ARRAY((SELECT unnest(tsvector_to_array(c.tsv)) UNION SELECT unnest(nl.lexemes))
-                                         INTERSECT SELECT unnest(q.lexemes)))::float8 / coalesce(ql.n, q.n), 1)
+                                         INTERSECT SELECT unnest(q.lexemes)))::float8
+                       / canon_language_terms(qc.languages, q.config_positions, c.language, q.n), 1)
        END::float8 AS keyword_coverage
 FROM chunks c
 JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
+CROSS JOIN query_configs qc
 CROSS JOIN query_lexemes q
 CROSS JOIN named_lexemes nl
-LEFT JOIN query_languages ql ON ql.language = c.language
 WHERE c.project_id = ANY ($3::bigint[])
   -- Prunes other projects' partitions on the generic plan (migration 00063).
   AND c.project_id = ANY (canon_project_slots($3::bigint[]))
@@ -625,7 +621,8 @@ type SearchEvidenceRow struct {
 // The question is analysed as SearchRank analyses it (the same languages and
 // configurations, bound by the caller), and a chunk's coverage counts against its
 // own language's share of the terms.
-// Per language, the number of the question's lexemes its configuration produced.
+// The terms, their number, and the positions of the configurations that
+// produced them, flattened (as SearchRank's query_lexemes).
 func (q *Queries) SearchEvidence(ctx context.Context, arg SearchEvidenceParams) ([]SearchEvidenceRow, error) {
 	rows, err := q.db.Query(ctx, searchEvidence,
 		arg.SemanticEnabled,

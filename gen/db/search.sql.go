@@ -23,17 +23,10 @@ query_terms AS (
     FROM query_configs qc
     CROSS JOIN LATERAL canon_query_terms(qc.configs, $6::text) AS t (lexeme, qtf, config_positions)
 ),
-query_languages AS (
-    SELECT l.language, qc.configs[l.ord] AS config, count(t.lexeme)::float8 AS n,
-           row_number() OVER (ORDER BY l.language = $7::text DESC, count(t.lexeme), l.ord)
-               AS rank
-    FROM query_configs qc
-    CROSS JOIN LATERAL unnest(qc.languages) WITH ORDINALITY AS l (language, ord)
-    LEFT JOIN query_terms t ON l.ord = ANY (t.config_positions)
-    GROUP BY l.language, l.ord, qc.configs
-),
 query_lexemes AS (
-    SELECT coalesce(array_agg(lexeme), '{}')::text[] AS lexemes, count(*)::float8 AS n FROM query_terms
+    SELECT coalesce(array_agg(lexeme), '{}')::text[] AS lexemes, count(*)::float8 AS n,
+           canon_array_cat(config_positions)::integer[] AS config_positions
+    FROM query_terms
 ),
 query_identifiers AS (
     SELECT coalesce(array_agg(lexeme), '{}')::text[] AS lexemes, count(*)::float8 AS n
@@ -47,7 +40,7 @@ query_words AS MATERIALIZED (
     CROSS JOIN LATERAL (
         SELECT unnest(q.lexemes) AS lexeme
         UNION
-        SELECT unnest(tsvector_to_array(to_tsvector(c.config, array_to_string($8::text[], ' '))))
+        SELECT unnest(tsvector_to_array(to_tsvector(c.config, array_to_string($7::text[], ' '))))
         FROM query_configs qc
         CROSS JOIN LATERAL unnest(qc.configs) AS c (config)
     ) AS w
@@ -55,7 +48,7 @@ query_words AS MATERIALIZED (
 corpus AS (
     SELECT greatest(sum(chunk_count), 1)::float8 AS n,
            greatest(sum(total_length)::float8 / greatest(sum(chunk_count), 1), 1) AS avgdl
-    FROM project_stats WHERE project_id = ANY ($9::bigint[])
+    FROM project_stats WHERE project_id = ANY ($8::bigint[])
 ),
 term_stats AS (
     -- Lucene's idf: ln(1 + (N - df + 0.5) / (df + 0.5)), never negative.
@@ -66,8 +59,8 @@ term_stats AS (
     -- find with it does not contain it.
     SELECT x.lexeme, x.qtf, x.idf, canon_lexeme_bits(x.lexeme) AS bloom_bits,
            CASE WHEN x.idx < 63 THEN 1::bigint << x.idx ELSE 0 END AS bit,
-           $10::boolean AND x.idx < 63
-               AND ($11::boolean OR x.max_df <= $12::integer) AS complete
+           $9::boolean AND x.idx < 63
+               AND ($10::boolean OR x.max_df <= $11::integer) AS complete
     FROM (
         SELECT t.lexeme, t.qtf,
                ln(1 + (c.n - coalesce(sum(s.df), 0) + 0.5) / (coalesce(sum(s.df), 0) + 0.5)) AS idf,
@@ -75,29 +68,29 @@ term_stats AS (
                (row_number() OVER (ORDER BY t.lexeme) - 1)::integer AS idx
         FROM query_terms t
         CROSS JOIN corpus c
-        LEFT JOIN lexeme_stats s ON s.project_id = ANY ($9::bigint[])
-            AND s.project_id = ANY (canon_project_slots($9::bigint[])) AND s.lexeme = t.lexeme
+        LEFT JOIN lexeme_stats s ON s.project_id = ANY ($8::bigint[])
+            AND s.project_id = ANY (canon_project_slots($8::bigint[])) AND s.lexeme = t.lexeme
         GROUP BY t.lexeme, t.qtf, c.n
     ) AS x
 ),
 listed_chunks AS MATERIALIZED (
     SELECT c.id AS chunk_id, c.project_id, c.lexeme_bloom,
-           CASE WHEN $13::boolean
-                THEN c.embedding <=> $14::vector
+           CASE WHEN $12::boolean
+                THEN c.embedding <=> $13::vector
            END AS distance
-    FROM unnest($15::bigint[]) AS l (id)
+    FROM unnest($14::bigint[]) AS l (id)
     JOIN documents d ON d.id = l.id
     JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
-        AND c.project_id = ANY (canon_project_slots($9::bigint[]))
-    WHERE $16::boolean
-      AND d.project_id = ANY ($9::bigint[])
-      AND canon_document_matches(d, tags => $8::text[],
-          source_types => $17::text[], canonical_types => $18::text[],
-          statuses => $19::text[], evidence_tiers => $20::text[],
-          date_from => $21::date, date_to => $22::date,
-          include_superseded => $23::boolean,
-          doc_ids_filter => $24::boolean, doc_ids => $25::text[],
-          access_all => $26::boolean, access_groups => $27::text[])
+        AND c.project_id = ANY (canon_project_slots($8::bigint[]))
+    WHERE $15::boolean
+      AND d.project_id = ANY ($8::bigint[])
+      AND canon_document_matches(d, tags => $7::text[],
+          source_types => $16::text[], canonical_types => $17::text[],
+          statuses => $18::text[], evidence_tiers => $19::text[],
+          date_from => $20::date, date_to => $21::date,
+          include_superseded => $22::boolean,
+          doc_ids_filter => $23::boolean, doc_ids => $24::text[],
+          access_all => $25::boolean, access_groups => $26::text[])
 ),
 vector_leg AS (
     SELECT v.chunk_id, v.distance, row_number() OVER (ORDER BY v.distance, v.chunk_id) AS vector_rank
@@ -107,84 +100,84 @@ vector_leg AS (
         -- The probe is a LATERAL with LIMIT, which a generic plan cannot turn into a
         -- join driven from documents (it guesses a handful of them are visible), and
         -- one branch for both keeps the plan's row estimates those of a bare scan.
-        (SELECT c.id AS chunk_id, c.embedding <=> $14::vector AS distance
+        (SELECT c.id AS chunk_id, c.embedding <=> $13::vector AS distance
          FROM chunks c
          CROSS JOIN LATERAL (
-             SELECT WHERE $26::boolean
+             SELECT WHERE $25::boolean
              UNION ALL
              (SELECT FROM documents d
-              WHERE NOT $26::boolean
+              WHERE NOT $25::boolean
                 AND d.project_id = c.project_id AND d.id = c.document_id
-                AND canon_document_visible(d, $26::boolean, $27::text[])
+                AND canon_document_visible(d, $25::boolean, $26::text[])
               LIMIT 1)
          ) AS visible_document
-         WHERE $13::boolean AND NOT $28::boolean
-           AND NOT $16::boolean
-           AND c.project_id = ANY ($9::bigint[])
-           AND c.project_id = ANY (canon_project_slots($9::bigint[]))
-         ORDER BY c.embedding <=> $14::vector
-         LIMIT $29::integer)
+         WHERE $12::boolean AND NOT $27::boolean
+           AND NOT $15::boolean
+           AND c.project_id = ANY ($8::bigint[])
+           AND c.project_id = ANY (canon_project_slots($8::bigint[]))
+         ORDER BY c.embedding <=> $13::vector
+         LIMIT $28::integer)
         UNION ALL
-        (SELECT c.id, c.embedding <=> $14::vector
+        (SELECT c.id, c.embedding <=> $13::vector
          FROM chunks c
          JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
-         WHERE $13::boolean AND $28::boolean
-           AND NOT $24::boolean AND NOT $16::boolean
-           AND c.project_id = ANY ($9::bigint[])
-           AND c.project_id = ANY (canon_project_slots($9::bigint[]))
-           AND d.project_id = ANY ($9::bigint[])
-           AND canon_document_matches(d, tags => $8::text[],
-               source_types => $17::text[], canonical_types => $18::text[],
-               statuses => $19::text[], evidence_tiers => $20::text[],
-               date_from => $21::date, date_to => $22::date,
-               include_superseded => $23::boolean,
-               doc_ids_filter => $24::boolean, doc_ids => $25::text[],
-               access_all => $26::boolean, access_groups => $27::text[])
-         ORDER BY c.embedding <=> $14::vector
-         LIMIT $29::integer)
+         WHERE $12::boolean AND $27::boolean
+           AND NOT $23::boolean AND NOT $15::boolean
+           AND c.project_id = ANY ($8::bigint[])
+           AND c.project_id = ANY (canon_project_slots($8::bigint[]))
+           AND d.project_id = ANY ($8::bigint[])
+           AND canon_document_matches(d, tags => $7::text[],
+               source_types => $16::text[], canonical_types => $17::text[],
+               statuses => $18::text[], evidence_tiers => $19::text[],
+               date_from => $20::date, date_to => $21::date,
+               include_superseded => $22::boolean,
+               doc_ids_filter => $23::boolean, doc_ids => $24::text[],
+               access_all => $25::boolean, access_groups => $26::text[])
+         ORDER BY c.embedding <=> $13::vector
+         LIMIT $28::integer)
         UNION ALL
         -- A list of documents (doc_ids_mode=filter): measuring its documents' chunks
         -- exactly beats an HNSW scan skipping the rest of the corpus, so ` + "`" + `+ 0` + "`" + ` keeps
         -- the planner off the index.
-        (SELECT c.id, c.embedding <=> $14::vector
+        (SELECT c.id, c.embedding <=> $13::vector
          FROM documents d
          JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
-             AND c.project_id = ANY (canon_project_slots($9::bigint[]))
-         WHERE $13::boolean AND $28::boolean
-           AND $24::boolean AND NOT $16::boolean
-           AND d.project_id = ANY ($9::bigint[])
-           AND canon_document_matches(d, tags => $8::text[],
-               source_types => $17::text[], canonical_types => $18::text[],
-               statuses => $19::text[], evidence_tiers => $20::text[],
-               date_from => $21::date, date_to => $22::date,
-               include_superseded => $23::boolean,
-               doc_ids_filter => $24::boolean, doc_ids => $25::text[],
-               access_all => $26::boolean, access_groups => $27::text[])
-         ORDER BY (c.embedding <=> $14::vector) + 0
-         LIMIT $29::integer)
+             AND c.project_id = ANY (canon_project_slots($8::bigint[]))
+         WHERE $12::boolean AND $27::boolean
+           AND $23::boolean AND NOT $15::boolean
+           AND d.project_id = ANY ($8::bigint[])
+           AND canon_document_matches(d, tags => $7::text[],
+               source_types => $16::text[], canonical_types => $17::text[],
+               statuses => $18::text[], evidence_tiers => $19::text[],
+               date_from => $20::date, date_to => $21::date,
+               include_superseded => $22::boolean,
+               doc_ids_filter => $23::boolean, doc_ids => $24::text[],
+               access_all => $25::boolean, access_groups => $26::text[])
+         ORDER BY (c.embedding <=> $13::vector) + 0
+         LIMIT $28::integer)
         UNION ALL
         -- Pass 2: the listed documents' chunks, measured exactly.
         (SELECT lc.chunk_id, lc.distance
          FROM listed_chunks lc
-         WHERE $13::boolean
+         WHERE $12::boolean
          ORDER BY lc.distance
-         LIMIT $29::integer)
+         LIMIT $28::integer)
     ) AS v
 ),
 filtered_chunks AS MATERIALIZED (
     SELECT ch.id
     FROM documents d
     JOIN chunks ch ON ch.project_id = d.project_id AND ch.document_id = d.id
-        AND ch.project_id = ANY (canon_project_slots($9::bigint[]))
-    WHERE $28::boolean AND $10::boolean AND NOT $16::boolean
-      AND d.project_id = ANY ($9::bigint[])
-      AND canon_document_matches(d, tags => $8::text[],
-          source_types => $17::text[], canonical_types => $18::text[],
-          statuses => $19::text[], evidence_tiers => $20::text[],
-          date_from => $21::date, date_to => $22::date,
-          include_superseded => $23::boolean,
-          doc_ids_filter => $24::boolean, doc_ids => $25::text[],
-          access_all => $26::boolean, access_groups => $27::text[])
+        AND ch.project_id = ANY (canon_project_slots($8::bigint[]))
+    WHERE $27::boolean AND $9::boolean AND NOT $15::boolean
+      AND d.project_id = ANY ($8::bigint[])
+      AND canon_document_matches(d, tags => $7::text[],
+          source_types => $16::text[], canonical_types => $17::text[],
+          statuses => $18::text[], evidence_tiers => $19::text[],
+          date_from => $20::date, date_to => $21::date,
+          include_superseded => $22::boolean,
+          doc_ids_filter => $23::boolean, doc_ids => $24::text[],
+          access_all => $25::boolean, access_groups => $26::text[])
 ),
 keyword_scored AS (
     SELECT p.chunk_id, sum(p.part) AS bm25,
@@ -192,98 +185,98 @@ keyword_scored AS (
            count(*) FILTER (WHERE p.bit <> 0) AS found_terms
     FROM (
         SELECT p.chunk_id, t.bit,
-               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $30::float8, $31::float8,
-                          $32::float8, c.avgdl,
-                          $33::float8, $34::float8) AS part
-        FROM unnest($9::bigint[]) AS pr (id)
+               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $29::float8, $30::float8,
+                          $31::float8, c.avgdl,
+                          $32::float8, $33::float8) AS part
+        FROM unnest($8::bigint[]) AS pr (id)
         CROSS JOIN term_stats t
         CROSS JOIN corpus c
         CROSS JOIN LATERAL (
             SELECT p.chunk_id, p.tf, p.tf_heading, p.length
             FROM postings p
             WHERE p.project_id = pr.id AND p.lexeme = t.lexeme
-              AND p.project_id = ANY (canon_project_slots($9::bigint[]))
+              AND p.project_id = ANY (canon_project_slots($8::bigint[]))
             -- chunk_id: which of equal-impact postings make the limit never depends
             -- on where they sit on disk (migration 00010).
             ORDER BY p.impact DESC, p.chunk_id
-            LIMIT CASE WHEN $11::boolean THEN NULL ELSE $12::integer END
+            LIMIT CASE WHEN $10::boolean THEN NULL ELSE $11::integer END
         ) AS p
-        WHERE $10::boolean AND NOT $24::boolean
-          AND NOT $16::boolean
+        WHERE $9::boolean AND NOT $23::boolean
+          AND NOT $15::boolean
         UNION ALL
         SELECT p.chunk_id, t.bit,
-               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $30::float8, $31::float8,
-                          $32::float8, c.avgdl,
-                          $33::float8, $34::float8)
+               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $29::float8, $30::float8,
+                          $31::float8, c.avgdl,
+                          $32::float8, $33::float8)
         FROM term_stats t
         CROSS JOIN corpus c
-        JOIN postings p ON p.project_id = ANY ($9::bigint[])
-            AND p.project_id = ANY (canon_project_slots($9::bigint[])) AND p.lexeme = t.lexeme
-        WHERE $10::boolean AND $28::boolean AND $24::boolean
-          AND NOT $16::boolean
+        JOIN postings p ON p.project_id = ANY ($8::bigint[])
+            AND p.project_id = ANY (canon_project_slots($8::bigint[])) AND p.lexeme = t.lexeme
+        WHERE $9::boolean AND $27::boolean AND $23::boolean
+          AND NOT $15::boolean
           AND p.chunk_id IN (SELECT fc.id FROM filtered_chunks fc)
         UNION ALL
         SELECT lc.chunk_id, t.bit,
-               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $30::float8, $31::float8,
-                          $32::float8, c.avgdl,
-                          $33::float8, $34::float8)
+               canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $29::float8, $30::float8,
+                          $31::float8, c.avgdl,
+                          $32::float8, $33::float8)
         FROM listed_chunks lc
         CROSS JOIN term_stats t
         CROSS JOIN corpus c
         CROSS JOIN LATERAL (
             SELECT p.tf, p.tf_heading, p.length FROM postings p
             WHERE p.chunk_id = lc.chunk_id AND p.lexeme = t.lexeme AND p.project_id = lc.project_id
-              AND p.project_id = ANY (canon_project_slots($9::bigint[]))
+              AND p.project_id = ANY (canon_project_slots($8::bigint[]))
             LIMIT 1
         ) AS p
-        WHERE $10::boolean AND (lc.lexeme_bloom & t.bloom_bits) = t.bloom_bits
+        WHERE $9::boolean AND (lc.lexeme_bloom & t.bloom_bits) = t.bloom_bits
     ) AS p
     GROUP BY p.chunk_id
     -- Other filters keep the chunks of filtered_chunks after the sums: a hash
     -- lookup per posting, never an index probe.
-    HAVING NOT $28::boolean OR $24::boolean OR $16::boolean
+    HAVING NOT $27::boolean OR $23::boolean OR $15::boolean
         OR p.chunk_id IN (SELECT fc.id FROM filtered_chunks fc)
 ),
 keyword_top AS (
     SELECT ks.chunk_id, ks.bm25
     FROM keyword_scored ks
     CROSS JOIN LATERAL (
-        SELECT WHERE $26::boolean OR $28::boolean OR $16::boolean
+        SELECT WHERE $25::boolean OR $27::boolean OR $15::boolean
         UNION ALL
         (SELECT FROM chunks c
          JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
-         WHERE NOT $26::boolean AND NOT $28::boolean
-           AND NOT $16::boolean
-           AND c.project_id = ANY ($9::bigint[])
-           AND c.project_id = ANY (canon_project_slots($9::bigint[])) AND c.id = ks.chunk_id
-           AND canon_document_visible(d, $26::boolean, $27::text[])
+         WHERE NOT $25::boolean AND NOT $27::boolean
+           AND NOT $15::boolean
+           AND c.project_id = ANY ($8::bigint[])
+           AND c.project_id = ANY (canon_project_slots($8::bigint[])) AND c.id = ks.chunk_id
+           AND canon_document_visible(d, $25::boolean, $26::text[])
          LIMIT 1)
     ) AS visible_chunk
     ORDER BY ks.bm25 DESC, ks.chunk_id
-    LIMIT $29::integer
+    LIMIT $28::integer
 ),
 keyword_leg AS (
-    SELECT $10::boolean AND NOT $11::boolean
-           AND (SELECT count(*) FROM keyword_top) < $29::integer
+    SELECT $9::boolean AND NOT $10::boolean
+           AND (SELECT count(*) FROM keyword_top) < $28::integer
            AND EXISTS (SELECT FROM term_stats t WHERE NOT t.complete) AS short
 ),
 mention_leg AS (
     SELECT c.id AS chunk_id
     FROM documents d
     JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
-        AND c.project_id = ANY (canon_project_slots($9::bigint[]))
-    WHERE cardinality($35::text[]) > 0
-      AND d.project_id = ANY ($9::bigint[]) AND d.slug = ANY ($35::text[])
-      AND (NOT $16::boolean OR d.id = ANY ($15::bigint[]))
-      AND canon_document_matches(d, tags => $8::text[],
-          source_types => $17::text[], canonical_types => $18::text[],
-          statuses => $19::text[], evidence_tiers => $20::text[],
-          date_from => $21::date, date_to => $22::date,
-          include_superseded => $23::boolean,
-          doc_ids_filter => $24::boolean, doc_ids => $25::text[],
-          access_all => $26::boolean, access_groups => $27::text[])
+        AND c.project_id = ANY (canon_project_slots($8::bigint[]))
+    WHERE cardinality($34::text[]) > 0
+      AND d.project_id = ANY ($8::bigint[]) AND d.slug = ANY ($34::text[])
+      AND (NOT $15::boolean OR d.id = ANY ($14::bigint[]))
+      AND canon_document_matches(d, tags => $7::text[],
+          source_types => $16::text[], canonical_types => $17::text[],
+          statuses => $18::text[], evidence_tiers => $19::text[],
+          date_from => $20::date, date_to => $21::date,
+          include_superseded => $22::boolean,
+          doc_ids_filter => $23::boolean, doc_ids => $24::text[],
+          access_all => $25::boolean, access_groups => $26::text[])
     ORDER BY c.id
-    LIMIT $29::integer
+    LIMIT $28::integer
 ),
 candidate_ids AS (
     SELECT DISTINCT u.chunk_id
@@ -295,19 +288,19 @@ candidate_ids AS (
 ),
 candidate_chunks AS MATERIALIZED (
     SELECT c.id AS chunk_id, c.project_id, c.document_id, c.heading_lexemes, c.lexeme_bloom, c.language,
-           CASE WHEN $13::boolean
-                THEN c.embedding <=> $14::vector
+           CASE WHEN $12::boolean
+                THEN c.embedding <=> $13::vector
            END AS distance
     FROM candidate_ids ci
-    JOIN chunks c ON c.project_id = ANY ($9::bigint[])
-        AND c.project_id = ANY (canon_project_slots($9::bigint[])) AND c.id = ci.chunk_id
+    JOIN chunks c ON c.project_id = ANY ($8::bigint[])
+        AND c.project_id = ANY (canon_project_slots($8::bigint[])) AND c.id = ci.chunk_id
 ),
 candidates AS (
     SELECT cc.chunk_id, cc.project_id, cc.document_id, cc.heading_lexemes, cc.language, v.vector_rank, cc.distance,
            CASE WHEN k.chunk_id IS NOT NULL
                 THEN row_number() OVER (PARTITION BY k.chunk_id IS NOT NULL ORDER BY pr.bm25 DESC, cc.chunk_id)
            END AS keyword_rank,
-           CASE WHEN $10::boolean THEN pr.bm25 ELSE 0 END::float8 AS bm25,
+           CASE WHEN $9::boolean THEN pr.bm25 ELSE 0 END::float8 AS bm25,
            pr.terms::float8 AS matched_terms
     FROM candidate_chunks cc
     LEFT JOIN vector_leg v ON v.chunk_id = cc.chunk_id
@@ -316,9 +309,9 @@ candidates AS (
     -- What keyword_scored found plus what the probes find.
     CROSS JOIN LATERAL (
         SELECT coalesce(ks.found_bm25, 0)
-               + coalesce(sum(canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $30::float8,
-                                         $31::float8, $32::float8,
-                                         co.avgdl, $33::float8, $34::float8)), 0) AS bm25,
+               + coalesce(sum(canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $29::float8,
+                                         $30::float8, $31::float8,
+                                         co.avgdl, $32::float8, $33::float8)), 0) AS bm25,
                coalesce(ks.found_terms, 0) + count(*) AS terms
         FROM term_stats t
         CROSS JOIN corpus co
@@ -327,7 +320,7 @@ candidates AS (
         CROSS JOIN LATERAL (
             SELECT p.tf, p.tf_heading, p.length FROM postings p
             WHERE p.chunk_id = cc.chunk_id AND p.lexeme = t.lexeme AND p.project_id = cc.project_id
-              AND p.project_id = ANY (canon_project_slots($9::bigint[]))
+              AND p.project_id = ANY (canon_project_slots($8::bigint[]))
             LIMIT 1
         ) AS p
         WHERE NOT t.complete AND (coalesce(ks.found, 0) & t.bit) = 0
@@ -338,7 +331,7 @@ signals AS (
     SELECT cand.chunk_id, cand.project_id, cand.document_id, cand.vector_rank, cand.keyword_rank,
            -- Without the semantic leg (keyword_only, or a question that embeds to the
            -- zero vector, whose cosine is NaN) the similarity is 0.
-           CASE WHEN NOT $13::boolean THEN 0
+           CASE WHEN NOT $12::boolean THEN 0
                 ELSE greatest(1 - cand.distance, 0)
            END::float8 AS vector_similarity,
            cand.bm25,
@@ -348,34 +341,29 @@ signals AS (
            CASE WHEN qi.n = 0 THEN 0 ELSE o.identifier_words / qi.n END AS identifier,
            -- Absolute evidence for the refusal gate: the share of the question's terms
            -- the chunk contains (never normalised against the other candidates), out
-           -- of those its own language's configuration produced: all of them in a
-           -- language the question was not analysed in, and when there is one language
-           -- (query_languages is then never read: CASE runs its subquery only when it
-           -- gets there).
+           -- of those its own language's configuration produced (canon_language_terms).
            least(coalesce(cand.matched_terms
-                          / nullif(CASE WHEN cardinality(qc.languages) = 1 THEN q.n
-                                        ELSE coalesce((SELECT l.n FROM query_languages l
-                                                       WHERE l.language = cand.language), q.n)
-                                   END, 0), 0), 1) AS keyword_coverage,
+                          / nullif(canon_language_terms(qc.languages, q.config_positions, cand.language, q.n), 0),
+                          0), 1) AS keyword_coverage,
            CASE WHEN cardinality(d.tag_lexemes) = 0 THEN 0 ELSE o.tag_words / cardinality(d.tag_lexemes) END AS tag_overlap,
            CASE WHEN q.n = 0 THEN 0 ELSE o.preamble_words / q.n END AS preamble,
            CASE WHEN d.effective_date IS NULL THEN 0
-                ELSE power(0.5, greatest($36::date - d.effective_date, 0)::float8
-                                / $37::float8)
+                ELSE power(0.5, greatest($35::date - d.effective_date, 0)::float8
+                                / $36::float8)
            END AS recency,
            CASE WHEN d.status IN ('accepted', 'active') THEN 1 ELSE 0 END::float8 AS status_active,
-           CASE WHEN d.slug = ANY ($35::text[]) THEN 1 ELSE 0 END::float8 AS mention,
-           coalesce(1 - ($38::float8[])[
-               array_position($39::text[], d.evidence_tier)], 0)::float8 AS evidence_distrust,
+           CASE WHEN d.slug = ANY ($34::text[]) THEN 1 ELSE 0 END::float8 AS mention,
+           coalesce(1 - ($37::float8[])[
+               array_position($38::text[], d.evidence_tier)], 0)::float8 AS evidence_distrust,
            -- The trust gradient applies to canonical documents only, so a project
            -- without any gets exactly the plain hybrid ranking.
            CASE WHEN d.canonical_type IS NULL THEN 0
-                WHEN d.status = 'superseded' THEN $40::float8
-                WHEN d.status = 'deprecated' THEN $41::float8
-                WHEN d.status = 'archived' THEN $42::float8
+                WHEN d.status = 'superseded' THEN $39::float8
+                WHEN d.status = 'deprecated' THEN $40::float8
+                WHEN d.status = 'archived' THEN $41::float8
                 ELSE 0
            END AS status_penalty,
-           CASE WHEN d.canonical_type IS NOT NULL AND d.tier = 'auto' THEN $43::float8
+           CASE WHEN d.canonical_type IS NOT NULL AND d.tier = 'auto' THEN $42::float8
                 ELSE 0
            END AS tier_penalty,
            CASE WHEN d.canonical_type IS NULL THEN 0 ELSE d.retrieval_priority END::float8 AS priority
@@ -402,7 +390,7 @@ signals AS (
 ),
 normalized AS (
     SELECT s.chunk_id, s.project_id, s.document_id, s.vector_rank, s.keyword_rank, s.vector_similarity, s.bm25, s.heading, s.identifier, s.keyword_coverage, s.tag_overlap, s.preamble, s.recency, s.status_active, s.mention, s.evidence_distrust, s.status_penalty, s.tier_penalty, s.priority,
-           CASE WHEN NOT $44::boolean THEN s.vector_similarity
+           CASE WHEN NOT $43::boolean THEN s.vector_similarity
                 WHEN max(s.vector_similarity) OVER () > min(s.vector_similarity) OVER ()
                     THEN (s.vector_similarity - min(s.vector_similarity) OVER ())
                          / (max(s.vector_similarity) OVER () - min(s.vector_similarity) OVER ())
@@ -413,37 +401,37 @@ normalized AS (
 ),
 fused AS (
     SELECT n.chunk_id, n.project_id, n.document_id, n.vector_rank, n.keyword_rank, n.vector_similarity, n.bm25, n.heading, n.identifier, n.keyword_coverage, n.tag_overlap, n.preamble, n.recency, n.status_active, n.mention, n.evidence_distrust, n.status_penalty, n.tier_penalty, n.priority, n.vector_normalized, n.keyword_normalized,
-           CASE $45::text
+           CASE $44::text
                WHEN 'weighted' THEN
-                   $46::float8 * n.vector_normalized
-                   + $47::float8 * n.keyword_normalized
-                   + $48::float8 * n.heading
-                   + $49::float8 * n.tag_overlap
-                   + $50::float8 * n.preamble
-                   + $51::float8 * n.recency
-                   + $52::float8 * n.status_active
-                   + $53::float8 * n.mention
-                   + $54::float8 * n.identifier
-                   + $55::float8 * n.priority - n.status_penalty - n.tier_penalty
-                   - $56::float8 * n.evidence_distrust
+                   $45::float8 * n.vector_normalized
+                   + $46::float8 * n.keyword_normalized
+                   + $47::float8 * n.heading
+                   + $48::float8 * n.tag_overlap
+                   + $49::float8 * n.preamble
+                   + $50::float8 * n.recency
+                   + $51::float8 * n.status_active
+                   + $52::float8 * n.mention
+                   + $53::float8 * n.identifier
+                   + $54::float8 * n.priority - n.status_penalty - n.tier_penalty
+                   - $55::float8 * n.evidence_distrust
                WHEN 'rrf' THEN
-                   coalesce($57::float8 / ($58::float8 + n.vector_rank), 0)
-                   + coalesce($59::float8 / ($58::float8 + n.keyword_rank), 0)
-                   + $60::float8
-                     * ($57::float8 + $59::float8)
-                     / (($58::float8 + 1) * ($58::float8 + 2))
-                     * ($53::float8 * n.mention
-                        + $54::float8 * n.identifier
-                        + $55::float8 * n.priority - n.status_penalty - n.tier_penalty
-                        - $56::float8 * n.evidence_distrust)
+                   coalesce($56::float8 / ($57::float8 + n.vector_rank), 0)
+                   + coalesce($58::float8 / ($57::float8 + n.keyword_rank), 0)
+                   + $59::float8
+                     * ($56::float8 + $58::float8)
+                     / (($57::float8 + 1) * ($57::float8 + 2))
+                     * ($52::float8 * n.mention
+                        + $53::float8 * n.identifier
+                        + $54::float8 * n.priority - n.status_penalty - n.tier_penalty
+                        - $55::float8 * n.evidence_distrust)
                WHEN 'semantic_only' THEN n.vector_similarity
                ELSE n.bm25
            END AS score
     FROM normalized n
     -- The single-leg methods rank only what their own leg found.
-    WHERE $45::text NOT IN ('semantic_only', 'keyword_only')
-       OR ($45::text = 'semantic_only' AND n.vector_rank IS NOT NULL)
-       OR ($45::text = 'keyword_only' AND n.keyword_rank IS NOT NULL)
+    WHERE $44::text NOT IN ('semantic_only', 'keyword_only')
+       OR ($44::text = 'semantic_only' AND n.vector_rank IS NOT NULL)
+       OR ($44::text = 'keyword_only' AND n.keyword_rank IS NOT NULL)
 ),
 capped AS (
     SELECT f.chunk_id, f.project_id, f.document_id, f.vector_rank, f.keyword_rank, f.vector_similarity, f.bm25, f.heading, f.identifier, f.keyword_coverage, f.tag_overlap, f.preamble, f.recency, f.status_active, f.mention, f.evidence_distrust, f.status_penalty, f.tier_penalty, f.priority, f.vector_normalized, f.keyword_normalized, f.score, f.doc_rank
@@ -451,7 +439,7 @@ capped AS (
         SELECT f.chunk_id, f.project_id, f.document_id, f.vector_rank, f.keyword_rank, f.vector_similarity, f.bm25, f.heading, f.identifier, f.keyword_coverage, f.tag_overlap, f.preamble, f.recency, f.status_active, f.mention, f.evidence_distrust, f.status_penalty, f.tier_penalty, f.priority, f.vector_normalized, f.keyword_normalized, f.score, row_number() OVER (PARTITION BY f.document_id ORDER BY f.score DESC, f.chunk_id) AS doc_rank
         FROM fused f
     ) AS f
-    WHERE f.doc_rank <= $61::integer
+    WHERE f.doc_rank <= $60::integer
 ),
 page AS (
     SELECT c.chunk_id, c.project_id, c.document_id, c.vector_rank, c.keyword_rank, c.vector_similarity, c.bm25, c.heading, c.identifier, c.keyword_coverage, c.tag_overlap, c.preamble, c.recency, c.status_active, c.mention, c.evidence_distrust, c.status_penalty, c.tier_penalty, c.priority, c.vector_normalized, c.keyword_normalized, c.score, c.doc_rank,
@@ -474,19 +462,13 @@ SELECT p.chunk_id, p.document_id, d.slug, d.title, d.source_path, pr.project_key
        p.evidence_distrust::float8 AS evidence_distrust,
        p.candidates_pre_threshold::integer AS candidates_pre_threshold,
        p.candidates_post_threshold::integer AS candidates_post_threshold,
-       (SELECT q.lexemes FROM query_lexemes q)::text[] AS query_lexemes,
-       CASE WHEN cardinality(qc.languages) = 1 THEN qc.configs::text[]
-            ELSE ARRAY(SELECT l.config::text FROM query_languages l ORDER BY l.rank)
-       END::text[] AS query_configs,
-       CASE WHEN cardinality(qc.languages) = 1 THEN qc.languages[1]
-            ELSE (SELECT l.language FROM query_languages l WHERE l.rank = 1)
-       END::text AS question_language,
+       ql.lexemes::text[] AS query_lexemes, ql.config_positions::integer[] AS query_config_positions,
        coalesce((SELECT k.short FROM keyword_leg k), false)::boolean AS keyword_leg_short
 FROM page p
 JOIN chunks c ON c.project_id = p.project_id AND c.id = p.chunk_id
 JOIN documents d ON d.project_id = p.project_id AND d.id = p.document_id
 JOIN projects pr ON pr.id = p.project_id
-CROSS JOIN query_configs qc
+CROSS JOIN query_lexemes ql
 WHERE p.score >= $1::float8
   AND p.position <= $2::integer + $3::integer
 ORDER BY p.score DESC, p.chunk_id
@@ -499,7 +481,6 @@ type SearchRankParams struct {
 	Languages           []string
 	Configs             []string
 	Query               string
-	QueryLanguage       string
 	Tags                []string
 	ProjectIds          []int64
 	FtsEnabled          bool
@@ -595,14 +576,13 @@ type SearchRankRow struct {
 	CandidatesPreThreshold  int32
 	CandidatesPostThreshold int32
 	QueryLexemes            []string
-	QueryConfigs            []string
-	QuestionLanguage        string
+	QueryConfigPositions    []int32
 	KeywordLegShort         bool
 }
 
 // The ranking pipeline, one statement, top to bottom:
 //
-//	query_configs -> query_terms (-> query_identifiers, query_words, query_languages)
+//	query_configs -> query_terms (-> query_lexemes, query_identifiers, query_words)
 //	-> corpus / term_stats -> listed_chunks
 //	-> vector_leg -> keyword_scored -> keyword_top -> mention_leg -> candidate_ids -> candidate_chunks
 //	-> candidates -> signals
@@ -625,13 +605,11 @@ type SearchRankRow struct {
 // The question's lexemes under each configuration (stemming, stop words removed,
 // identifiers kept whole), merged, with their count: OR semantics, a repeated
 // term weighs more. config_positions: the configurations that produced each.
-// Per language, the number of the question's lexemes its configuration
-// produced: a chunk's keyword coverage counts against its own language's.
-// rank orders the languages as the question's: the detected one (query_language,
-// when the detector was sure), then the one whose stop words removed most of
-// it (short questions defeat trigram detection; their function words do not),
-// then the most chunks. Read only when the projects hold several languages.
-// The same terms as one array and their number, for the share signals.
+// The same terms as one array and their number, for the share signals, and the
+// positions of the configurations that produced them, flattened: a language's
+// position appears once per term its configuration produced. A chunk's keyword
+// coverage counts against its own language's terms (canon_language_terms), and
+// the caller orders the languages by them (search/languages.go).
 // The question's identifiers: lexemes that mix letters and digits or hold an
 // underscore (E5032, v2.3.1, pgx/v5, KB_RRF_K; not 16, 2024, blue/green or
 // logging). The parser keeps them whole, so they match exactly or not at all.
@@ -739,7 +717,6 @@ func (q *Queries) SearchRank(ctx context.Context, arg SearchRankParams) ([]Searc
 		arg.Languages,
 		arg.Configs,
 		arg.Query,
-		arg.QueryLanguage,
 		arg.Tags,
 		arg.ProjectIds,
 		arg.FtsEnabled,
@@ -841,8 +818,7 @@ func (q *Queries) SearchRank(ctx context.Context, arg SearchRankParams) ([]Searc
 			&i.CandidatesPreThreshold,
 			&i.CandidatesPostThreshold,
 			&i.QueryLexemes,
-			&i.QueryConfigs,
-			&i.QuestionLanguage,
+			&i.QueryConfigPositions,
 			&i.KeywordLegShort,
 		); err != nil {
 			return nil, err
