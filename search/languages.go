@@ -52,9 +52,9 @@ func (s *Searcher) projectLanguages(ctx context.Context, projectIDs []int64) (pr
 // questionLanguage returns the question's language when the projects hold
 // several and the detector is sure of it: it leads the configurations reported
 // as the question's (questionConfigs). Projects in one language skip detection,
-// 0.5 ms of trigram scoring that could not change the ranking. The detector weighs every
-// language it knows: narrowed to the projects' few, it calls short English
-// questions French with confidence.
+// 0.5 ms of trigram scoring that could not change the ranking. The detector
+// weighs every language it knows: narrowed to the projects' few, it calls short
+// English questions French with confidence.
 func (l projectLanguages) questionLanguage(query string) string {
 	if len(l.languages) < 2 {
 		return ""
@@ -80,8 +80,11 @@ func (s *Searcher) ForgetLanguages() {
 // configuration's position (from 1) once per term it produced.
 func questionConfigs(p *plan, positions []int32) (configs []string, language string) {
 	languages, bound := p.params.Languages, p.params.Configs
-	if len(languages) < 2 {
-		return bound, first(languages)
+	switch len(languages) {
+	case 0:
+		return nil, ""
+	case 1:
+		return bound, languages[0]
 	}
 	terms := make([]int, len(languages))
 	for _, pos := range positions {
@@ -106,11 +109,4 @@ func questionConfigs(p *plan, positions []int32) (configs []string, language str
 		configs = append(configs, bound[i])
 	}
 	return configs, languages[order[0]]
-}
-
-func first(s []string) string {
-	if len(s) == 0 {
-		return ""
-	}
-	return s[0]
 }

@@ -573,11 +573,10 @@ SELECT c.id AS chunk_id,
             THEN greatest(1 - (c.embedding <=> $2::vector), 0)
             ELSE 0
        END::float8 AS vector_similarity,
-       CASE WHEN canon_language_terms(qc.languages, q.config_positions, c.language, q.n) = 0 THEN 0
-            ELSE least(cardinality(ARRAY((SELECT unnest(tsvector_to_array(c.tsv)) UNION SELECT unnest(nl.lexemes))
-                                         INTERSECT SELECT unnest(q.lexemes)))::float8
-                       / canon_language_terms(qc.languages, q.config_positions, c.language, q.n), 1)
-       END::float8 AS keyword_coverage
+       least(coalesce(cardinality(ARRAY((SELECT unnest(tsvector_to_array(c.tsv)) UNION SELECT unnest(nl.lexemes))
+                                        INTERSECT SELECT unnest(q.lexemes)))::float8
+                      / nullif(canon_language_terms(qc.languages, q.config_positions, c.language, q.n), 0),
+                      0), 1)::float8 AS keyword_coverage
 FROM chunks c
 JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
 CROSS JOIN query_configs qc
