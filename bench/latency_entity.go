@@ -128,7 +128,7 @@ func entityMethods(ctx context.Context, s LatencySetup, o LatencyOptions, rep *L
 				"by full name; rows = chosen entities", len(qs)),
 			run: func(ctx context.Context, g string) (int, error) {
 				q := ask[g]
-				r, err := hierarchy.Pass1(ctx, hierarchy.Pass1Session(s.Pool), q, embs[q], []int64{projectID}, configs, params)
+				r, err := hierarchy.Pass1(ctx, hierarchy.Session(s.Pool), q, embs[q], []int64{projectID}, configs, params)
 				if err != nil {
 					return 0, err
 				}

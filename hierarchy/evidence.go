@@ -35,7 +35,7 @@ func (h *Searcher) evidence(ctx context.Context, asked *search.Prepared, res *do
 	embedding := asked.QueryEmbedding()
 	viewer := domain.PrincipalFrom(ctx)
 	languages, configs := asked.QueryConfigs()
-	rows, err := db.New(postgres.ReadPool(ctx, h.pool)).SearchEvidence(ctx, db.SearchEvidenceParams{
+	rows, err := db.New(Session(postgres.ReadPool(ctx, h.pool))).SearchEvidence(ctx, db.SearchEvidenceParams{
 		SemanticEnabled: embedding != nil, QueryEmbedding: embedding,
 		ProjectIds: asked.ProjectIDs(), ChunkIds: ids, Query: asked.Query(), Stripped: stripped,
 		Languages: languages, Configs: configs,

@@ -336,7 +336,7 @@ func (h *Searcher) Pass1(ctx context.Context, pr *search.Prepared) (*Pass1Result
 	}
 	start := time.Now()
 	_, configs := pr.QueryConfigs()
-	r, err := Pass1(ctx, Pass1Session(postgres.ReadPool(ctx, h.pool)), pr.Query(), pr.QueryEmbedding(), pr.ProjectIDs(),
+	r, err := Pass1(ctx, Session(postgres.ReadPool(ctx, h.pool)), pr.Query(), pr.QueryEmbedding(), pr.ProjectIDs(),
 		configs, h.cfg.Pass1)
 	h.cfg.Stages.Observe(ctx, domain.StagePass1, start)
 	if err != nil {
@@ -434,7 +434,7 @@ func (h *Searcher) entityLinks(ctx context.Context, entities []Entity) (map[int6
 	if len(missing) == 0 {
 		return out, nil
 	}
-	rows, err := db.New(Pass1Session(postgres.ReadPool(ctx, h.pool))).EntityLinks(ctx, db.EntityLinksParams{
+	rows, err := db.New(Session(postgres.ReadPool(ctx, h.pool))).EntityLinks(ctx, db.EntityLinksParams{
 		ProjectIds: projects, EntityIds: missing, UseStrength: h.cfg.LinkStrength, TextHalf: h.cfg.TextHalf,
 		PageWeight: h.cfg.Links.Page, DeclaredWeight: h.cfg.Links.Declared, AttendeeWeight: h.cfg.Links.Attendee,
 		TagWeight: h.cfg.Links.Tag, MemberMeetingWeight: h.cfg.Links.MemberMeeting, MentionWeight: h.cfg.Links.Mention,

@@ -53,7 +53,7 @@ func TestPass1LooksUpFuzzyCandidatesOneWordAtATime(t *testing.T) {
 	if _, err := Pass1(ctx, &st, "what has "+name+" been working on lately?", nil, []int64{project}, []string{"english"}, DefaultConfig().Pass1); !errors.Is(err, sqlcapture.ErrCaptured) {
 		t.Fatalf("capturing pass 1: %v", err)
 	}
-	// The searcher runs pass 1 on its generic plan (Pass1Session); the custom plan
+	// The searcher runs pass 1 on its generic plan (Session); the custom plan
 	// (psql with the values bound) must look names up the same way.
 	for _, generic := range []bool{false, true} {
 		plan := explainPass1(t, pool, st, generic)
