@@ -40,6 +40,9 @@ type Searcher interface {
 	Search(ctx context.Context, req *domain.SearchRequest) (*domain.SearchResult, error)
 	// ProjectIDs resolves project keys for the chat log (unknown keys are skipped).
 	ProjectIDs(ctx context.Context, keys []string) ([]int64, error)
+	// WithSummaries returns the hits with their documents' summaries, each before
+	// its document's first hit (search.Searcher.WithSummaries).
+	WithSummaries(ctx context.Context, hits []*domain.Hit) ([]*domain.Hit, error)
 }
 
 // Service answers questions. It is safe for concurrent use.
@@ -146,6 +149,12 @@ func (s *Service) Answer(ctx context.Context, req *domain.ChatRequest, acceptLan
 		return res, nil
 	}
 
+	// The context carries what each primary document is about: its summary, when
+	// the page has other chunks of it only. Retrieval's own page (the event above,
+	// the gate, the counts) is what was ranked.
+	if found.Primary, err = s.searcher.WithSummaries(ctx, found.Primary); err != nil {
+		return nil, err
+	}
 	numbered, input := number(found)
 	prompt, err := s.prompt.Render(input)
 	if err != nil {

@@ -261,21 +261,22 @@ func TestEntityQuestionsTwoPass(t *testing.T) {
 				}
 				return
 			}
-			// Every citation is a chunk of the entity's documents, or of a graph
-			// neighbour of theirs (the related context, which the extractive
-			// provider quotes when the documents themselves do not answer).
-			linked := map[int64]string{}
+			// Every citation is a chunk of the entity's documents (one of their hits,
+			// or the summary the context adds), or of a graph neighbour of theirs
+			// (the related context, which the extractive provider quotes when the
+			// documents themselves do not answer).
+			linked := map[string]string{}
 			for _, hit := range found.Primary {
-				linked[hit.ChunkID] = hit.LinkingEntity
+				linked[hit.DocID] = hit.LinkingEntity
 			}
 			for _, hit := range found.Expanded {
-				linked[hit.ChunkID] = tc.entity
+				linked[hit.DocID] = tc.entity
 			}
 			if len(res.Citations) == 0 {
 				t.Fatalf("no citations: %q", res.Answer)
 			}
 			for _, c := range res.Citations {
-				if e, ok := linked[c.ChunkID]; !ok || e != tc.entity {
+				if e, ok := linked[c.DocID]; !ok || e != tc.entity {
 					t.Errorf("citation [%d] %s was linked by %q, want %s", c.N, c.DocID, e, tc.entity)
 				}
 			}
@@ -350,6 +351,59 @@ func TestAnswerWithCheckedCitations(t *testing.T) {
 	}
 	if len(m.FollowUps) < 2 {
 		t.Errorf("want 2-3 follow-ups, got %v", m.FollowUps)
+	}
+}
+
+// The context carries each primary document's summary once, just before the
+// document's first chunk, when the page has other chunks of it only: asked how
+// rollbacks work, the page holds the rollback runbook's short sections (after
+// the rollback, its introduction, feature flags), and the answer leads with the
+// summary, which says what the runbook covers (automatic aborts first).
+func TestContextCarriesDocumentSummaries(t *testing.T) {
+	t.Parallel()
+	svc, _ := twoPassService(t)
+	var passages []*domain.Hit
+	var retrieved domain.RetrievalSummary
+	res, err := svc.Answer(context.Background(), ask("how do deployment rollbacks work?"), "", chat.Events{
+		Retrieval: func(s domain.RetrievalSummary) error { retrieved = s; return nil },
+		Passages:  func(p []*domain.Hit) error { passages = p; return nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RefusalReason != "" {
+		t.Fatalf("refused: %+v", res.Meta)
+	}
+	summaries, primary := map[string]int{}, 0
+	first := map[string]int{} // document -> index of its first passage
+	for i, h := range passages {
+		if h.Origin != domain.OriginPrimary {
+			continue
+		}
+		primary++
+		if _, ok := first[h.DocID]; !ok {
+			first[h.DocID] = i
+		}
+		if h.IsSummary {
+			summaries[h.DocID]++
+			if h.DocID == "rb-deploy-rollback" && first[h.DocID] != i {
+				t.Errorf("the runbook's summary is passage %d, after its first chunk (%d)", i+1, first[h.DocID]+1)
+			}
+		}
+	}
+	for doc, n := range summaries {
+		if n != 1 {
+			t.Errorf("%s: %d summary passages, want 1", doc, n)
+		}
+	}
+	if summaries["rb-deploy-rollback"] != 1 {
+		t.Fatalf("no summary of the rollback runbook among the passages: %v", summaries)
+	}
+	if primary <= retrieved.PrimaryCount {
+		t.Errorf("%d primary passages for the %d hits retrieval reported: no summary added", primary, retrieved.PrimaryCount)
+	}
+	if !strings.Contains(res.Answer, "automatic aborts") || len(res.Citations) == 0 || res.Citations[0].DocID != "rb-deploy-rollback" {
+		t.Errorf("answer %q cites %+v; want the runbook's summary first", res.Answer, res.Citations)
 	}
 }
 

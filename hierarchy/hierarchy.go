@@ -322,6 +322,12 @@ func (h *Searcher) search(ctx context.Context, req *domain.SearchRequest) (*doma
 	return h.twoPass(ctx, pr, p1, alpha)
 }
 
+// WithSummaries adds the hits' documents' summaries, as the flat searcher does
+// (search.Searcher.WithSummaries): the chat turn puts them in the answer's context.
+func (h *Searcher) WithSummaries(ctx context.Context, hits []*domain.Hit) ([]*domain.Hit, error) {
+	return h.flat.WithSummaries(ctx, hits)
+}
+
 // ProjectIDs resolves project keys to ids (unknown keys are skipped), as the flat
 // searcher does: the chat turn logs them.
 func (h *Searcher) ProjectIDs(ctx context.Context, keys []string) ([]int64, error) {

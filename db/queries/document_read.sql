@@ -15,3 +15,21 @@ SELECT c.id, c.ordinal, c.heading_path, c.text, c.is_summary
 FROM chunks c
 WHERE c.project_id = sqlc.arg(project_id) AND c.document_id = sqlc.arg(document_id)
 ORDER BY c.ordinal, c.id;
+
+-- name: DocumentSummariesOf :many
+-- The summary chunk of each document the given chunks belong to, for an answer's
+-- context: the document's own one-line account of itself, which a question about
+-- the document ("what happened in the ledger lag incident?") needs and its other
+-- chunks may not repeat. Only canonical documents have one (their chunk 0), and
+-- only a summary of their own (written, or their first paragraph), not their
+-- title standing in for none; only documents the caller may see. chunk_id is the
+-- given chunk.
+SELECT hit.id AS chunk_id, d.slug, pr.project_key, s.id AS summary_chunk_id, s.heading_path, s.text
+FROM chunks hit
+JOIN documents d ON d.project_id = hit.project_id AND d.id = hit.document_id
+JOIN projects pr ON pr.id = d.project_id
+JOIN chunks s ON s.project_id = d.project_id AND s.document_id = d.id AND s.ordinal = 0
+WHERE hit.project_id = ANY (sqlc.arg(project_ids)::bigint[])
+  AND hit.id = ANY (sqlc.arg(chunk_ids)::bigint[])
+  AND s.is_summary AND d.summary <> ''
+  AND canon_document_visible(d, sqlc.arg(access_all)::boolean, sqlc.arg(access_groups)::text[]);

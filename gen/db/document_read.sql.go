@@ -125,3 +125,70 @@ func (q *Queries) DocumentRead(ctx context.Context, arg DocumentReadParams) (Doc
 	)
 	return i, err
 }
+
+const documentSummariesOf = `-- name: DocumentSummariesOf :many
+SELECT hit.id AS chunk_id, d.slug, pr.project_key, s.id AS summary_chunk_id, s.heading_path, s.text
+FROM chunks hit
+JOIN documents d ON d.project_id = hit.project_id AND d.id = hit.document_id
+JOIN projects pr ON pr.id = d.project_id
+JOIN chunks s ON s.project_id = d.project_id AND s.document_id = d.id AND s.ordinal = 0
+WHERE hit.project_id = ANY ($1::bigint[])
+  AND hit.id = ANY ($2::bigint[])
+  AND s.is_summary AND d.summary <> ''
+  AND canon_document_visible(d, $3::boolean, $4::text[])
+`
+
+type DocumentSummariesOfParams struct {
+	ProjectIds   []int64
+	ChunkIds     []int64
+	AccessAll    bool
+	AccessGroups []string
+}
+
+type DocumentSummariesOfRow struct {
+	ChunkID        int64
+	Slug           string
+	ProjectKey     string
+	SummaryChunkID int64
+	HeadingPath    []string
+	Text           string
+}
+
+// The summary chunk of each document the given chunks belong to, for an answer's
+// context: the document's own one-line account of itself, which a question about
+// the document ("what happened in the ledger lag incident?") needs and its other
+// chunks may not repeat. Only canonical documents have one (their chunk 0), and
+// only a summary of their own (written, or their first paragraph), not their
+// title standing in for none; only documents the caller may see. chunk_id is the
+// given chunk.
+func (q *Queries) DocumentSummariesOf(ctx context.Context, arg DocumentSummariesOfParams) ([]DocumentSummariesOfRow, error) {
+	rows, err := q.db.Query(ctx, documentSummariesOf,
+		arg.ProjectIds,
+		arg.ChunkIds,
+		arg.AccessAll,
+		arg.AccessGroups,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []DocumentSummariesOfRow
+	for rows.Next() {
+		var i DocumentSummariesOfRow
+		if err := rows.Scan(
+			&i.ChunkID,
+			&i.Slug,
+			&i.ProjectKey,
+			&i.SummaryChunkID,
+			&i.HeadingPath,
+			&i.Text,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
