@@ -11,7 +11,7 @@ import (
 // decisions, "how do I roll back?" for runbooks. It is a signal of the two-pass
 // ranking (hierarchy: the "intent" contribution), never a rewrite of the question.
 type Intent struct {
-	// Name is the document kind: meeting, decision or runbook.
+	// Name is the document kind: meeting, decision, runbook or incident.
 	Name string
 	// Words are the question words (lowercase, as written) that point at it.
 	Words []string
@@ -45,6 +45,12 @@ var intents = []Intent{
 		Name:  "runbook",
 		Words: []string{"how", "steps", "step", "runbook", "runbooks", "procedure"},
 		fits:  func(k DocumentKind) bool { return k.CanonicalType == "runbook" },
+	},
+	{
+		Name: "incident",
+		Words: []string{"happened", "happen", "happens", "incident", "incidents", "outage", "outages",
+			"postmortem", "postmortems"},
+		fits: func(k DocumentKind) bool { return k.CanonicalType == "incident" || k.SourceType == "postmortem" },
 	},
 }
 

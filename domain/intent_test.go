@@ -18,6 +18,8 @@ func TestQuestionIntents(t *testing.T) {
 		{"How did the team decide, and what was said?", []string{"meeting", "decision", "runbook"}},
 		{"What cache layer did we standardise on?", nil},
 		{"Discussion of showing", []string{"meeting"}}, // "showing" is not "how"
+		{"What happened in the ledger lag incident?", []string{"incident"}},
+		{"Which outages did Priya handle?", []string{"incident"}},
 	} {
 		if got := IntentNames(QuestionIntents(tc.question)); !slices.Equal(got, tc.want) && len(got)+len(tc.want) > 0 {
 			t.Errorf("QuestionIntents(%q) = %v, want %v", tc.question, got, tc.want)
@@ -42,6 +44,9 @@ func TestIntentFits(t *testing.T) {
 		{"decision", DocumentKind{CanonicalType: "decision"}, true},
 		{"runbook", DocumentKind{CanonicalType: "runbook"}, true},
 		{"runbook", DocumentKind{SourceType: "runbook"}, false},
+		{"incident", DocumentKind{CanonicalType: "incident"}, true},
+		{"incident", DocumentKind{SourceType: "postmortem"}, true},
+		{"incident", DocumentKind{CanonicalType: "runbook"}, false},
 	} {
 		if got := byName[tc.intent].Fits(tc.kind); got != tc.want {
 			t.Errorf("%s fits %+v = %v, want %v", tc.intent, tc.kind, got, tc.want)

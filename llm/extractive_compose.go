@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/canonkb/canon/domain"
 	"github.com/canonkb/canon/markdown"
 )
 
@@ -77,6 +78,7 @@ const (
 	describingPenalty = 0.6  // a sentence that describes its document ("This page defines…")
 	proposalPenalty   = 0.6  // why: a sentence laying out the rejected option itself
 	turnedDownPenalty = 0.6  // not why: a sentence saying what was turned down answers what was not chosen
+	intentBonus       = 1.15 // a passage of the kind the question's words point at (domain.Intents)
 	expandedPrior     = 0.85 // a graph neighbour rather than a retrieved passage
 	// Each rank down the context costs this much, to at most rankPriorFloor.
 	rankPriorStep  = 0.03
@@ -121,6 +123,7 @@ type unit struct {
 type composer struct {
 	lx       *lexicon
 	q        question
+	intents  []domain.Intent
 	passages []Passage
 	context  []map[string]bool // per passage: terms of its title and heading path
 	units    []*unit
@@ -131,7 +134,7 @@ type composer struct {
 // compose returns the extractive answer to text from passages (see
 // Extractive), or SelfRefusalSentinel.
 func compose(text string, passages []Passage) string {
-	c := &composer{lx: &englishLexicon, q: englishLexicon.analyse(text), passages: passages}
+	c := &composer{lx: &englishLexicon, q: englishLexicon.analyse(text), intents: domain.QuestionIntents(text), passages: passages}
 	if len(c.q.terms) == 0 {
 		return SelfRefusalSentinel
 	}
@@ -397,6 +400,10 @@ func (c *composer) bonus(u *unit) float64 {
 	}
 	if !c.q.aboutRejection && c.q.kind != askWhy && u.kind == unitSentence && c.lx.turnsDown(u.text) {
 		b *= turnedDownPenalty
+	}
+	if kind := (domain.DocumentKind{CanonicalType: p.CanonicalType}); slices.ContainsFunc(c.intents,
+		func(in domain.Intent) bool { return in.Fits(kind) }) {
+		b *= intentBonus
 	}
 	switch c.q.kind {
 	case askWhat, askOther, askYesNo:

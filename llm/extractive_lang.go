@@ -120,7 +120,7 @@ var englishLexicon = lexicon{
 	proposalSections: words(`proposal proposed sketch`),
 	describing: []string{"this page", "this document", "this runbook", "this standard", "this adr", "this section",
 		"step-by-step procedure", "procedure for", "how to", "what to do", "upgrade notes", "notes on", "defines",
-		"describes", "covers", "lists the", "entry point"},
+		"describes", "covers", "lists the", "entry point", "written after"},
 	// "second" is left out: it is a unit of time as often.
 	ordinals: map[string]string{"first": "1", "third": "3", "fourth": "4", "fifth": "5", "sixth": "6",
 		"seventh": "7", "eighth": "8", "ninth": "9", "tenth": "10"},

@@ -228,7 +228,8 @@ func TestComposeTrust(t *testing.T) {
 }
 
 // TestComposeSubject: the document about what was asked answers it, in its own
-// words, and a sentence about what was turned down does not.
+// words (the kind of document the question points at first), and neither a
+// sentence about what was turned down nor one about where a page came from does.
 func TestComposeSubject(t *testing.T) {
 	t.Parallel()
 	gatewaySummary := decision(1, "dec-api-gateway", "External clients reach our services through an Envoy-based edge proxy. "+
@@ -238,12 +239,20 @@ func TestComposeSubject(t *testing.T) {
 	keys.Title = "Idempotency keys"
 	webhooks := decision(2, "int-stripe-webhooks", "Consumers must use the event id as an idempotency key when events arrive twice.")
 	webhooks.Title = "Stripe webhooks"
+	runbook := decision(1, "rb-error-e5032", "What to do when the ledger replicator raises E5032 (ledger replication lag exceeded). "+
+		"Written after the July 2024 ledger lag incident.")
+	runbook.CanonicalType, runbook.Status, runbook.Title, runbook.IsSummary = "runbook", "active", "E5032: ledger replication lag exceeded", true
+	incident := decision(2, "inc-2024-07-ledger-lag", "On 16 July 2024 the ledger reporting replica fell 47 minutes behind the primary.")
+	incident.CanonicalType, incident.Title, incident.IsSummary = "incident", "Incident 2024-07-16: ledger reporting replica 47 minutes behind", true
 	tests := []struct {
 		name     string
 		question string
 		passages []Passage
 		want     string
 	}{
+		{"what happened: the incident's own account, not a page written after it", "what happened in the ledger lag incident?",
+			[]Passage{runbook, incident}, "On 16 July 2024 the ledger reporting replica fell 47 minutes behind the primary [2]. " +
+				"Written after the July 2024 ledger lag incident [1]."},
 		{"a summary's first sentence answers its title's question", "what do we use as the public API gateway?",
 			[]Passage{gatewaySummary}, "External clients reach our services through an Envoy-based edge proxy [1]."},
 		{"what was turned down answers a question about it", "why did we reject a GraphQL gateway?",
@@ -479,7 +488,7 @@ func TestExtractiveStreamIsDeterministic(t *testing.T) {
 	if !markerRE.MatchString(first.Text) {
 		t.Errorf("no citation marker in %q", first.Text)
 	}
-	if first.Model != "extractive-v3" || first.Usage.CompletionTokens != len(strings.Fields(first.Text)) || first.Usage.PromptTokens == 0 {
+	if first.Model != "extractive-v4" || first.Usage.CompletionTokens != len(strings.Fields(first.Text)) || first.Usage.PromptTokens == 0 {
 		t.Errorf("Model %q, Usage %+v", first.Model, first.Usage)
 	}
 }
@@ -487,7 +496,7 @@ func TestExtractiveStreamIsDeterministic(t *testing.T) {
 func TestExtractiveSentinelAndFallbacks(t *testing.T) {
 	t.Parallel()
 	p := NewExtractive()
-	if p.Name() != "extractive" || p.Model() != "extractive-v3" {
+	if p.Name() != "extractive" || p.Model() != "extractive-v4" {
 		t.Errorf("Name %q Model %q", p.Name(), p.Model())
 	}
 	var c collector
