@@ -20,7 +20,9 @@ const SelfRefusalSentinel = "NO_ANSWER_IN_CONTEXT"
 // It reads each passage's Markdown structure (paragraphs into sentences, lists
 // with their lead-in, tables into rows under their header), keeps only whole
 // sentences, and scores each one by the question's content words it shares
-// (stemmed, weighted by rarity; words of its heading count half), by how far
+// (stemmed, or a word derived from one; weighted by rarity; words of its
+// heading count half), by the kind of document the question points at
+// (domain.Intents), by how far
 // its source can be trusted (canonical, current, human-written documents
 // first: notes, generated and superseded documents answer only when nothing
 // stronger does; a rejected approach is never the answer unless the question

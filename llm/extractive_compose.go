@@ -246,7 +246,7 @@ func (c *composer) weigh() {
 	df := map[string]int{}
 	for _, u := range c.units {
 		for _, t := range c.q.terms {
-			if u.terms[t] || u.minor[t] || c.context[u.passage][t] {
+			if has(u.terms, t) || has(u.minor, t) || has(c.context[u.passage], t) {
 				df[t]++
 			}
 		}
@@ -272,13 +272,13 @@ func (c *composer) relevance(u *unit) float64 {
 	sum := 0.0
 	for _, t := range c.q.terms { // in order, so the float sum is the same every time
 		switch {
-		case u.terms[t]:
+		case has(u.terms, t):
 			sum += c.weight[t]
 			found = true
-		case u.minor[t]:
+		case has(u.minor, t):
 			sum += contextShare * c.weight[t]
 			found = true
-		case c.context[u.passage][t]:
+		case has(c.context[u.passage], t):
 			sum += contextShare * c.weight[t]
 		}
 	}
@@ -824,3 +824,24 @@ func startsSentence(w string) bool {
 
 // round keeps float noise out of ties.
 func round(x float64) float64 { return math.Round(x*1e9) / 1e9 }
+
+// has reports whether terms hold t, or a word derived from it: a term of at
+// least derivedPrefix letters that another starts with ("represent" and
+// "representation", "deploy" and "deployment"), which the stemmer keeps apart.
+func has(terms map[string]bool, t string) bool {
+	if terms[t] {
+		return true
+	}
+	if len(t) < derivedPrefix {
+		return false
+	}
+	for w := range terms {
+		if strings.HasPrefix(w, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// derivedPrefix: shorter stems start too many unrelated words ("cache" and "cached" meet anyway).
+const derivedPrefix = 6

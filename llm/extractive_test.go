@@ -181,6 +181,30 @@ func note(n int, doc, text string) Passage {
 	return Passage{N: n, Text: text, Origin: OriginPrimary, DocID: doc, Title: doc, Tier: "human", EvidenceTier: "blog"}
 }
 
+func TestHasDerived(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		terms []string
+		term  string
+		want  bool
+	}{
+		{[]string{"representation"}, "represent", true}, // represented, representation
+		{[]string{"deployment"}, "deploy", true},
+		{[]string{"represent"}, "representation", false}, // the question's word, not a shorter one
+		{[]string{"cached"}, "cach", false},              // under six letters: exact only
+		{[]string{"cach"}, "cach", true},
+		{nil, "represent", false},
+	} {
+		terms := map[string]bool{}
+		for _, w := range tc.terms {
+			terms[w] = true
+		}
+		if got := has(terms, tc.term); got != tc.want {
+			t.Errorf("has(%v, %q) = %v, want %v", tc.terms, tc.term, got, tc.want)
+		}
+	}
+}
+
 func TestComposeTrust(t *testing.T) {
 	t.Parallel()
 	canonical := decision(2, "dec-cache", "We standardised on Redis Cluster as the shared cache layer.")
@@ -244,12 +268,18 @@ func TestComposeSubject(t *testing.T) {
 	runbook.CanonicalType, runbook.Status, runbook.Title, runbook.IsSummary = "runbook", "active", "E5032: ledger replication lag exceeded", true
 	incident := decision(2, "inc-2024-07-ledger-lag", "On 16 July 2024 the ledger reporting replica fell 47 minutes behind the primary.")
 	incident.CanonicalType, incident.Title, incident.IsSummary = "incident", "Incident 2024-07-16: ledger reporting replica 47 minutes behind", true
+	money := decision(1, "pay-dec-minor-units", "All monetary amounts are stored as an integer count of the currency's minor unit with an ISO 4217 code.")
+	money.Title, money.IsSummary = "Money representation: integer minor units", true
+	refunds := decision(2, "pay-rb-stuck-refunds", "Create a finance adjustment when the money moved but our record says failed.")
+	refunds.CanonicalType, refunds.Status, refunds.Title = "runbook", "active", "Refunds stuck in pending"
 	tests := []struct {
 		name     string
 		question string
 		passages []Passage
 		want     string
 	}{
+		{"a word derived from the question's (representation, represented)", "how is money represented?",
+			[]Passage{refunds, money}, "All monetary amounts are stored as an integer count of the currency's minor unit with an ISO 4217 code [1]."},
 		{"what happened: the incident's own account, not a page written after it", "what happened in the ledger lag incident?",
 			[]Passage{runbook, incident}, "On 16 July 2024 the ledger reporting replica fell 47 minutes behind the primary [2]. " +
 				"Written after the July 2024 ledger lag incident [1]."},
