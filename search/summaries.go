@@ -21,15 +21,18 @@ import (
 func (s *Searcher) WithSummaries(ctx context.Context, hits []*domain.Hit) ([]*domain.Hit, error) {
 	var keys []string
 	var ids []int64
+	docOf := func(h *domain.Hit) string { return h.ProjectKey + "\x00" + h.DocID }
 	seen := map[string]bool{}
 	for _, h := range hits {
 		if h.IsSummary {
-			seen[h.ProjectKey+"\x00"+h.DocID] = true
+			seen[docOf(h)] = true
 		}
 	}
+	first := map[int64]string{} // the chunk asked for -> its document
 	for _, h := range hits {
-		if doc := h.ProjectKey + "\x00" + h.DocID; !seen[doc] {
+		if doc := docOf(h); !seen[doc] {
 			seen[doc] = true
+			first[h.ChunkID] = doc
 			ids = append(ids, h.ChunkID)
 			if !slices.Contains(keys, h.ProjectKey) {
 				keys = append(keys, h.ProjectKey)
@@ -62,7 +65,7 @@ func (s *Searcher) WithSummaries(ctx context.Context, hits []*domain.Hit) ([]*do
 	for id, r := range summaries {
 		text := strings.Join(strings.Fields(r.Text), " ")
 		for _, h := range hits {
-			if h.DocID == r.Slug && h.ProjectKey == r.ProjectKey && strings.Contains(strings.Join(strings.Fields(h.Text), " "), text) {
+			if docOf(h) == first[id] && strings.Contains(strings.Join(strings.Fields(h.Text), " "), text) {
 				delete(summaries, id)
 				break
 			}

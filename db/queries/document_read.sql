@@ -24,10 +24,9 @@ ORDER BY c.ordinal, c.id;
 -- only a summary of their own (written, or their first paragraph), not their
 -- title standing in for none; only documents the caller may see. chunk_id is the
 -- given chunk.
-SELECT hit.id AS chunk_id, d.slug, pr.project_key, s.id AS summary_chunk_id, s.heading_path, s.text
+SELECT hit.id AS chunk_id, s.id AS summary_chunk_id, s.heading_path, s.text
 FROM chunks hit
 JOIN documents d ON d.project_id = hit.project_id AND d.id = hit.document_id
-JOIN projects pr ON pr.id = d.project_id
 JOIN chunks s ON s.project_id = d.project_id AND s.document_id = d.id AND s.ordinal = 0
 WHERE hit.project_id = ANY (sqlc.arg(project_ids)::bigint[])
   AND hit.id = ANY (sqlc.arg(chunk_ids)::bigint[])

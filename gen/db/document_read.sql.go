@@ -127,10 +127,9 @@ func (q *Queries) DocumentRead(ctx context.Context, arg DocumentReadParams) (Doc
 }
 
 const documentSummariesOf = `-- name: DocumentSummariesOf :many
-SELECT hit.id AS chunk_id, d.slug, pr.project_key, s.id AS summary_chunk_id, s.heading_path, s.text
+SELECT hit.id AS chunk_id, s.id AS summary_chunk_id, s.heading_path, s.text
 FROM chunks hit
 JOIN documents d ON d.project_id = hit.project_id AND d.id = hit.document_id
-JOIN projects pr ON pr.id = d.project_id
 JOIN chunks s ON s.project_id = d.project_id AND s.document_id = d.id AND s.ordinal = 0
 WHERE hit.project_id = ANY ($1::bigint[])
   AND hit.id = ANY ($2::bigint[])
@@ -147,8 +146,6 @@ type DocumentSummariesOfParams struct {
 
 type DocumentSummariesOfRow struct {
 	ChunkID        int64
-	Slug           string
-	ProjectKey     string
 	SummaryChunkID int64
 	HeadingPath    []string
 	Text           string
@@ -177,8 +174,6 @@ func (q *Queries) DocumentSummariesOf(ctx context.Context, arg DocumentSummaries
 		var i DocumentSummariesOfRow
 		if err := rows.Scan(
 			&i.ChunkID,
-			&i.Slug,
-			&i.ProjectKey,
 			&i.SummaryChunkID,
 			&i.HeadingPath,
 			&i.Text,
