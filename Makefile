@@ -88,7 +88,7 @@ vet:
 
 .PHONY: test
 test: go db ingest-tools pgbouncer-tools vet lint check-generated ## everything CI runs: database, vet, lint, codegen drift, go test -race, browser tests, Node clients
-	$(GO) test -race -count=1 ./...
+	GO=$(GO) scripts/go-test.sh -race -count=1 ./...
 	$(MAKE) --no-print-directory test-partitioned
 	@scripts/fuzz.sh $(FUZZTIME_TEST)
 	$(MAKE) --no-print-directory scenarios
@@ -105,8 +105,8 @@ PARTITIONED_PACKAGES ?= ./search/ ./hierarchy/ ./ingest/ ./doctor/ ./db/citus/ .
 PARTITIONED_COMMANDS ?= TestTableLayout|TestVectorTypeMigrateConvertAndMismatch|TestBulkIngestKilledMidLoad|TestThroughPgBouncer
 .PHONY: test-partitioned
 test-partitioned: go db ingest-tools pgbouncer-tools ## the ranking, hierarchy, ingest, doctor, Citus-rule, migration and index-rebuilding command tests with KB_TABLE_LAYOUT=partitioned
-	KB_TABLE_LAYOUT=partitioned $(GO) test -race -count=1 $(PARTITIONED_PACKAGES)
-	KB_TABLE_LAYOUT=partitioned $(GO) test -race -count=1 -run '$(PARTITIONED_COMMANDS)' ./cmd/canon/
+	KB_TABLE_LAYOUT=partitioned GO=$(GO) scripts/go-test.sh -race -count=1 $(PARTITIONED_PACKAGES)
+	KB_TABLE_LAYOUT=partitioned GO=$(GO) scripts/go-test.sh -race -count=1 -run '$(PARTITIONED_COMMANDS)' ./cmd/canon/
 
 # The web chat (web/) is built by Vite and its bundle web/dist is committed, like
 # gen/, so `go build` embeds it without Node; web-check rebuilds it and fails on drift.
