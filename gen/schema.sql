@@ -1596,3 +1596,20 @@ RETURNS float8 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
            END
 $$;
 
+-- db/migrations/00072_entity_name_parts.sql
+-- canon_person_name_parts: the lowercased first and last words of a person's
+-- name and aliases, three letters or more ("Ines" of the alias "Ines Moreau", a
+-- nickname alias "Sammy"; initials such as "P." are too short); none for a
+-- team or a project.
+CREATE FUNCTION canon_person_name_parts(entity_type text, name text, aliases text[]) RETURNS text[]
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT coalesce(array_agg(DISTINCT lower(p.part) ORDER BY lower(p.part)), '{}')
+    FROM unnest(array_append(aliases, name)) AS n (form)
+    CROSS JOIN LATERAL (VALUES (split_part(n.form, ' ', 1)), (split_part(n.form, ' ', -1))) AS p (part)
+    WHERE entity_type = 'person' AND length(p.part) >= 3
+$$;
+
+ALTER TABLE entities
+    ADD COLUMN name_parts text[] NOT NULL
+    GENERATED ALWAYS AS (canon_person_name_parts(entity_type, name, aliases)) STORED;
+

@@ -193,16 +193,15 @@ question AS (
     ) AS t
 ),
 project_entities AS (
-    SELECT e.project_id, e.id, e.slug, e.entity_type, e.name, e.aliases, e.role, e.facts,
-           -- canon_text_config, joined: called per entity, that SQL function
-           -- (a subquery, never inlined) planned itself 232 times, 0.7 ms.
-           coalesce(tl.config, 'simple'::regconfig) AS config,
+    SELECT e.project_id, e.id, e.document_id, e.slug, e.entity_type, e.name, e.aliases, e.name_parts,
+           e.role, e.facts,
            1 - (e.embedding <=> $4::vector) AS cosine
     FROM entities e
-    JOIN documents d ON d.project_id = e.project_id AND d.id = e.document_id
-    LEFT JOIN text_languages tl ON tl.language = d.language
     WHERE e.project_id = ANY ($1::bigint[])
-      AND canon_document_visible(d, $5::boolean, $6::text[])
+      AND ($5::boolean
+           OR EXISTS (SELECT FROM documents d
+                      WHERE d.project_id = e.project_id AND d.id = e.document_id
+                        AND canon_document_visible(d, false, $6::text[])))
 ),
 fuzzy_candidates AS (
     SELECT DISTINCT e.id
@@ -215,18 +214,12 @@ fuzzy_candidates AS (
     ) AS e
     WHERE length(w.word) >= 3
 ),
-name_parts AS (
-    SELECT x.project_id, x.id, x.part, count(*) OVER (PARTITION BY x.project_id, x.part) AS holders
-    FROM (
-        SELECT DISTINCT e.project_id, e.id, lower(p.part) AS part
-        FROM project_entities e
-        CROSS JOIN LATERAL unnest(array_append(e.aliases, e.name)) AS n (form)
-        CROSS JOIN LATERAL (VALUES (split_part(n.form, ' ', 1)), (split_part(n.form, ' ', -1))) AS p (part)
-        WHERE e.entity_type = 'person' AND length(p.part) >= 3
-    ) AS x
-),
 part_hits AS MATERIALIZED (
-    SELECT np.project_id, np.id, np.part, np.holders FROM name_parts np CROSS JOIN question q WHERE strpos(q.text, np.part) > 0
+    SELECT e.project_id, e.id, p.part
+    FROM project_entities e
+    CROSS JOIN question q
+    CROSS JOIN LATERAL unnest(e.name_parts) AS p (part)
+    WHERE strpos(q.text, p.part) > 0
 ),
 surface AS (
     SELECT e.id, lower(n.form) AS form, fc.id IS NOT NULL AS fuzzy
@@ -238,7 +231,8 @@ surface AS (
     UNION ALL
     SELECT h.id, h.part, false
     FROM part_hits h
-    WHERE h.holders = 1
+    WHERE NOT EXISTS (SELECT FROM project_entities o
+                      WHERE o.project_id = h.project_id AND o.id <> h.id AND h.part = ANY (o.name_parts))
 ),
 name_match AS (
     SELECT s.id,
@@ -264,23 +258,44 @@ team_names AS (
     WHERE t.entity_type = 'team' AND lower(t.name) LIKE ANY (q.patterns)
     GROUP BY m.project_id, m.member_slug
 ),
+text_signals AS (
+    SELECT t.id,
+           CASE WHEN t.role_hit
+                THEN cardinality(ARRAY(SELECT unnest(tsvector_to_array(to_tsvector(c.config, t.role_text)))
+                                       INTERSECT SELECT unnest(t.lexemes)))::float8 / cardinality(t.lexemes)
+                ELSE 0
+           END AS role,
+           CASE WHEN t.facts_hit
+                THEN cardinality(ARRAY(SELECT unnest(tsvector_to_array(to_tsvector(c.config, t.facts_text)))
+                                       INTERSECT SELECT unnest(t.lexemes)))::float8 / cardinality(t.lexemes)
+                ELSE 0
+           END AS facts
+    FROM (
+        SELECT x.id, x.project_id, x.document_id, x.lexemes, x.patterns, x.role_text, x.facts_text, lower(x.role_text) LIKE ANY (x.patterns) AS role_hit,
+               lower(x.facts_text) LIKE ANY (x.patterns) AS facts_hit
+        FROM (
+            SELECT e.id, e.project_id, e.document_id, q.lexemes, q.patterns,
+                   concat_ws(' ', e.role, tn.names) AS role_text, array_to_string(e.facts, ' ') AS facts_text
+            FROM project_entities e
+            CROSS JOIN question q
+            LEFT JOIN team_names tn ON tn.project_id = e.project_id AND tn.member_slug = e.slug
+            WHERE cardinality(q.lexemes) > 0
+        ) AS x
+    ) AS t
+    JOIN documents d ON d.project_id = t.project_id AND d.id = t.document_id
+    CROSS JOIN LATERAL (SELECT canon_text_config(d.language) AS config) AS c
+    WHERE t.role_hit OR t.facts_hit
+),
 signals AS (
     SELECT e.id, e.project_id, e.entity_type,
            coalesce(nm.name_exact, 0) AS name_exact,
            coalesce(nm.name_fuzzy, 0) AS name_fuzzy,
-           CASE WHEN cardinality(q.lexemes) = 0 OR NOT lower(concat_ws(' ', e.role, tn.names)) LIKE ANY (q.patterns) THEN 0
-                ELSE cardinality(ARRAY(SELECT unnest(tsvector_to_array(to_tsvector(e.config, concat_ws(' ', e.role, tn.names))))
-                                       INTERSECT SELECT unnest(q.lexemes)))::float8 / cardinality(q.lexemes)
-           END AS role,
-           CASE WHEN cardinality(q.lexemes) = 0 OR NOT lower(array_to_string(e.facts, ' ')) LIKE ANY (q.patterns) THEN 0
-                ELSE cardinality(ARRAY(SELECT unnest(tsvector_to_array(to_tsvector(e.config, array_to_string(e.facts, ' '))))
-                                       INTERSECT SELECT unnest(q.lexemes)))::float8 / cardinality(q.lexemes)
-           END AS facts,
+           coalesce(ts.role, 0)::float8 AS role,
+           coalesce(ts.facts, 0)::float8 AS facts,
            -- No embedding (or a zero query vector, whose cosine is NaN) means no signal.
            coalesce(CASE WHEN e.cosine = 'NaN'::float8 THEN 0 ELSE greatest(e.cosine, 0) END, 0)::float8 AS vector
     FROM project_entities e
-    CROSS JOIN question q
-    LEFT JOIN team_names tn ON tn.project_id = e.project_id AND tn.member_slug = e.slug
+    LEFT JOIN text_signals ts ON ts.id = e.id
     LEFT JOIN name_match nm ON nm.id = e.id
 ),
 scored AS (
@@ -428,7 +443,7 @@ type EntityRankRow struct {
 //
 // Tables (db/migrations/00001_schema.sql):
 //
-//	entities        (project_id, id, document_id, slug, entity_type, name, aliases, role, facts, embedding)
+//	entities        (project_id, id, document_id, slug, entity_type, name, aliases, name_parts, role, facts, embedding)
 //	team_members    (project_id, team_id, member_slug)
 //	entity_mentions (project_id, entity_slug, document_id, strength, source)  -- source text|attendee|frontmatter
 //
@@ -453,7 +468,9 @@ type EntityRankRow struct {
 // configurations of the projects' languages, bound by the caller as SearchRank's.
 // The configurations, once (referenced as a subquery, each use ran it again).
 // The entities the caller may see: an entity whose page is hidden by the
-// document ACL does not exist for this question.
+// document ACL does not exist for this question. Their pages are read only to
+// test that (probing every entity's page was a fifth of the statement), and not
+// at all for a caller who sees every document.
 // Entities whose name holds a run close to a word of the question, found with the
 // trigram index on lower(name) (word_similarity above pg_trgm's
 // word_similarity_threshold, 0.6 by default); the others get no fuzzy signal.
@@ -462,12 +479,8 @@ type EntityRankRow struct {
 // word instead. It prices the <% test at one operator (pg_trgm declares no
 // cost), while it builds the trigrams of both strings: at 232 people that join
 // was 4 ms of a 9 ms pass 1, and statistics decided between the two plans.
-// People's first and last names, from the name and from each alias: "Ines" is
-// Inês Moreau's first name when an alias spells it so ("Ines Moreau"), and a
-// nickname alias ("Sammy") counts as a first name. Initials ("P.") are too short.
-// holders: how many people of the project go by the part (one row per person
-// and part, so a count over the part's rows).
-// The first and last names found in the question as written.
+// People's first and last names (entities.name_parts) found in the question as
+// written.
 // The names worth testing. Every name an entity goes by is its name, its aliases
 // and, for people, a first or last name no other person of the project has
 // ("Dana", "Okafor"); only those found in the question as written (strpos) can
@@ -478,6 +491,9 @@ type EntityRankRow struct {
 // counts as a perfect one.
 // The names of the teams a person belongs to join their role text, for the teams
 // whose name shares a term prefix with the question (others cannot add a term).
+// Role and facts, only for the entities whose role (with their teams' names) or
+// facts match one of the question's patterns: another text cannot share a term.
+// Only these need their page's text-search configuration.
 // The best max_entities by direct score (ties: the lower id).
 // The decision. A tiny tolerance keeps 0.6 − 0.5 from failing a 0.1 gap on rounding.
 // One level of team expansion: the members of a chosen team the caller may see,

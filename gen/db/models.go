@@ -136,6 +136,7 @@ type Entity struct {
 	Role       string
 	Facts      []string
 	Embedding  *pgvector.Vector
+	NameParts  []string
 }
 
 type EntityMention struct {
