@@ -15,6 +15,9 @@ type Intent struct {
 	Name string
 	// Words are the question words (lowercase, as written) that point at it.
 	Words []string
+	// notBefore are the words after which a word of Words does not point at it:
+	// "how is money represented?" asks for a description, not for steps.
+	notBefore map[string][]string
 	// fits tells whether a document is of the kind.
 	fits func(DocumentKind) bool
 }
@@ -42,9 +45,10 @@ var intents = []Intent{
 		fits: func(k DocumentKind) bool { return k.CanonicalType == "decision" },
 	},
 	{
-		Name:  "runbook",
-		Words: []string{"how", "steps", "step", "runbook", "runbooks", "procedure"},
-		fits:  func(k DocumentKind) bool { return k.CanonicalType == "runbook" },
+		Name:      "runbook",
+		Words:     []string{"how", "steps", "step", "runbook", "runbooks", "procedure"},
+		notBefore: map[string][]string{"how": append(slices.Clone(DescribingHow), "come")},
+		fits:      func(k DocumentKind) bool { return k.CanonicalType == "runbook" },
 	},
 	{
 		Name: "incident",
@@ -53,6 +57,10 @@ var intents = []Intent{
 		fits: func(k DocumentKind) bool { return k.CanonicalType == "incident" || k.SourceType == "postmortem" },
 	},
 }
+
+// DescribingHow are the words after which "how" asks what something is or how
+// much of it there is, not how to do it: how is, how many, how long.
+var DescribingHow = []string{"is", "are", "was", "were", "much", "many", "long", "often", "big", "large", "fast", "old"}
 
 // Intents returns the question intents (a copy: the list is defined once, above).
 func Intents() []Intent { return slices.Clone(intents) }
@@ -68,8 +76,11 @@ func QuestionIntents(question string) []Intent {
 	})
 	var out []Intent
 	for _, in := range intents {
-		if slices.ContainsFunc(words, func(w string) bool { return slices.Contains(in.Words, w) }) {
-			out = append(out, in)
+		for i, w := range words {
+			if slices.Contains(in.Words, w) && (i+1 == len(words) || !slices.Contains(in.notBefore[w], words[i+1])) {
+				out = append(out, in)
+				break
+			}
 		}
 	}
 	return out

@@ -20,6 +20,13 @@ func TestQuestionIntents(t *testing.T) {
 		{"Discussion of showing", []string{"meeting"}}, // "showing" is not "how"
 		{"What happened in the ledger lag incident?", []string{"incident"}},
 		{"Which outages did Priya handle?", []string{"incident"}},
+		// "how" followed by these asks for a description or an amount.
+		{"How is money represented in payments?", nil},
+		{"How many people attended the kickoff?", []string{"meeting"}},
+		{"How long does a canary step last?", []string{"runbook"}}, // "step"
+		{"How come we dropped Memcached?", nil},
+		{"How are refunds retried, and what are the steps?", []string{"runbook"}},
+		{"how", []string{"runbook"}},
 	} {
 		if got := IntentNames(QuestionIntents(tc.question)); !slices.Equal(got, tc.want) && len(got)+len(tc.want) > 0 {
 			t.Errorf("QuestionIntents(%q) = %v, want %v", tc.question, got, tc.want)

@@ -6,6 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/canonkb/canon/domain"
 	"github.com/canonkb/canon/internal/english"
 )
 
@@ -64,6 +65,15 @@ type lexicon struct {
 	ordinals map[string]string
 }
 
+// withDescribingHow adds "how is", "how many" and the like (domain.DescribingHow)
+// to openers as what-questions.
+func withDescribingHow(openers map[string]questionType) map[string]questionType {
+	for _, w := range domain.DescribingHow {
+		openers["how "+w] = askWhat
+	}
+	return openers
+}
+
 func words(s string) map[string]bool {
 	m := map[string]bool{}
 	for w := range strings.FieldsSeq(s) {
@@ -94,12 +104,9 @@ var englishLexicon = lexicon{
 		"hand off": "handoff", "check out": "checkout", "sign off": "signoff",
 	},
 	leadingFiller: words(`and so but ok okay please then also hey hi`),
-	openers: map[string]questionType{
+	// "How is money represented?", "how many…" ask what, not for steps.
+	openers: withDescribingHow(map[string]questionType{
 		"what": askWhat, "which": askWhat, "whats": askWhat, "what's": askWhat,
-		"how much": askWhat, "how many": askWhat, "how long": askWhat, "how often": askWhat,
-		"how big": askWhat, "how large": askWhat, "how fast": askWhat, "how old": askWhat,
-		// "How is money represented?" asks for a description, not for steps.
-		"how is": askWhat, "how are": askWhat, "how was": askWhat, "how were": askWhat,
 		"who": askWho, "whom": askWho, "whose": askWho, "who's": askWho,
 		"when": askWhen, "since when": askWhen, "what year": askWhen, "what date": askWhen,
 		"what time": askWhen, "which year": askWhen, "which date": askWhen,
@@ -109,7 +116,7 @@ var englishLexicon = lexicon{
 		"is": askYesNo, "are": askYesNo, "was": askYesNo, "were": askYesNo, "does": askYesNo, "do": askYesNo,
 		"did": askYesNo, "can": askYesNo, "could": askYesNo, "should": askYesNo, "has": askYesNo,
 		"have": askYesNo, "will": askYesNo, "would": askYesNo, "must": askYesNo,
-	},
+	}),
 	rejection:        words(`reject rejected rejecting rejection dismiss dismissed turned declined alternative alternatives instead`),
 	turnedDown:       words(`reject rejected rejects rejecting dismissed declined abandoned`),
 	negations:        words(`not no never don't doesn't didn't isn't aren't wasn't weren't won't`),
