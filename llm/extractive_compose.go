@@ -553,7 +553,7 @@ func (c *composer) proseAnswer(lead *unit, cands []*unit) string {
 			break
 		}
 		otherDoc := c.passages[u.passage].DocID != c.passages[lead.passage].DocID
-		if u.relevance < supportRelevance || (otherDoc && (authority || u.score < otherDocCutoff*lead.score)) {
+		if u.relevance < supportRelevance || (otherDoc && (authority || u.score < otherDocCutoff*lead.score || !c.adds(u, picked))) {
 			continue
 		}
 		if !passages[u.passage] && len(passages) == extractiveMaxPassages {
@@ -593,6 +593,14 @@ func (c *composer) proseAnswer(lead *unit, cands []*unit) string {
 		parts = append(parts, c.renderTable(rows))
 	}
 	return strings.Join(parts, "\n\n")
+}
+
+// adds reports whether u holds a question term that none of picked holds: a
+// sentence of another document joins an answer for what the answer lacks.
+func (c *composer) adds(u *unit, picked []*unit) bool {
+	return slices.ContainsFunc(c.q.terms, func(t string) bool {
+		return has(u.terms, t) && !slices.ContainsFunc(picked, func(p *unit) bool { return has(p.terms, t) })
+	})
 }
 
 // repeats reports whether u says what one of picked says already, or is a

@@ -518,7 +518,7 @@ func TestExtractiveStreamIsDeterministic(t *testing.T) {
 	if !markerRE.MatchString(first.Text) {
 		t.Errorf("no citation marker in %q", first.Text)
 	}
-	if first.Model != "extractive-v4" || first.Usage.CompletionTokens != len(strings.Fields(first.Text)) || first.Usage.PromptTokens == 0 {
+	if first.Model != "extractive-v5" || first.Usage.CompletionTokens != len(strings.Fields(first.Text)) || first.Usage.PromptTokens == 0 {
 		t.Errorf("Model %q, Usage %+v", first.Model, first.Usage)
 	}
 }
@@ -526,7 +526,7 @@ func TestExtractiveStreamIsDeterministic(t *testing.T) {
 func TestExtractiveSentinelAndFallbacks(t *testing.T) {
 	t.Parallel()
 	p := NewExtractive()
-	if p.Name() != "extractive" || p.Model() != "extractive-v4" {
+	if p.Name() != "extractive" || p.Model() != "extractive-v5" {
 		t.Errorf("Name %q Model %q", p.Name(), p.Model())
 	}
 	var c collector
@@ -584,4 +584,29 @@ func FuzzCompose(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A sentence of another document joins the answer only for a question term the
+// answer lacks: one that merely shares the words the lead already has is left out.
+func TestComposeOtherDocumentAddsATerm(t *testing.T) {
+	t.Parallel()
+	lead := decision(1, "dec-money", "Money amounts in payments are represented as integer minor units with a currency code.")
+	tests := []struct {
+		name  string
+		other Passage
+		want  string
+	}{
+		{"the same words again", decision(2, "std-reports", "Payments reports represent money as decimals."),
+			"Money amounts in payments are represented as integer minor units with a currency code [1]."},
+		{"a word the lead lacks", decision(2, "std-ledger", "The ledger stores money amounts in payments as integers, audited yearly."),
+			"Money amounts in payments are represented as integer minor units with a currency code [1]. " +
+				"The ledger stores money amounts in payments as integers, audited yearly [2]."},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := compose("how is money represented in the payments ledger?", []Passage{lead, tc.other}); got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
 }
