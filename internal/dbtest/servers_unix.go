@@ -12,6 +12,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -20,12 +21,17 @@ import (
 )
 
 // Port returns the port of the test's n-th extra server (a PgBouncer, a
-// replica), n from 0. KB_TEST_PORT_BASE sets the first (a developer's own range);
-// otherwise it is derived from DATABASE_URL's port, which scripts/db.sh takes
-// from KB_PG_PORT: port + 1000×(n+1), so clones on different KB_PG_PORTs never
-// share one.
+// primary, a replica), n from 0 to 3. KB_TEST_PORT_BASE sets the first (a
+// developer's own range); otherwise it is derived from DATABASE_URL's port,
+// which scripts/db.sh takes from KB_PG_PORT, so clones on different KB_PG_PORTs
+// do not share one: 16384 + 4×(port mod 4096) + n. That stays below Linux's
+// ephemeral ports (32768 and up), which the tests' own client connections take:
+// a server told to listen on a port a client socket holds cannot bind it.
 func Port(t testing.TB, n int) int {
 	t.Helper()
+	if n < 0 || n >= extraServers {
+		t.Fatalf("extra server %d: at most %d", n, extraServers)
+	}
 	if base := os.Getenv("KB_TEST_PORT_BASE"); base != "" {
 		p, err := strconv.Atoi(base)
 		if err != nil || p < 1 || p+n > 65535 {
@@ -33,13 +39,11 @@ func Port(t testing.TB, n int) int {
 		}
 		return p + n
 	}
-	pg := adminPort(t)
-	p := pg + 1000*(n+1)
-	if p > 65535 {
-		t.Fatalf("port %d + %d is beyond 65535: set KB_TEST_PORT_BASE", pg, 1000*(n+1))
-	}
-	return p
+	return 16384 + extraServers*(adminPort(t)%4096) + n
 }
+
+// extraServers is how many extra servers a test may start (Port's n).
+const extraServers = 4
 
 func adminPort(t testing.TB) int {
 	t.Helper()
@@ -127,6 +131,7 @@ func WriteServerFile(t testing.TB, path, text string) {
 type Server struct {
 	cmd  *exec.Cmd
 	done chan struct{}
+	log  string // its output
 }
 
 // Start runs a server program in the foreground (as postgres under root), its
@@ -146,7 +151,7 @@ func Start(t testing.TB, logPath, program string, args ...string) *Server {
 		_ = logFile.Close()
 		t.Fatalf("start %s: %v", program, err)
 	}
-	s := &Server{cmd: cmd, done: make(chan struct{})}
+	s := &Server{cmd: cmd, done: make(chan struct{}), log: logPath}
 	go func() {
 		_ = cmd.Wait() // a server stopped by a signal exits non-zero
 		_ = logFile.Close()
@@ -173,12 +178,18 @@ func (s *Server) Kill() {
 	<-s.done
 }
 
-// WaitReady waits (at most 30 s) until url accepts a query.
-func WaitReady(t testing.TB, url string) {
+// WaitReady waits (at most 30 s) until url, which s serves, accepts a query. A
+// server that exits or never answers fails the test with the end of its log.
+func (s *Server) WaitReady(t testing.TB, url string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	var last error
 	for time.Now().Before(deadline) {
+		select {
+		case <-s.done:
+			t.Fatalf("server for %s exited before it was ready; its log ends:\n%s", redactHost(url), s.logTail())
+		default:
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		conn, err := pgx.Connect(ctx, url)
 		if err == nil {
@@ -192,7 +203,17 @@ func WaitReady(t testing.TB, url string) {
 		last = err
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatalf("server at %s not ready after 30 s: %v", redactHost(url), last)
+	t.Fatalf("server at %s not ready after 30 s: %v; its log ends:\n%s", redactHost(url), last, s.logTail())
+}
+
+// logTail is the last lines of the server's output.
+func (s *Server) logTail() string {
+	b, err := os.ReadFile(s.log)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-20):], "\n")
 }
 
 func redactHost(url string) string {
@@ -252,9 +273,9 @@ default_pool_size = 4
 max_client_conn = 200
 ignore_startup_parameters = extra_float_digits
 `, adminPort(t), port, filepath.Join(dir, "users.txt")))
-	Start(t, filepath.Join(dir, "pgbouncer.log"), program, filepath.Join(dir, "pgbouncer.ini"))
+	srv := Start(t, filepath.Join(dir, "pgbouncer.log"), program, filepath.Join(dir, "pgbouncer.ini"))
 	through := func(url string) string { return WithHostPort(url, port, "") }
-	WaitReady(t, through(os.Getenv("DATABASE_URL")))
+	srv.WaitReady(t, through(os.Getenv("DATABASE_URL")))
 	return through
 }
 
@@ -312,7 +333,7 @@ func startCluster(t testing.TB, data string, port int) *Cluster {
 		"-c", "fsync=off", "-c", "full_page_writes=off", "-c", "shared_buffers=32MB", "-c", "max_connections=60",
 		"-c", "wal_level=replica", "-c", "max_wal_senders=4", "-c", "hot_standby=on")
 	url := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
-	WaitReady(t, url)
+	srv.WaitReady(t, url)
 	return &Cluster{Server: srv, Port: port, URL: url}
 }
 
