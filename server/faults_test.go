@@ -42,10 +42,12 @@ type pgProxy struct {
 	wg           sync.WaitGroup
 }
 
+// Its port is below the ephemeral range (dbtest.Port): while the proxy is down,
+// a client connection could otherwise take the port it must listen on again.
 func newPGProxy(t *testing.T, target string) *pgProxy {
 	t.Helper()
 	p := &pgProxy{target: target, conns: map[net.Conn]struct{}{}}
-	if err := p.listen("127.0.0.1:0"); err != nil {
+	if err := p.listen(fmt.Sprintf("127.0.0.1:%d", dbtest.Port(t, 3))); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(p.close)

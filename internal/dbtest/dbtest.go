@@ -273,3 +273,38 @@ func EmptyURL(t testing.TB) string {
 	t.Cleanup(func() { drop(admin, url) })
 	return url
 }
+
+// Port returns the port of the test's n-th extra server (0 a PgBouncer, 1 a
+// primary, 2 its replica, 3 server's database proxy), n from 0 to 3. KB_TEST_PORT_BASE sets the first (a
+// developer's own range); otherwise it is derived from DATABASE_URL's port,
+// which scripts/db.sh takes from KB_PG_PORT, so clones on different KB_PG_PORTs
+// do not share one: 16384 + 4×(port mod 4096) + n. That stays below Linux's
+// ephemeral ports (32768 and up), which the tests' own client connections take:
+// a server told to listen on a port a client socket holds cannot bind it.
+func Port(t testing.TB, n int) int {
+	t.Helper()
+	if n < 0 || n >= extraServers {
+		t.Fatalf("extra server %d: at most %d", n, extraServers)
+	}
+	if base := os.Getenv("KB_TEST_PORT_BASE"); base != "" {
+		p, err := strconv.Atoi(base)
+		if err != nil || p < 1 || p+n > 65535 {
+			t.Fatalf("KB_TEST_PORT_BASE=%q is not a port", base)
+		}
+		return p + n
+	}
+	return 16384 + extraServers*(adminPort(t)%4096) + n
+}
+
+// extraServers is how many extra servers a test may start (Port's n).
+const extraServers = 4
+
+func adminPort(t testing.TB) int {
+	t.Helper()
+	URL(t)
+	cfg, err := pgx.ParseConfig(os.Getenv("DATABASE_URL"))
+	if err != nil {
+		t.Fatalf("DATABASE_URL: %v", err)
+	}
+	return int(cfg.Port)
+}
