@@ -87,9 +87,10 @@ part_hits AS MATERIALIZED (
     WHERE strpos(q.text, p.part) > 0
 ),
 -- The names worth testing. Every name an entity goes by is its name, its aliases
--- and, for people, a first or last name no other person of the project has
--- ("Dana", "Okafor"); only those found in the question as written (strpos) can
--- match exactly, and only fuzzy candidates' names and aliases are compared fuzzily.
+-- and, for people, a first or last name no other person of the project the
+-- caller may see has ("Dana", "Okafor"); only those found in the question as
+-- written (strpos) can match exactly, and only fuzzy candidates' names and
+-- aliases are compared fuzzily.
 surface AS (
     SELECT e.id, lower(n.form) AS form, fc.id IS NOT NULL AS fuzzy
     FROM project_entities e
@@ -135,7 +136,8 @@ team_names AS (
 ),
 -- Role and facts, only for the entities whose role (with their teams' names) or
 -- facts match one of the question's patterns: another text cannot share a term.
--- Only these need their page's text-search configuration.
+-- Only these read their page's text-search configuration (canon_text_config, a
+-- function planned per call: for every one of 232 people it cost 0.7 ms).
 text_signals AS (
     SELECT t.id,
            CASE WHEN t.role_hit
