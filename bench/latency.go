@@ -103,11 +103,13 @@ type LatencyReport struct {
 	// Prepared reports what PostgreSQL's plan cache did with canon's statement on
 	// the pool's connections (pgx prepares and caches it per connection).
 	Prepared []PreparedInfo `json:"prepared_statements"`
-	// Paired: canon/weighted and ref/hnsw measured interleaved (see runPaired).
-	Paired  *LatencyPair    `json:"paired,omitempty"`
-	Targets []LatencyTarget `json:"targets"`
-	Memory  LatencyMemory   `json:"memory"`
-	Notes   []string        `json:"notes,omitempty"`
+	// Paired: canon/weighted and ref/hnsw measured interleaved (see runPaired);
+	// PairedServed: canon/weighted+graph (search as served) and ref/hnsw.
+	Paired       *LatencyPair    `json:"paired,omitempty"`
+	PairedServed *LatencyPair    `json:"paired_served,omitempty"`
+	Targets      []LatencyTarget `json:"targets"`
+	Memory       LatencyMemory   `json:"memory"`
+	Notes        []string        `json:"notes,omitempty"`
 	// name is the files' base name (LatencyOptions.ReportName).
 	name string
 }
@@ -400,6 +402,12 @@ func Latency(ctx context.Context, s LatencySetup, o LatencyOptions) (*LatencyRep
 		p := runPaired(ctx, *a, *b, queries, o)
 		rep.Paired = &p
 		o.Log("latency: interleaved: canon/weighted p50 %.2f ms, ref/hnsw p50 %.2f ms (%d pairs)", p.A.P50Ms, p.B.P50Ms, p.Pairs)
+	}
+	if a, b := findMethod(methods, "canon/weighted+graph"), findMethod(methods, "ref/hnsw"); a != nil && b != nil {
+		o.Log("latency: canon/weighted+graph and ref/hnsw interleaved ...")
+		p := runPaired(ctx, *a, *b, queries, o)
+		rep.PairedServed = &p
+		o.Log("latency: interleaved: canon/weighted+graph p50 %.2f ms, ref/hnsw p50 %.2f ms (%d pairs)", p.A.P50Ms, p.B.P50Ms, p.Pairs)
 	}
 	rep.Prepared = preparedPlans(ctx, s.Pool)
 	o.Log("latency: EXPLAIN (ANALYZE) ...")

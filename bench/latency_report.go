@@ -121,11 +121,14 @@ func (r *LatencyReport) WriteMarkdown(w io.Writer) {
 			fmt.Fprintf(w, "- %s at concurrency %d: first error: %s\n", c.Method, c.Concurrency, c.FirstError)
 		}
 	}
-	if p := r.Paired; p != nil {
+	for _, p := range []*LatencyPair{r.Paired, r.PairedServed} {
+		if p == nil {
+			continue
+		}
 		fmt.Fprintf(w, "\nInterleaved, one request in flight (each question through both, in alternating order, for %.0f s): "+
-			"canon/weighted p50 %.2f ms (p95 %.2f), ref/hnsw p50 %.2f ms (p95 %.2f), %d pairs; "+
-			"the median over questions of canon/weighted's time / ref/hnsw's is %.2f.\n",
-			p.A.ElapsedS, p.A.P50Ms, p.A.P95Ms, p.B.P50Ms, p.B.P95Ms, p.Pairs, p.MedianRatio)
+			"%s p50 %.2f ms (p95 %.2f), %s p50 %.2f ms (p95 %.2f), %d pairs; "+
+			"the median over questions of %s's time / %s's is %.2f.\n",
+			p.A.ElapsedS, p.A.Method, p.A.P50Ms, p.A.P95Ms, p.B.Method, p.B.P50Ms, p.B.P95Ms, p.Pairs, p.A.Method, p.B.Method, p.MedianRatio)
 	}
 	fmt.Fprintln(w, "\nMethods:")
 	for _, mi := range r.Methods {
@@ -230,7 +233,17 @@ func (r *LatencyReport) checkTargets() {
 		})
 	}
 	// Issue 20: search as served (graph step on) at most 2x the bare query with one
-	// request in flight, and at 16 in flight at least 60% of its throughput.
+	// request in flight, and at 16 in flight at least 60% of its throughput. The
+	// interleaved pair is the measure; the cells, one after the other, drift.
+	if p := r.PairedServed; p != nil && p.B.P50Ms > 0 {
+		ratio := p.A.P50Ms / p.B.P50Ms
+		r.Targets = append(r.Targets, LatencyTarget{
+			Name:  "canon/weighted+graph p50 <= 2x ref/hnsw p50 (interleaved, concurrency 1)",
+			Value: ratio, Limit: 2, Passed: ratio <= 2,
+			Detail: fmt.Sprintf("%.2f ms vs %.2f ms over %d pairs; median per-question ratio %.2f",
+				p.A.P50Ms, p.B.P50Ms, p.Pairs, p.MedianRatio),
+		})
+	}
 	if s, ok := r.Cell("canon/weighted+graph", 1); ok {
 		if h, ok := r.Cell("ref/hnsw", 1); ok && h.P50Ms > 0 {
 			ratio := s.P50Ms / h.P50Ms
