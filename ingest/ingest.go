@@ -374,9 +374,26 @@ func (in *Ingester) ingestProject(ctx context.Context, project string, docs []pa
 	var declared []lifecycle.Declared
 	identity := EmbedderIdentity(in.embedder)
 	chunks := 0
+	inRun := make(map[string]bool, len(docs))
 	for _, p := range docs {
-		if s, ok := storedBySlug[p.slug]; p.doc == nil || ok && s.ContentHash == p.hash && s.SourcePath == p.file.Path && s.Embedder == identity {
+		inRun[p.file.Path] = true
+	}
+	for _, p := range docs {
+		s, ok := storedBySlug[p.slug]
+		if p.doc == nil || ok && s.ContentHash == p.hash && s.SourcePath == p.file.Path && s.Embedder == identity {
 			res.Unchanged++
+			*done++
+			continue
+		}
+		// An id belongs to one file. A stored document of another file keeps it
+		// unless that file is in this run (it now holds another id) or the run is
+		// the whole project (--prune: the file was moved or renamed).
+		if ok && s.SourcePath != p.file.Path && s.SourcePath != "" && !opts.Prune &&
+			(!inRun[s.SourcePath] || failed[s.SourcePath]) {
+			res.Errors = append(res.Errors, FileError{Path: p.file.Path, Line: 1, Reason: fmt.Sprintf(
+				"id %q is already used by %s in project %s (stored); if that file was moved or renamed, "+
+					"ingest the whole directory with --prune", p.slug, s.SourcePath, project)})
+			failed[p.file.Path] = true
 			*done++
 			continue
 		}

@@ -657,3 +657,51 @@ func TestIncrementalMentionsMatchAFullRebuild(t *testing.T) {
 		t.Errorf("the full rebuild did not restore %s's mentions", untouched)
 	}
 }
+
+// An id belongs to one file: a file that takes the id of a stored document of
+// another file is refused and the stored document kept, unless the run shows
+// the id moved (the other file is in the run with another id, or the run is
+// the whole project).
+func TestStoredIDBelongsToItsFile(t *testing.T) {
+	t.Parallel()
+	adr := file("decisions/adr-011.md", "---\nid: adr-011\ntype: decision\nstatus: accepted\n---\n# Geocoder: Pelias\n\nWe run Pelias.\n")
+	tests := []struct {
+		name      string
+		prune     bool
+		files     []ingest.File
+		wantErr   bool
+		wantPath  string // adr-011's stored source path afterwards
+		wantTitle string
+	}{
+		{"another file's id is refused", false,
+			[]ingest.File{file("dup-id.md", "---\nid: adr-011\n---\n# Duplicate id\n\nScratch.\n")},
+			true, "decisions/adr-011.md", "Geocoder: Pelias"},
+		{"the whole project (--prune): the file was moved", true,
+			[]ingest.File{file("moved/adr-011.md", "---\nid: adr-011\ntype: decision\nstatus: accepted\n---\n# Geocoder: Pelias\n\nWe run Pelias.\n")},
+			false, "moved/adr-011.md", "Geocoder: Pelias"},
+		{"the old file is in the run with another id", false,
+			[]ingest.File{file("decisions/adr-011.md", "---\nid: adr-012\n---\n# Other\n\nText.\n"),
+				file("new.md", "---\nid: adr-011\n---\n# Renumbered\n\nText.\n")},
+			false, "new.md", "Renumbered"},
+		{"the same file again", false, []ingest.File{adr}, false, "decisions/adr-011.md", "Geocoder: Pelias"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			in, pool := newIngester(t)
+			run(t, in, "ids", false, adr)
+			res := run(t, in, "ids", tc.prune, tc.files...)
+			if got := len(res.Errors) > 0; got != tc.wantErr {
+				t.Fatalf("errors %v, want an error: %v", res.Errors, tc.wantErr)
+			}
+			if tc.wantErr && !strings.Contains(res.Errors[0].Error(), `dup-id.md:1: id "adr-011" is already used by decisions/adr-011.md`) {
+				t.Errorf("error %q", res.Errors[0].Error())
+			}
+			path := scalar[string](t, pool, "SELECT source_path FROM documents WHERE slug = 'adr-011'")
+			title := scalar[string](t, pool, "SELECT title FROM documents WHERE slug = 'adr-011'")
+			if path != tc.wantPath || title != tc.wantTitle {
+				t.Errorf("adr-011 is %s %q, want %s %q", path, title, tc.wantPath, tc.wantTitle)
+			}
+		})
+	}
+}
