@@ -80,6 +80,15 @@ type Hit struct {
 	Tier string
 	// IsSummary marks the document's summary chunk.
 	IsSummary bool
+	// SourceType and Attended (the document lists attendees), with
+	// CanonicalType, are the document's kind (Kind).
+	SourceType string
+	Attended   bool
+}
+
+// Kind is the kind of the hit's document, which question intents fit.
+func (h *Hit) Kind() DocumentKind {
+	return DocumentKind{SourceType: h.SourceType, CanonicalType: h.CanonicalType, Attended: h.Attended}
 }
 
 // Edge is a knowledge-graph edge from a seed document to a neighbour.

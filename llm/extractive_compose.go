@@ -126,9 +126,12 @@ type composer struct {
 	intents  []domain.Intent
 	passages []Passage
 	context  []map[string]bool // per passage: terms of its title and heading path
-	units    []*unit
-	weight   map[string]float64
-	total    float64
+	// named: per passage, the question names it and asks for its kind
+	// (namedByQuestion), so its title's terms count in each of its units.
+	named  []bool
+	units  []*unit
+	weight map[string]float64
+	total  float64
 }
 
 // compose returns the extractive answer to text from passages (see
@@ -140,6 +143,7 @@ func compose(text string, passages []Passage) string {
 	}
 	for pi, p := range passages {
 		c.context = append(c.context, c.termSet(p.Title+" "+strings.Join(p.HeadingPath, " ")))
+		c.named = append(c.named, c.namedByQuestion(pi))
 		// A turned-down option answers only a question about it.
 		rejected := p.Origin == OriginRejected || p.CanonicalType == rejectedApproach
 		if !rejected || c.asksAbout(pi) {
@@ -278,6 +282,9 @@ func (c *composer) relevance(u *unit) float64 {
 		case has(u.minor, t):
 			sum += contextShare * c.weight[t]
 			found = true
+		case has(c.context[u.passage], t) && c.named[u.passage]:
+			sum += c.weight[t]
+			found = true
 		case has(c.context[u.passage], t):
 			sum += contextShare * c.weight[t]
 		}
@@ -291,16 +298,56 @@ func (c *composer) relevance(u *unit) float64 {
 // rejectedApproach is the canonical type of a record of a turned-down option.
 const rejectedApproach = "rejected-approach"
 
-// classOf ranks a passage's trust.
+// classOf ranks a passage's trust. A document of the kind the question asks
+// for is its record: "what was said at the kickoff?" is answered by the
+// meeting's notes, not by a decision that mentions the meeting.
 func (c *composer) classOf(pi int) int {
 	p := c.passages[pi]
 	switch {
 	case p.Tier == "auto", weakEvidence[p.EvidenceTier], !currentStatus[p.Status]:
 		return classWeak
-	case p.CanonicalType != "" && p.CanonicalType != "project-index":
+	case p.CanonicalType != "" && p.CanonicalType != "project-index", c.fitsIntent(p):
 		return classCanonical
 	}
 	return classHuman // an entity page, meeting notes, or an index that points at the records
+}
+
+// namedByQuestion reports whether the question names passage pi's document and
+// asks for what it records: the passage is a section of notes (not a canonical
+// record, whose sections state their subject) of a kind the question's words
+// point at, and its title and headings hold every other word of the question.
+// "What did we agree at the Atlas kickoff?" asks for the kickoff notes'
+// decisions, whose sentences need not say "Atlas" or "kickoff" again.
+func (c *composer) namedByQuestion(pi int) bool {
+	if p := c.passages[pi]; p.CanonicalType != "" || len(p.HeadingPath) < 2 || !c.fitsIntent(p) {
+		return false
+	}
+	pointing := map[string]bool{}
+	for _, in := range c.intents {
+		for _, w := range in.Words {
+			for _, t := range c.lx.contentTerms(w) {
+				pointing[t] = true
+			}
+		}
+	}
+	naming := 0
+	for _, t := range c.q.terms {
+		switch {
+		case pointing[t]:
+		case !has(c.context[pi], t):
+			return false
+		default:
+			naming++
+		}
+	}
+	return naming > 0
+}
+
+// fitsIntent reports whether the passage's document is of a kind the
+// question's words point at (domain.Intents).
+func (c *composer) fitsIntent(p Passage) bool {
+	kind := p.Kind()
+	return slices.ContainsFunc(c.intents, func(in domain.Intent) bool { return in.Fits(kind) })
 }
 
 // asksAbout reports whether the question is about the rejected approach of
@@ -401,8 +448,7 @@ func (c *composer) bonus(u *unit) float64 {
 	if !c.q.aboutRejection && c.q.kind != askWhy && u.kind == unitSentence && c.lx.turnsDown(u.text) {
 		b *= turnedDownPenalty
 	}
-	if kind := (domain.DocumentKind{CanonicalType: p.CanonicalType}); slices.ContainsFunc(c.intents,
-		func(in domain.Intent) bool { return in.Fits(kind) }) {
+	if c.fitsIntent(p) {
 		b *= intentBonus
 	}
 	switch c.q.kind {
@@ -559,6 +605,11 @@ func (c *composer) proseAnswer(lead *unit, cands []*unit) string {
 		if !passages[u.passage] && len(passages) == extractiveMaxPassages {
 			continue
 		}
+		// A unit that answers only through a title the question names (named)
+		// joins from the lead's section alone: "Attendees: …" is not what was agreed.
+		if u.passage != lead.passage && !c.holdsTerm(u) {
+			continue
+		}
 		if c.repeats(u, append(slices.Clone(picked), rows...)) {
 			continue
 		}
@@ -587,12 +638,17 @@ func (c *composer) proseAnswer(lead *unit, cands []*unit) string {
 		}
 		return a.position - b.position
 	})
-	parts := []string{c.sentences(picked)}
+	parts := []string{c.prose(picked)}
 	if len(rows) > 0 {
 		slices.SortFunc(rows, func(a, b *unit) int { return a.position - b.position })
 		parts = append(parts, c.renderTable(rows))
 	}
 	return strings.Join(parts, "\n\n")
+}
+
+// holdsTerm reports whether u itself holds a question term.
+func (c *composer) holdsTerm(u *unit) bool {
+	return slices.ContainsFunc(c.q.terms, func(t string) bool { return has(u.terms, t) || has(u.minor, t) })
 }
 
 // adds reports whether u holds a question term that none of picked holds: a
@@ -657,6 +713,44 @@ func (c *composer) sentences(units []*unit) string {
 		}
 	}
 	return strings.Join(out, " ")
+}
+
+// prose renders units as sentences, except that two or more items of one list
+// in a row stay a list: "Memcached. … Dismissed." reads as a fragment in a
+// paragraph.
+func (c *composer) prose(units []*unit) string {
+	var parts, run []string
+	flush := func() {
+		if len(run) > 0 {
+			parts = append(parts, strings.Join(run, " "))
+			run = nil
+		}
+	}
+	for i := 0; i < len(units); {
+		j := i + 1
+		for j < len(units) && sameList(units[i], units[j]) {
+			j++
+		}
+		if j-i < 2 {
+			run = append(run, c.sentences(units[i:j]))
+			i = j
+			continue
+		}
+		flush()
+		var lines []string
+		for _, u := range units[i:j] {
+			lines = append(lines, "- "+itemWithMarker(u.text, c.marker(u)))
+		}
+		parts = append(parts, strings.Join(lines, "\n"))
+		i = j
+	}
+	flush()
+	return strings.Join(parts, "\n\n")
+}
+
+// sameList reports whether a and b are items of one list.
+func sameList(a, b *unit) bool {
+	return a.kind == unitItem && b.kind == unitItem && a.passage == b.passage && a.block == b.block
 }
 
 // renderSteps renders a list or code under its lead-in; each item of a list

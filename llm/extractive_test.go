@@ -518,7 +518,7 @@ func TestExtractiveStreamIsDeterministic(t *testing.T) {
 	if !markerRE.MatchString(first.Text) {
 		t.Errorf("no citation marker in %q", first.Text)
 	}
-	if first.Model != "extractive-v5" || first.Usage.CompletionTokens != len(strings.Fields(first.Text)) || first.Usage.PromptTokens == 0 {
+	if first.Model != "extractive-v6" || first.Usage.CompletionTokens != len(strings.Fields(first.Text)) || first.Usage.PromptTokens == 0 {
 		t.Errorf("Model %q, Usage %+v", first.Model, first.Usage)
 	}
 }
@@ -526,7 +526,7 @@ func TestExtractiveStreamIsDeterministic(t *testing.T) {
 func TestExtractiveSentinelAndFallbacks(t *testing.T) {
 	t.Parallel()
 	p := NewExtractive()
-	if p.Name() != "extractive" || p.Model() != "extractive-v5" {
+	if p.Name() != "extractive" || p.Model() != "extractive-v6" {
 		t.Errorf("Name %q Model %q", p.Name(), p.Model())
 	}
 	var c collector
@@ -605,6 +605,42 @@ func TestComposeOtherDocumentAddsATerm(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := compose("how is money represented in the payments ledger?", []Passage{lead, tc.other}); got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// Meeting notes are answered from the meeting the question names, whose
+// sentences need not repeat its name; a note the question does not ask about
+// (no meeting words) is not.
+func TestComposeNamedMeetingNotes(t *testing.T) {
+	t.Parallel()
+	notes := func(n int, heading, text string, attended bool) Passage {
+		return Passage{N: n, Text: text, Origin: OriginPrimary, DocID: "mtg-atlas-kickoff", Title: "Atlas kickoff",
+			HeadingPath: []string{"Atlas kickoff", heading}, SourceType: "markdown", Attended: attended}
+	}
+	project := Passage{N: 3, Text: "Atlas moves every cluster to Postgres 16.", Origin: OriginPrimary,
+		DocID: "project-atlas", Title: "Project Atlas", CanonicalType: "project", Status: "active"}
+	decisions := notes(1, "Decisions", "- Approach: logical replication with a short cutover.\n- Order: internal tools first, ledger last.", true)
+	tests := []struct {
+		name     string
+		question string
+		passages []Passage
+		want     string
+	}{
+		{"the notes' decisions, as a list", "what did we agree at the Atlas kickoff?",
+			[]Passage{decisions, notes(2, "", "Attendees: Dana, Priya.", true), project},
+			"- Approach: logical replication with a short cutover [1].\n- Order: internal tools first, ledger last [1]."},
+		{"notes that list no attendees are not of the kind asked", "what did we agree at the Atlas kickoff?",
+			[]Passage{notes(1, "Decisions", "- Approach: logical replication with a short cutover.", false), project},
+			"Atlas moves every cluster to Postgres 16 [3]."},
+		{"no meeting words: the project page", "what is the Atlas kickoff about?",
+			[]Passage{decisions, project}, "Atlas moves every cluster to Postgres 16 [3]."},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := compose(tc.question, tc.passages); got != tc.want {
 				t.Errorf("got  %q\nwant %q", got, tc.want)
 			}
 		})

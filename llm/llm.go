@@ -16,6 +16,8 @@ package llm
 import (
 	"context"
 	"errors"
+
+	"github.com/canonkb/canon/domain"
 )
 
 // Message is one turn of the conversation sent to the model.
@@ -43,6 +45,15 @@ type Passage struct {
 	EvidenceTier  string // official, blog, unverified…; "" without one
 	// IsSummary: the chunk is the document's summary, not its body.
 	IsSummary bool
+	// SourceType (meeting-notes, postmortem, …) and Attended (the document
+	// lists attendees) complete the document's kind with CanonicalType.
+	SourceType string
+	Attended   bool
+}
+
+// Kind is the kind of the passage's document, which question intents fit.
+func (p Passage) Kind() domain.DocumentKind {
+	return domain.DocumentKind{SourceType: p.SourceType, CanonicalType: p.CanonicalType, Attended: p.Attended}
 }
 
 // Origins of a passage, as the prompt's sections group them.

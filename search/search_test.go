@@ -678,3 +678,27 @@ func scored(r *domain.SearchResult) []string {
 	}
 	return out
 }
+
+// A hit carries its document's kind, which the question intents fit: meeting
+// notes list attendees, a decision does not.
+func TestHitKind(t *testing.T) {
+	t.Parallel()
+	s := handbook(t)
+	res := mustSearch(t, s, req("what was said in the relay kickoff meeting about the cache decision?", func(r *domain.SearchRequest) {
+		r.Options.Limit = 20
+	}))
+	all := append(slices.Clone(res.Primary), res.RunnerUp...)
+	want := map[string]domain.DocumentKind{
+		"mtg-2024-11-19-relay-kickoff": {SourceType: "meeting-notes", Attended: true},
+		"dec-cache-v2":                 {SourceType: "adr", CanonicalType: "decision"},
+	}
+	for doc, kind := range want {
+		i := rankOf(all, doc)
+		if i < 0 {
+			t.Fatalf("%s not retrieved: %v", doc, docIDs(all))
+		}
+		if got := all[i].Kind(); got != kind {
+			t.Errorf("%s: kind %+v, want %+v", doc, got, kind)
+		}
+	}
+}

@@ -451,6 +451,7 @@ page AS (
 )
 SELECT p.chunk_id, p.document_id, d.slug, d.title, d.source_path, pr.project_key, c.heading_path, c.text,
        c.is_summary, d.canonical_type, d.status, d.tags, d.evidence_tier, d.retrieval_priority, d.tier,
+       d.source_type, (att.document_id IS NOT NULL)::boolean AS attended,
        p.score::float8 AS score, p.position::integer AS position,
        coalesce(p.vector_rank, 0)::integer AS vector_rank, coalesce(p.keyword_rank, 0)::integer AS keyword_rank,
        p.vector_similarity, p.vector_normalized::float8 AS vector_normalized, p.bm25,
@@ -469,6 +470,11 @@ JOIN chunks c ON c.project_id = p.project_id AND c.id = p.chunk_id
 JOIN documents d ON d.project_id = p.project_id AND d.id = p.document_id
 JOIN projects pr ON pr.id = p.project_id
 CROSS JOIN query_lexemes ql
+LEFT JOIN LATERAL (
+    SELECT a.document_id FROM entity_mentions a
+    WHERE a.project_id = p.project_id AND a.document_id = p.document_id AND a.source = 'attendee'
+    LIMIT 1
+) AS att ON true
 WHERE p.score >= $1::float8
   AND p.position <= $2::integer + $3::integer
 ORDER BY p.score DESC, p.chunk_id
@@ -553,6 +559,8 @@ type SearchRankRow struct {
 	EvidenceTier            *string
 	RetrievalPriority       int32
 	Tier                    string
+	SourceType              string
+	Attended                bool
 	Score                   float64
 	Position                int32
 	VectorRank              int32
@@ -708,7 +716,9 @@ type SearchRankRow struct {
 // One window for the three: the chunks at or above the minimum come first in
 // this order, so their row numbers are their positions among themselves.
 // Primary hits are the first `page_limit`; the next `runner_up_limit` are runners-up.
-// Their text and metadata are read here, for these rows only.
+// Their text and metadata are read here, for these rows only, with the document's
+// kind (domain.DocumentKind: its source type, and whether it lists attendees).
+// One probe per returned row (LIMIT 1), as in EntityLinks.
 func (q *Queries) SearchRank(ctx context.Context, arg SearchRankParams) ([]SearchRankRow, error) {
 	rows, err := q.db.Query(ctx, searchRank,
 		arg.MinScore,
@@ -795,6 +805,8 @@ func (q *Queries) SearchRank(ctx context.Context, arg SearchRankParams) ([]Searc
 			&i.EvidenceTier,
 			&i.RetrievalPriority,
 			&i.Tier,
+			&i.SourceType,
+			&i.Attended,
 			&i.Score,
 			&i.Position,
 			&i.VectorRank,
