@@ -50,7 +50,11 @@ export function GapsPage() {
           <tbody>
             {gaps.map((g) => (
               <tr key={g.question} data-testid="gap">
-                <td>{g.question}</td>
+                <td>
+                  <div className="gap-question" title={g.question}>
+                    {g.question}
+                  </div>
+                </td>
                 <td>{String(g.count)}</td>
                 <td>{g.lastSeen.slice(0, 10)}</td>
               </tr>

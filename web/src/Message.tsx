@@ -1,4 +1,6 @@
-import { useEffect, useState, type ReactNode } from "react";
+import { Children, createElement, useEffect, useState, type ReactNode } from "react";
+import Markdown, { type Components } from "react-markdown";
+import remarkGfm from "remark-gfm";
 import { docHref, rpc } from "./api";
 import { filtersJSON, messageText, readTurn, type CanonMessage, type Citation, type Filters } from "./types";
 
@@ -180,8 +182,30 @@ export function Message(p: Props) {
   );
 }
 
-/** The answer with each [n] as a chip that opens the source's card. */
+/**
+ * The answer as Markdown (paragraphs, lists, tables, code; raw HTML is never
+ * rendered), each [n] in its text a chip that opens the source's card.
+ */
 function AnswerText({ text, citations, project }: { text: string; citations: Map<number, Citation>; project: string }) {
+  const chips = (children: ReactNode) =>
+    Children.map(children, (child) => (typeof child === "string" ? withChips(child, citations, project) : child));
+  const components: Components = Object.fromEntries(
+    ["p", "li", "td", "th", "strong", "em"].map((tag) => [
+      tag,
+      ({ node, children, ...rest }: { node?: unknown; children?: ReactNode }) => createElement(tag, rest, chips(children)),
+    ]),
+  );
+  return (
+    <div className="answer-text">
+      <Markdown remarkPlugins={[remarkGfm]} components={components}>
+        {text}
+      </Markdown>
+    </div>
+  );
+}
+
+/** text with each [n] that names a citation as its chip. */
+function withChips(text: string, citations: Map<number, Citation>, project: string): ReactNode[] {
   const out: ReactNode[] = [];
   const re = /\[(\d+)\]/g;
   let last = 0;
@@ -193,7 +217,7 @@ function AnswerText({ text, citations, project }: { text: string; citations: Map
     last = match.index + match[0].length;
   }
   out.push(text.slice(last));
-  return <p className="answer-text">{out}</p>;
+  return out;
 }
 
 function CitationChip({ c, project }: { c: Citation; project: string }) {

@@ -39,8 +39,11 @@ export async function startFakeModel() {
     state.lastBody = JSON.parse(body);
     const n = ++state.requests;
     const [first, second] = contextNumbers(state.lastBody);
+    const asked = (state.lastBody.messages ?? []).filter((m) => m.role === "user").at(-1)?.content;
     const text = state.slow
       ? Array.from({ length: 200 }, (_, i) => `word${i} `).join("")
+      : typeof asked === "string" && asked.includes("as a list")
+      ? `Answer ${n}, the steps [${first}]:\n\n- Run \`shipctl rollback\` first [${first}].\n- Then watch **the dashboard** [${second}].\n`
       : `Answer ${n}: the team standardised on the option in the first source [${first}]. ` +
         `It builds on the related context described in the second source [${second}], ` +
         `which the handbook keeps current.`;

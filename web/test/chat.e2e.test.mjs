@@ -98,6 +98,21 @@ test("a follow-up chip asks its question", async () => {
   assert.equal(users.at(-1).trim(), q);
 });
 
+test("an answer's Markdown is rendered: a list with its items, code, emphasis, each citation a chip", async () => {
+  const p = await freshPage();
+  await ask(p, "how do I roll back a release, as a list?");
+  await answered(p, 1);
+  const answer = p.getByTestId("answer");
+  assert.equal(await answer.locator("li").count(), 2);
+  assert.equal(await answer.locator("li code").innerText(), "shipctl rollback");
+  assert.equal(await answer.locator("li strong").innerText(), "the dashboard");
+  assert.equal(await answer.locator("li").first().getByTestId("cite").count(), 1);
+  const text = await answer.innerText();
+  assert.doesNotMatch(text, /`|\*\*|^- /m, `Markdown shown as text: ${text}`);
+  await shot(p, "01b-markdown-answer");
+  await p.context().close();
+});
+
 test("Stop ends the answer mid-stream and the server cancels the model request", async () => {
   canon.model.state.slow = true;
   const before = canon.model.state.cancelled;
