@@ -12,6 +12,7 @@ import (
 
 	"github.com/canonkb/canon/chat"
 	"github.com/canonkb/canon/chatlog"
+	"github.com/canonkb/canon/domain"
 	canonv1 "github.com/canonkb/canon/gen/canon/v1"
 	"github.com/canonkb/canon/hierarchy"
 	"github.com/canonkb/canon/server"
@@ -178,13 +179,15 @@ func newGapsCmd() *cobra.Command {
 			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "COUNT\tLAST SEEN\tQUESTION")
 			for _, g := range res.GetGaps() {
-				fmt.Fprintf(tw, "%d\t%s\t%s\n", g.GetCount(), g.GetLastSeen(), g.GetQuestion())
+				// One line each, however long or ragged the question (--json has it whole).
+				fmt.Fprintf(tw, "%d\t%s\t%s\n", g.GetCount(), g.GetLastSeen(), domain.Snippet(g.GetQuestion(), nil))
 			}
 			return tw.Flush()
 		},
 	}
 	cmd.Flags().StringVar(&databaseURL, "database-url", "", "PostgreSQL URL (default $DATABASE_URL)")
 	cmd.Flags().StringVarP(&project, "project", "p", "", "project key (required)")
+	cobra.CheckErr(cmd.MarkFlagRequired("project"))
 	cmd.Flags().IntVarP(&limit, "limit", "n", 50, "number of questions, 1..1000")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as protobuf JSON")
 	return cmd

@@ -24,6 +24,7 @@ type searchFlags struct {
 func (f *searchFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringSliceVarP(&f.projects, "project", "p", nil, "project key to search (repeatable; required)")
+	cobra.CheckErr(cmd.MarkFlagRequired("project"))
 	fl.StringSliceVar(&f.tags, "tag", nil, "only documents with any of these tags (repeatable)")
 	fl.StringSliceVar(&f.sourceTypes, "source-type", nil, "only these source types, e.g. adr, runbook (repeatable)")
 	fl.StringSliceVar(&f.canonicalTypes, "canonical-type", nil, "only these canonical types, e.g. decision (repeatable)")
