@@ -42,6 +42,8 @@ export async function startFakeModel() {
     const asked = (state.lastBody.messages ?? []).filter((m) => m.role === "user").at(-1)?.content;
     const text = state.slow
       ? Array.from({ length: 200 }, (_, i) => `word${i} `).join("")
+      : typeof asked === "string" && asked.includes("with html")
+      ? `Answer ${n}: <img src=x onerror="window.__pwned=1"> <b>bold</b> [${first}].`
       : typeof asked === "string" && asked.includes("as a list")
       ? `Answer ${n}, the steps [${first}]:\n\n- Run \`shipctl rollback\` first [${first}].\n- Then watch **the dashboard** [${second}].\n`
       : `Answer ${n}: the team standardised on the option in the first source [${first}]. ` +

@@ -113,6 +113,17 @@ test("an answer's Markdown is rendered: a list with its items, code, emphasis, e
   await p.context().close();
 });
 
+test("HTML in an answer is shown as text, never run", async () => {
+  const p = await freshPage();
+  await ask(p, "what do we use for caching, with html?");
+  await answered(p, 1);
+  const answer = p.getByTestId("answer");
+  assert.equal(await answer.locator("img, b").count(), 0);
+  assert.match(await answer.innerText(), /<b>bold<\/b>/);
+  assert.equal(await p.evaluate(() => window.__pwned), undefined);
+  await p.context().close();
+});
+
 test("Stop ends the answer mid-stream and the server cancels the model request", async () => {
   canon.model.state.slow = true;
   const before = canon.model.state.cancelled;
