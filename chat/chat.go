@@ -43,6 +43,9 @@ type Searcher interface {
 	// WithSummaries returns the hits with their documents' summaries, each before
 	// its document's first hit (search.Searcher.WithSummaries).
 	WithSummaries(ctx context.Context, hits []*domain.Hit) ([]*domain.Hit, error)
+	// WithSteps returns the hits with the steps (a numbered list) of each document
+	// of a fitting kind, after its first hit (search.Searcher.WithSteps).
+	WithSteps(ctx context.Context, hits []*domain.Hit, fits func(domain.DocumentKind) bool) ([]*domain.Hit, error)
 }
 
 // Service answers questions. It is safe for concurrent use.
@@ -154,6 +157,14 @@ func (s *Service) Answer(ctx context.Context, req *domain.ChatRequest, acceptLan
 	// the gate, the counts) is what was ranked.
 	if found.Primary, err = s.searcher.WithSummaries(ctx, found.Primary); err != nil {
 		return nil, err
+	}
+	// A question that asks how to do something gets its runbooks' steps.
+	for _, in := range domain.QuestionIntents(req.Question) {
+		if in.Name == domain.IntentRunbook {
+			if found.Primary, err = s.searcher.WithSteps(ctx, found.Primary, in.Fits); err != nil {
+				return nil, err
+			}
+		}
 	}
 	numbered, input := number(found)
 	prompt, err := s.prompt.Render(input)

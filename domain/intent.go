@@ -13,8 +13,10 @@ import (
 type Intent struct {
 	// Name is the document kind: meeting, decision, runbook or incident.
 	Name string
-	// Words are the question words (lowercase, as written) that point at it.
-	Words []string
+	// Words are the question words (lowercase, as written) that point at it, and
+	// Phrases the runs of words that do.
+	Words   []string
+	Phrases []string
 	// notBefore are the words after which a word of Words does not point at it:
 	// "how is money represented?" asks for a description, not for steps.
 	notBefore map[string][]string
@@ -29,6 +31,9 @@ type DocumentKind struct {
 	// Attended: the document lists attendees (meeting notes do).
 	Attended bool
 }
+
+// IntentRunbook is the intent of a question that asks how to do something.
+const IntentRunbook = "runbook"
 
 // intents are the question intents, each defined once here.
 var intents = []Intent{
@@ -45,8 +50,9 @@ var intents = []Intent{
 		fits: func(k DocumentKind) bool { return k.CanonicalType == "decision" },
 	},
 	{
-		Name:      "runbook",
+		Name:      IntentRunbook,
 		Words:     []string{"how", "steps", "step", "runbook", "runbooks", "procedure"},
+		Phrases:   StepPhrases,
 		notBefore: map[string][]string{"how": append(slices.Clone(DescribingHow), "come")},
 		fits:      func(k DocumentKind) bool { return k.CanonicalType == "runbook" },
 	},
@@ -62,6 +68,9 @@ var intents = []Intent{
 // much of it there is, not how to do it: how is, how many, how long.
 var DescribingHow = []string{"is", "are", "was", "were", "much", "many", "long", "often", "big", "large", "fast", "old"}
 
+// StepPhrases ask what to do, as "how" does: "what should I do when E5032 fires?".
+var StepPhrases = []string{"what should i do", "what should we do", "what do i do", "what do we do"}
+
 // Intents returns the question intents (a copy: the list is defined once, above).
 func Intents() []Intent { return slices.Clone(intents) }
 
@@ -74,8 +83,13 @@ func QuestionIntents(question string) []Intent {
 	words := strings.FieldsFunc(strings.ToLower(question), func(r rune) bool {
 		return !unicode.IsLetter(r) && r != '\''
 	})
+	joined := " " + strings.Join(words, " ") + " "
 	var out []Intent
 	for _, in := range intents {
+		if slices.ContainsFunc(in.Phrases, func(p string) bool { return strings.Contains(joined, " "+p+" ") }) {
+			out = append(out, in)
+			continue
+		}
 		for i, w := range words {
 			if slices.Contains(in.Words, w) && (i+1 == len(words) || !slices.Contains(in.notBefore[w], words[i+1])) {
 				out = append(out, in)

@@ -27,6 +27,9 @@ func TestQuestionIntents(t *testing.T) {
 		{"How come we dropped Memcached?", nil},
 		{"How are refunds retried, and what are the steps?", []string{"runbook"}},
 		{"how", []string{"runbook"}},
+		{"What should I do when DSP-4410 fires?", []string{"runbook"}},
+		{"So what do we do if the replica lags?", []string{"runbook"}},
+		{"What do I need to know about Kafka?", nil},
 	} {
 		if got := IntentNames(QuestionIntents(tc.question)); !slices.Equal(got, tc.want) && len(got)+len(tc.want) > 0 {
 			t.Errorf("QuestionIntents(%q) = %v, want %v", tc.question, got, tc.want)

@@ -328,6 +328,12 @@ func (h *Searcher) WithSummaries(ctx context.Context, hits []*domain.Hit) ([]*do
 	return h.flat.WithSummaries(ctx, hits)
 }
 
+// WithSteps adds the steps of the hits' documents that fit, as the flat searcher
+// does (search.Searcher.WithSteps): a how-question's context gets its runbooks' steps.
+func (h *Searcher) WithSteps(ctx context.Context, hits []*domain.Hit, fits func(domain.DocumentKind) bool) ([]*domain.Hit, error) {
+	return h.flat.WithSteps(ctx, hits, fits)
+}
+
 // ProjectIDs resolves project keys to ids (unknown keys are skipped), as the flat
 // searcher does: the chat turn logs them.
 func (h *Searcher) ProjectIDs(ctx context.Context, keys []string) ([]int64, error) {

@@ -530,6 +530,11 @@ func (c *composer) answer(cands []*unit) string {
 			cands[i].score >= stepsLeadShare*cands[0].score {
 			return c.stepsAnswer(cands[i], cands)
 		}
+		// The best answer is a runbook's: its numbered steps follow it, though they
+		// need not repeat the question's words ("what should I do when DSP-4410 fires?").
+		if steps := c.stepsOf(cands[0]); steps != nil {
+			return c.sentences([]*unit{cands[0]}) + "\n\n" + c.renderSteps(steps)
+		}
 	}
 	// Otherwise a list or code is no part of the answer: its items are.
 	cands = slices.DeleteFunc(slices.Clone(cands), func(u *unit) bool { return u.kind == unitList || u.kind == unitCode })
@@ -540,6 +545,27 @@ func (c *composer) answer(cands []*unit) string {
 		return c.tableAnswer(cands[0], cands)
 	}
 	return c.proseAnswer(cands[0], cands)
+}
+
+// stepsOf returns the numbered list of lead's document when the document is of
+// the kind a how-question points at (a runbook) and the context holds one list
+// of it: of several procedures ("abort a rollout", "roll back a release"), none
+// is the document's steps.
+func (c *composer) stepsOf(lead *unit) *unit {
+	doc := c.passages[lead.passage]
+	if !c.fitsIntent(doc) {
+		return nil
+	}
+	var steps *unit
+	for _, u := range c.units {
+		if u.kind == unitList && u.list.Ordered && c.passages[u.passage].DocID == doc.DocID {
+			if steps != nil {
+				return nil
+			}
+			steps = u
+		}
+	}
+	return steps
 }
 
 // stepsAnswer: the list or code under its lead-in, or under the passage's best

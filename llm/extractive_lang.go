@@ -66,10 +66,15 @@ type lexicon struct {
 }
 
 // withDescribingHow adds "how is", "how many" and the like (domain.DescribingHow)
-// to openers as what-questions.
+// to openers as what-questions, and the phrases that ask what to do
+// (domain.StepPhrases) as how-questions.
 func withDescribingHow(openers map[string]questionType) map[string]questionType {
 	for _, w := range domain.DescribingHow {
 		openers["how "+w] = askWhat
+	}
+	// "What should I do when…" asks for steps (domain.StepPhrases).
+	for _, p := range domain.StepPhrases {
+		openers[p] = askHow
 	}
 	return openers
 }

@@ -646,3 +646,35 @@ func TestComposeNamedMeetingNotes(t *testing.T) {
 		})
 	}
 }
+
+// A how-question answered best by a runbook gets the runbook's numbered steps
+// after that answer, though the steps do not repeat the question's words;
+// never when the context holds several procedures of it.
+func TestComposeRunbookStepsFollowItsAnswer(t *testing.T) {
+	t.Parallel()
+	runbook := func(n int, heading, text string) Passage {
+		return Passage{N: n, Text: text, Origin: OriginPrimary, DocID: "rb-backlog", Title: "Runbook: consumer backlog",
+			HeadingPath: []string{"Runbook: consumer backlog", heading}, CanonicalType: "runbook", Status: "active",
+			Tier: "human", EvidenceTier: "official"}
+	}
+	lead := runbook(1, "", "DSP-4410 fires when a consumer has more than 5,000 pending messages.")
+	steps := runbook(2, "Steps", "1. Find the consumer.\n2. Restart its pods.")
+	rollback := runbook(3, "Roll back", "1. Undo the deploy.\n2. Tell the team.")
+	tests := []struct {
+		name     string
+		passages []Passage
+		want     string
+	}{
+		{"the answer, then its steps", []Passage{lead, steps},
+			"DSP-4410 fires when a consumer has more than 5,000 pending messages [1].\n\n1. Find the consumer [2].\n2. Restart its pods [2]."},
+		{"several procedures: the answer alone", []Passage{lead, steps, rollback},
+			"DSP-4410 fires when a consumer has more than 5,000 pending messages [1]."},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := compose("what should I do when DSP-4410 fires?", tc.passages); got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}

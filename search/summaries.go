@@ -74,13 +74,9 @@ func (s *Searcher) WithSummaries(ctx context.Context, hits []*domain.Hit) ([]*do
 	out := make([]*domain.Hit, 0, len(hits)+len(summaries))
 	for _, h := range hits {
 		if r, ok := summaries[h.ChunkID]; ok {
-			out = append(out, &domain.Hit{
-				DocID: h.DocID, ChunkID: r.SummaryChunkID, Title: h.Title, HeadingPath: r.HeadingPath,
-				Snippet: domain.Snippet(r.Text, nil), Text: r.Text, Score: h.Score, Origin: h.Origin,
-				CanonicalType: h.CanonicalType, Status: h.Status, Tags: h.Tags, EvidenceTier: h.EvidenceTier,
-				ProjectKey: h.ProjectKey, SourcePath: h.SourcePath, Tier: h.Tier, IsSummary: true,
-				LinkingEntity: h.LinkingEntity, ParentEntityScore: h.ParentEntityScore,
-			})
+			summary := sameDocument(h, r.SummaryChunkID, r.HeadingPath, r.Text)
+			summary.IsSummary = true
+			out = append(out, summary)
 		}
 		out = append(out, h)
 	}

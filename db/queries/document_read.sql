@@ -32,3 +32,16 @@ WHERE hit.project_id = ANY (sqlc.arg(project_ids)::bigint[])
   AND hit.id = ANY (sqlc.arg(chunk_ids)::bigint[])
   AND s.is_summary AND d.summary <> ''
   AND canon_document_visible(d, sqlc.arg(access_all)::boolean, sqlc.arg(access_groups)::text[]);
+
+-- name: DocumentChunksOf :many
+-- Every chunk but the summary of each document the given chunks belong to, in
+-- reading order, for what a how-question's context lacks (search.WithSteps);
+-- only documents the caller may see. chunk_id is the given chunk.
+SELECT hit.id AS chunk_id, c.id AS document_chunk_id, c.heading_path, c.text
+FROM chunks hit
+JOIN documents d ON d.project_id = hit.project_id AND d.id = hit.document_id
+JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id AND NOT c.is_summary
+WHERE hit.project_id = ANY (sqlc.arg(project_ids)::bigint[])
+  AND hit.id = ANY (sqlc.arg(chunk_ids)::bigint[])
+  AND canon_document_visible(d, sqlc.arg(access_all)::boolean, sqlc.arg(access_groups)::text[])
+ORDER BY hit.id, c.ordinal, c.id;

@@ -57,6 +57,64 @@ func (q *Queries) DocumentBody(ctx context.Context, arg DocumentBodyParams) ([]D
 	return items, nil
 }
 
+const documentChunksOf = `-- name: DocumentChunksOf :many
+SELECT hit.id AS chunk_id, c.id AS document_chunk_id, c.heading_path, c.text
+FROM chunks hit
+JOIN documents d ON d.project_id = hit.project_id AND d.id = hit.document_id
+JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id AND NOT c.is_summary
+WHERE hit.project_id = ANY ($1::bigint[])
+  AND hit.id = ANY ($2::bigint[])
+  AND canon_document_visible(d, $3::boolean, $4::text[])
+ORDER BY hit.id, c.ordinal, c.id
+`
+
+type DocumentChunksOfParams struct {
+	ProjectIds   []int64
+	ChunkIds     []int64
+	AccessAll    bool
+	AccessGroups []string
+}
+
+type DocumentChunksOfRow struct {
+	ChunkID         int64
+	DocumentChunkID int64
+	HeadingPath     []string
+	Text            string
+}
+
+// Every chunk but the summary of each document the given chunks belong to, in
+// reading order, for what a how-question's context lacks (search.WithSteps);
+// only documents the caller may see. chunk_id is the given chunk.
+func (q *Queries) DocumentChunksOf(ctx context.Context, arg DocumentChunksOfParams) ([]DocumentChunksOfRow, error) {
+	rows, err := q.db.Query(ctx, documentChunksOf,
+		arg.ProjectIds,
+		arg.ChunkIds,
+		arg.AccessAll,
+		arg.AccessGroups,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []DocumentChunksOfRow
+	for rows.Next() {
+		var i DocumentChunksOfRow
+		if err := rows.Scan(
+			&i.ChunkID,
+			&i.DocumentChunkID,
+			&i.HeadingPath,
+			&i.Text,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const documentRead = `-- name: DocumentRead :one
 SELECT d.project_id, d.id, d.slug, d.title, d.source_path, d.source_type, d.tags, d.owners, d.effective_date,
        d.canonical_type, d.status, d.retrieval_priority, d.tier, d.evidence_tier, d.entity_type,
