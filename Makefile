@@ -16,7 +16,7 @@ DATASETS  ?= ../shared/datasets
 
 .PHONY: help
 help: ## list targets
-	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 .PHONY: go
 go:
@@ -42,7 +42,7 @@ pgbouncer-tools: ## install pgbouncer for the connection-pooling test (idempoten
 
 .PHONY: build
 build: go ## build bin/canon
-	$(GO) build -o $(CANON) ./cmd/canon
+	$(GO) build -ldflags "-X main.revision=$$(git rev-parse HEAD 2>/dev/null)" -o $(CANON) ./cmd/canon
 
 $(BIN)/sqlc: tools/go.mod tools/go.sum
 	cd tools && CGO_ENABLED=0 $(GO) build -o ../$(BIN)/sqlc github.com/sqlc-dev/sqlc/cmd/sqlc
@@ -143,14 +143,14 @@ fuzz: go db ## every fuzz target for FUZZTIME inputs (crashers land in testdata/
 	@scripts/fuzz.sh $(FUZZTIME)
 
 .PHONY: scenarios
-scenarios: build
+scenarios: build ## the handbook, answer and entity scenarios with their gates (make test runs them)
 	@if [ -f bench/scenarios/handbook.yaml ] && $(CANON) bench scenarios --help >/dev/null 2>&1; then \
 		$(CANON) migrate up >/dev/null && $(CANON) bench scenarios bench/scenarios/handbook.yaml --gate && \
 		$(CANON) bench scenarios bench/scenarios/answers.yaml --gate && \
 		$(CANON) bench scenarios bench/scenarios/entities.yaml --gate; fi
 
 .PHONY: migrate
-migrate: build db
+migrate: build db ## apply the schema migrations to DATABASE_URL (canon migrate up)
 	$(CANON) migrate up
 
 .PHONY: demo

@@ -224,6 +224,9 @@ func envName(t reflect.Type, field string) string {
 }
 
 func (c Config) validate() error {
+	if _, err := domain.ValidateFusion(c.Fusion, ""); err != nil || c.Fusion == "" {
+		return fmt.Errorf("KB_FUSION must be one of %s (got %q)", strings.Join(domain.Fusions(), ", "), c.Fusion)
+	}
 	switch {
 	case c.DatabaseExecMode != "" && !slices.Contains(postgres.ExecModes, c.DatabaseExecMode):
 		return fmt.Errorf("KB_DATABASE_EXEC_MODE must be one of %s (got %q)", strings.Join(postgres.ExecModes, ", "), c.DatabaseExecMode)

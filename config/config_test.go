@@ -59,6 +59,7 @@ func TestInvalidSettingsAreClear(t *testing.T) {
 		"KB_GRAPH_EXPANSION_HUB_TYPES=wiki":      "wiki",
 		"KB_GRAPH_EXPANSION_MAX_PER_SEED=-1":     "KB_GRAPH_EXPANSION_MAX_PER_SEED",
 		"KB_LLM_PROVIDER=magic":                  "KB_LLM_PROVIDER",
+		"KB_FUSION=magic":                        "KB_FUSION must be one of",
 		"KB_REFUSAL_MIN_SIMILARITY=2":            "KB_REFUSAL_MIN_SIMILARITY",
 		"KB_CHUNK_OVERLAP=600":                   "KB_CHUNK_OVERLAP",
 		"KB_INGEST_WORKERS=-1":                   "KB_INGEST_WORKERS",

@@ -56,6 +56,16 @@ var languages = []language.Tag{language.English, language.German, language.Frenc
 
 var matcher = language.NewMatcher(languages)
 
+// RefusalLanguages lists the catalogue's languages (ISO 639-1), the fallback first.
+func RefusalLanguages() []string {
+	out := make([]string, len(languages))
+	for i, t := range languages {
+		b, _ := t.Base()
+		out[i] = b.String()
+	}
+	return out
+}
+
 // ChooseLanguage picks the catalogue language from an explicit choice (a request
 // field), else an Accept-Language header, else the language the question was
 // taken to be in (ISO 639-1, SearchMeta.QuestionLanguage).

@@ -269,9 +269,10 @@ func serverMessage(body []byte) string {
 }
 
 func (o *OpenAI) dimError(got int) error {
-	hint := fmt.Sprintf("set KB_EMBEDDING_DIM=%d and recreate the embeddings, or choose a model that returns %d dimensions", got, o.cfg.Dim)
+	hint := fmt.Sprintf("migrate a new database with KB_EMBEDDING_DIM=%d and ingest into it, or choose a model that returns %d dimensions",
+		got, o.cfg.Dim)
 	if o.cfg.Dimensions == 0 && got > o.cfg.Dim {
-		hint += fmt.Sprintf(" (models such as text-embedding-3-* can shorten their vectors: configure Dimensions=%d)", o.cfg.Dim)
+		hint += fmt.Sprintf(" (models such as text-embedding-3-* can shorten their vectors: set KB_EMBEDDING_REQUEST_DIMENSIONS=%d)", o.cfg.Dim)
 	}
 	return fmt.Errorf("embedder %s returned %d-dimensional vectors but the database schema has %d (KB_EMBEDDING_DIM); %s",
 		o.Name(), got, o.cfg.Dim, hint)

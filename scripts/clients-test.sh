@@ -28,6 +28,8 @@ trap cleanup EXIT
 psql "$DATABASE_URL" -qc "CREATE DATABASE $db" >/dev/null
 DATABASE_URL=$url $canon migrate up >/dev/null
 DATABASE_URL=$url $canon ingest examples/handbook --project platform >/dev/null
+# The background job opens serve.out only when it starts: create it first for the wait below.
+: >"$tmp/serve.out"
 DATABASE_URL=$url $canon serve --addr 127.0.0.1:0 >"$tmp/serve.out" 2>"$tmp/serve.err" &
 pid=$!
 addr=""

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"connectrpc.com/connect"
@@ -99,10 +100,11 @@ func (h *chatHandler) jsonChat(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, connect.CodeInvalidArgument, "request body is not a valid chat request: "+err.Error())
 		return
 	}
-	if !authorizeHTTP(w, r, canonv1connect.ChatServiceChatProcedure, filterProjects(req.GetFilters(), req.GetProjectKey())...) {
+	projects := filterProjects(req.GetFilters(), req.GetProjectKey())
+	telemetry.SetProject(r.Context(), strings.Join(projects, ","))
+	if !authorizeHTTP(w, r, canonv1connect.ChatServiceChatProcedure, projects...) {
 		return
 	}
-	telemetry.SetProject(r.Context(), req.GetProjectKey())
 	res, err := h.chat.Answer(r.Context(), ChatRequest(&req), r.Header.Get("Accept-Language"), chat.Events{})
 	if err != nil {
 		var ce *connect.Error

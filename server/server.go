@@ -120,7 +120,7 @@ func build(d Deps, tracking *inflight) (http.Handler, []string) {
 		interceptors = append(interceptors, tracing)
 	}
 	// Telemetry first, so a call the guard refuses is still counted and logged.
-	interceptors = append(interceptors, telemetry.ConnectInterceptor(), guard.Interceptor(), readAfterInterceptor{d.Reads})
+	interceptors = append(interceptors, telemetry.ConnectInterceptor(func(msg any) []string { return requestScope(msg).Projects }), guard.Interceptor(), readAfterInterceptor{d.Reads})
 	opts := []connect.HandlerOption{
 		connect.WithRecover(recoverPanic(d.Logger)),
 		connect.WithInterceptors(interceptors...),

@@ -73,7 +73,7 @@ func newStack(t *testing.T, provider llm.Provider, deps func(*server.Deps)) *sta
 // newStackOn is newStack over a pool of the caller's (a database behind a proxy).
 func newStackOn(t *testing.T, pool *pgxpool.Pool, provider llm.Provider, deps func(*server.Deps)) *stack {
 	t.Helper()
-	m := telemetry.NewMetrics("test")
+	m := telemetry.NewMetrics("test", "")
 	emb := telemetry.InstrumentEmbedder(embed.NewHash(384), nil, m.ObserveStage)
 	in := ingest.New(pool, emb, markdown.Options{})
 	files, err := ingest.ReadDirs([]string{"../examples/handbook"})

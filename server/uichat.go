@@ -20,6 +20,7 @@ import (
 	"github.com/canonkb/canon/domain"
 	canonv1 "github.com/canonkb/canon/gen/canon/v1"
 	"github.com/canonkb/canon/gen/canon/v1/canonv1connect"
+	"github.com/canonkb/canon/telemetry"
 )
 
 // POST /api/chat speaks the Vercel AI SDK UI message stream (v1), so the web
@@ -73,7 +74,9 @@ func (h *uiChatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, connect.CodeInvalidArgument, err.Error())
 		return
 	}
-	if !authorizeHTTP(w, r, canonv1connect.ChatServiceChatStreamProcedure, filterProjects(creq.GetFilters(), creq.GetProjectKey())...) {
+	projects := filterProjects(creq.GetFilters(), creq.GetProjectKey())
+	telemetry.SetProject(r.Context(), strings.Join(projects, ","))
+	if !authorizeHTTP(w, r, canonv1connect.ChatServiceChatStreamProcedure, projects...) {
 		return
 	}
 	s := &uiStream{w: w}

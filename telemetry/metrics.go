@@ -34,7 +34,7 @@ type Metrics struct {
 
 // NewMetrics registers canon's metrics, the Go runtime's, the process's and the
 // build's. version is canon's own version string.
-func NewMetrics(version string) *Metrics {
+func NewMetrics(version, revision string) *Metrics {
 	reg := prometheus.NewRegistry()
 	m := &Metrics{
 		reg: reg,
@@ -63,20 +63,24 @@ func NewMetrics(version string) *Metrics {
 	}
 	reg.MustRegister(m.requests, m.requestDuration, m.stageDuration, m.refusals, m.ingestDocuments, m.ingestChunks,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		collectors.NewBuildInfoCollector(), buildInfo(version))
+		collectors.NewBuildInfoCollector(), buildInfo(version, revision))
 	return m
 }
 
 // buildInfo is canon_build_info: a constant 1 whose labels say what is running.
-func buildInfo(version string) prometheus.Collector {
-	goVersion, revision := "unknown", "unknown"
+// revision "" is the one Go stamped, if any.
+func buildInfo(version, revision string) prometheus.Collector {
+	goVersion := "unknown"
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		goVersion = bi.GoVersion
 		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
+			if s.Key == "vcs.revision" && revision == "" {
 				revision = s.Value
 			}
 		}
+	}
+	if revision == "" {
+		revision = "unknown"
 	}
 	g := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "canon_build_info", Help: "canon's version, Go version and VCS revision (always 1).",

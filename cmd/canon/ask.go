@@ -57,7 +57,7 @@ runs in two passes, its entities' documents first (--no-hierarchy: flat).`,
 			if streaming {
 				ev.Delta = func(d string) error { _, err := io.WriteString(out, d); return err }
 			}
-			answer, err := a.chat.Answer(cmd.Context(), server.ChatRequest(req), os.Getenv("LANG"), ev)
+			answer, err := a.chat.Answer(cmd.Context(), server.ChatRequest(req), localeLanguage(os.Getenv), ev)
 			if err != nil {
 				return err
 			}
@@ -72,7 +72,8 @@ runs in two passes, its entities' documents first (--no-hierarchy: flat).`,
 	cmd.Flags().StringVar(&databaseURL, "database-url", "", "PostgreSQL URL (default $DATABASE_URL)")
 	flags.register(cmd)
 	hflags.register(cmd)
-	cmd.Flags().StringVar(&lang, "lang", "", "language of refusal messages: en or de (default from $LANG)")
+	cmd.Flags().StringVar(&lang, "lang", "", "language of refusal messages: "+strings.Join(domain.RefusalLanguages(), ", ")+
+		" (default: the locale's, else the question's)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the response as protobuf JSON (snake_case field names)")
 	return cmd
 }
@@ -191,4 +192,22 @@ func newGapsCmd() *cobra.Command {
 	cmd.Flags().IntVarP(&limit, "limit", "n", 50, "number of questions, 1..1000")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as protobuf JSON")
 	return cmd
+}
+
+// localeLanguage is the language of the POSIX locale (LC_ALL, LC_MESSAGES or
+// LANG, the first set) as an Accept-Language value: "de_DE.UTF-8" is "de". The C
+// and POSIX locales (Debian's default C.UTF-8) name no language, so the
+// question's own decides.
+func localeLanguage(getenv func(string) string) string {
+	for _, name := range []string{"LC_ALL", "LC_MESSAGES", "LANG"} {
+		if v := getenv(name); v != "" {
+			lang, _, _ := strings.Cut(v, ".")
+			lang, _, _ = strings.Cut(lang, "@")
+			if lang == "C" || lang == "POSIX" {
+				return ""
+			}
+			return strings.ReplaceAll(lang, "_", "-")
+		}
+	}
+	return ""
 }

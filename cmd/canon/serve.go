@@ -17,8 +17,10 @@ import (
 	"github.com/canonkb/canon/telemetry"
 )
 
-// version is canon's version, set at link time (-ldflags "-X main.version=...").
-var version = "dev"
+// version is canon's version and revision its source's commit, set at link time
+// (-ldflags "-X main.version=... -X main.revision=..."; make build sets the
+// revision, which GOFLAGS=-buildvcs=false keeps Go from stamping).
+var version, revision = "dev", ""
 
 // shutdownGrace is how long handlers get to return once the shutdown deadline
 // has cancelled them.
@@ -83,7 +85,7 @@ func serve(ctx context.Context, addr string, cfg config.Config, log *slog.Logger
 	if err != nil {
 		return err
 	}
-	obs := observability{metrics: telemetry.NewMetrics(version), log: log}
+	obs := observability{metrics: telemetry.NewMetrics(version, revision), log: log}
 	if tp != nil {
 		obs.tracer = tp
 	}
