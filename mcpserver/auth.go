@@ -101,7 +101,8 @@ func (in RejectInput) project() string    { return in.Project }
 // authorize asks the Authorizer who calls, checks the role the tool needs and
 // the project it names (with the Connect API's message: an unknown project and
 // a forbidden one read the same), and returns ctx carrying the principal, whose
-// groups the core's SQL applies to every document it shows.
+// groups the core's SQL applies to every document it shows. A caller refused by
+// role or project is still returned, for the audit; an unknown one is not.
 func authorize(ctx context.Context, a Authorizer, key string, need domain.Role, what, project string) (context.Context, domain.Principal, error) {
 	p, err := a.Authorize(ctx, key)
 	if err != nil {
@@ -112,14 +113,45 @@ func authorize(ctx context.Context, a Authorizer, key string, need domain.Role, 
 		return ctx, domain.Principal{}, connect.NewError(connect.CodeUnauthenticated, err)
 	}
 	if !p.Role.Includes(need) {
-		return ctx, domain.Principal{}, connect.NewError(connect.CodePermissionDenied,
+		return ctx, p, connect.NewError(connect.CodePermissionDenied,
 			fmt.Errorf("%s needs %s key; this key's role is %s", what, withArticle(need), p.Role))
 	}
 	ctx = domain.WithPrincipal(ctx, p)
 	if project != "" {
 		if err := auth.Authorize(ctx, need, project); err != nil {
-			return ctx, domain.Principal{}, err
+			return ctx, p, err
 		}
 	}
 	return ctx, p, nil
 }
+
+// Auditor records an audit_log row (*auth.Store).
+type Auditor interface {
+	Audit(ctx context.Context, e auth.AuditEntry) error
+}
+
+// audit records a tool call as "mcp/<tool>" with its project, document and outcome.
+func (s *Server) audit(ctx context.Context, p domain.Principal, tool, project string, in any, err error) {
+	if s.d.Auditor == nil {
+		return
+	}
+	outcome := "ok"
+	if err != nil {
+		outcome = connect.CodeOf(err).String()
+	}
+	e := auth.AuditEntry{Principal: p, RPC: "mcp/" + tool, Project: project, Outcome: outcome}
+	if d, ok := in.(documented); ok {
+		e.Document = d.document()
+	}
+	if aerr := s.d.Auditor.Audit(ctx, e); aerr != nil {
+		s.d.Logger.ErrorContext(ctx, "audit log write failed", "tool", tool, "err", aerr)
+	}
+}
+
+// documented is a tool input that names the document it changes.
+type documented interface{ document() string }
+
+func (in DocumentInput) document() string  { return in.Slug }
+func (in PromoteInput) document() string   { return in.Slug }
+func (in SupersedeInput) document() string { return in.OldSlug }
+func (in RejectInput) document() string    { return in.Slug }

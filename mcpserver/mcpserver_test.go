@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -32,13 +33,14 @@ import (
 // holding the example handbook.
 func newServer(t *testing.T, authorizer mcpserver.Authorizer) *mcpserver.Server {
 	t.Helper()
-	s, _ := newServerPool(t, func(*pgxpool.Pool) mcpserver.Authorizer { return authorizer })
+	s, _ := newServerPool(t, func(*pgxpool.Pool) mcpserver.Authorizer { return authorizer }, false)
 	return s
 }
 
 // newServerPool is newServer with an authorizer over its database, which also
-// holds a page only the group "secret" may read.
-func newServerPool(t *testing.T, authorizer func(*pgxpool.Pool) mcpserver.Authorizer) (*mcpserver.Server, *pgxpool.Pool) {
+// holds a page only the group "secret" may read; audited records the editor
+// tools' calls in its audit_log.
+func newServerPool(t *testing.T, authorizer func(*pgxpool.Pool) mcpserver.Authorizer, audited bool) (*mcpserver.Server, *pgxpool.Pool) {
 	t.Helper()
 	pool := dbtest.FreshPool(t)
 	emb := embed.NewHash(384)
@@ -62,7 +64,11 @@ func newServerPool(t *testing.T, authorizer func(*pgxpool.Pool) mcpserver.Author
 	t.Cleanup(func() { logger.Close(context.Background()) })
 	svc := chat.New(twoPass, llm.NewExtractive(), prompt, logger, chat.Config{
 		Gate: domain.Gate{MinSimilarity: 0.26, MinKeywordCoverage: 0.70}, SupportThreshold: 0.5})
-	return mcpserver.New(mcpserver.Deps{Pool: pool, Search: twoPass, Chat: svc, Authorizer: authorizer(pool)}), pool
+	d := mcpserver.Deps{Pool: pool, Search: twoPass, Chat: svc, Authorizer: authorizer(pool)}
+	if audited {
+		d.Auditor = auth.NewStore(pool)
+	}
+	return mcpserver.New(d), pool
 }
 
 // connectHTTP opens a client session to an MCP endpoint, sending key as the bearer token.
@@ -187,7 +193,7 @@ func TestStdioKeyReachesAuthorizer(t *testing.T) {
 // KB_AUTH=required): a key reaches only its projects, and only the documents
 // its groups allow, in every tool and resource.
 func TestAPIKeysScopeTools(t *testing.T) {
-	s, pool := newServerPool(t, func(p *pgxpool.Pool) mcpserver.Authorizer { return mcpserver.Keys(auth.NewStore(p)) })
+	s, pool := newServerPool(t, func(p *pgxpool.Pool) mcpserver.Authorizer { return mcpserver.Keys(auth.NewStore(p)) }, true)
 	newKey := func(role string, projects []string, groups ...string) string {
 		key, _, err := auth.NewStore(pool).Create(context.Background(), auth.NewKeyRequest{Name: role, Projects: projects,
 			Role: role, Groups: groups})
@@ -199,6 +205,7 @@ func TestAPIKeysScopeTools(t *testing.T) {
 	plain := newKey("reader", []string{"platform"})
 	insider := newKey("reader", []string{"platform"}, "secret")
 	payments := newKey("editor", []string{"payments"})
+	editor := newKey("editor", []string{"platform"})
 	srv := httptest.NewServer(s.HTTPHandler())
 	t.Cleanup(srv.Close)
 	zeppelin := map[string]any{"project": "platform", "slug": "zeppelin"}
@@ -215,6 +222,9 @@ func TestAPIKeysScopeTools(t *testing.T) {
 			"permission_denied"},
 		{"other project's lifecycle", payments, "deprecate", map[string]any{"project": "platform", "slug": "std-logging-logfmt"},
 			"permission_denied"},
+		{"a reader's lifecycle", plain, "deprecate", map[string]any{"project": "platform", "slug": "std-logging-logfmt"},
+			"permission_denied"},
+		{"an editor's lifecycle", editor, "deprecate", map[string]any{"project": "platform", "slug": "std-logging-logfmt"}, "!zeppelin"},
 		{"hidden page read", plain, "get_document", zeppelin, `not_found: no document "zeppelin"`},
 		{"hidden page graph", plain, "graph_neighbours", zeppelin, "not_found"},
 		{"hidden page searched", plain, "search", map[string]any{"query": "zeppelin hangar", "project": "platform"}, "!zeppelin"},
@@ -238,6 +248,31 @@ func TestAPIKeysScopeTools(t *testing.T) {
 				t.Errorf("want an error with %q, got isError=%v %s", tt.want, isError, text)
 			}
 		})
+	}
+	// Every editor-tool call of a known key is on the record, allowed or refused.
+	rows, err := pool.Query(context.Background(),
+		`SELECT actor, rpc, project, document, outcome FROM audit_log WHERE rpc LIKE 'mcp/%' ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for rows.Next() {
+		var actor, rpc, project, document, outcome string
+		if err := rows.Scan(&actor, &rpc, &project, &document, &outcome); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, strings.Join([]string{strings.Fields(actor)[0], rpc, project, document, outcome}, " "))
+	}
+	if rows.Err() != nil {
+		t.Fatal(rows.Err())
+	}
+	want := []string{
+		"editor mcp/deprecate platform std-logging-logfmt permission_denied",
+		"reader mcp/deprecate platform std-logging-logfmt permission_denied",
+		"editor mcp/deprecate platform std-logging-logfmt ok",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("audit_log:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	// list_projects shows the key's projects only; the resource of a hidden page is not found.
 	_, text, _ := mcptest.Call(t, connectHTTP(t, srv.URL, payments), "list_projects", map[string]any{})

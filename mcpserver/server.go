@@ -35,7 +35,11 @@ type Deps struct {
 	Chat   *chat.Service
 	// Authorizer decides who calls; nil means OpenAccess.
 	Authorizer Authorizer
-	Logger     *slog.Logger
+	// Auditor records every call of a tool that changes documents (an editor's
+	// tool), allowed or refused, as the Connect API's audited RPCs are; nil
+	// records nothing.
+	Auditor Auditor
+	Logger  *slog.Logger
 	// Version is reported to clients at initialisation.
 	Version string
 }
@@ -135,12 +139,18 @@ func handle[In, Out any](t *tools, name string, need domain.Role, run func(ctx c
 			project = s.project()
 		}
 		ctx, p, err := authorize(ctx, t.s.d.Authorizer, t.credential(req.Extra), need, "the "+name+" tool", project)
+		out := zero
+		if err == nil {
+			if out, err = run(ctx, p, in); err != nil {
+				err = server.ConnectError(ctx, t.s.d.Logger, name, err)
+			}
+		}
+		// Once the caller is known, a change is on the record whatever its outcome.
+		if need.Includes(domain.RoleEditor) && p.Role != "" {
+			t.s.audit(ctx, p, name, project, in, err)
+		}
 		if err != nil {
 			return nil, zero, err
-		}
-		out, err := run(ctx, p, in)
-		if err != nil {
-			return nil, zero, server.ConnectError(ctx, t.s.d.Logger, name, err)
 		}
 		return nil, out, nil
 	}

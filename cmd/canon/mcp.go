@@ -63,12 +63,13 @@ func buildVersion() string {
 // without, every caller is the operator (stdio without CANON_API_KEY, or
 // KB_AUTH=off on loopback).
 func (a *app) mcpServer(log *slog.Logger, keys bool) *mcpserver.Server {
+	store := auth.NewStore(a.pool)
 	authorizer := mcpserver.OpenAccess
 	if keys {
-		authorizer = mcpserver.Keys(auth.NewStore(a.pool))
+		authorizer = mcpserver.Keys(store)
 	}
 	return mcpserver.New(mcpserver.Deps{
 		Pool: a.pool, Reads: a.reads, Search: a.hierarchy, Chat: a.chat, Logger: log, Version: buildVersion(),
-		Authorizer: authorizer,
+		Authorizer: authorizer, Auditor: store,
 	})
 }
