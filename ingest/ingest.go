@@ -268,6 +268,13 @@ func (in *Ingester) Ingest(ctx context.Context, files []File, opts Options) (Res
 			continue
 		}
 		seenSlug[key] = f.Path
+		if doc.NoText {
+			stands := "title"
+			if doc.Summary != "" {
+				stands = "summary"
+			}
+			res.Notices = append(res.Notices, fmt.Sprintf("%s: no text: stored with its %s alone", f.Path, stands))
+		}
 		byProject[project] = append(byProject[project], parsed{file: f, slug: doc.Slug, doc: doc, hash: doc.ContentHash + suffix})
 	}
 	if opts.Prune {

@@ -705,3 +705,23 @@ func TestStoredIDBelongsToItsFile(t *testing.T) {
 		})
 	}
 }
+
+// A file with no text (empty, or frontmatter alone) is stored with its title
+// and said so; one with text is not.
+func TestFileWithoutTextIsNoticed(t *testing.T) {
+	t.Parallel()
+	in, _ := newIngester(t)
+	res := run(t, in, "empty", false, file("zero.md", ""), file("front.md", "---\nsummary: A stub.\n---\n"),
+		file("ok.md", "# Fine\n\nA good file.\n"))
+	want := []string{"front.md: no text: stored with its summary alone", "zero.md: no text: stored with its title alone"}
+	var got []string
+	for _, n := range res.Notices {
+		if strings.Contains(n, "no text") {
+			got = append(got, n)
+		}
+	}
+	slices.Sort(got)
+	if res.Created != 3 || !slices.Equal(got, want) {
+		t.Errorf("created %d, notices %q, want %q", res.Created, got, want)
+	}
+}

@@ -84,6 +84,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -158,7 +159,10 @@ type Document struct {
 	Aliases, Members, Facts             []string
 	Role                                string
 	Chunks                              []Chunk
-	ContentHash                         string // sha256 hex of the raw file bytes
+	// NoText: the body holds no text (an empty file, or frontmatter alone), so
+	// its one chunk is its summary or title.
+	NoText      bool
+	ContentHash string // sha256 hex of the raw file bytes
 }
 
 // Link is a typed edge a document declares, by slug.
@@ -409,6 +413,7 @@ func (doc *Document) chunk(sections []section, opts Options) {
 	if len(doc.Chunks) == 0 {
 		doc.Chunks = append(doc.Chunks, Chunk{HeadingPath: []string{doc.Title}, Text: fallback})
 	}
+	doc.NoText = !slices.ContainsFunc(sections, func(s section) bool { return len(s.blocks) > 0 })
 	for i := range doc.Chunks {
 		doc.Chunks[i].Ordinal = i
 		doc.Chunks[i].TokenCount = CountTokens(doc.Chunks[i].Text)
