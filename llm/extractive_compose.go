@@ -132,12 +132,15 @@ type composer struct {
 	units  []*unit
 	weight map[string]float64
 	total  float64
+	// statusSaid: documents whose status the answer has said (statusOf).
+	statusSaid map[string]bool
 }
 
 // compose returns the extractive answer to text from passages (see
 // Extractive), or SelfRefusalSentinel.
 func compose(text string, passages []Passage) string {
-	c := &composer{lx: &englishLexicon, q: englishLexicon.analyse(text), intents: domain.QuestionIntents(text), passages: passages}
+	c := &composer{lx: &englishLexicon, q: englishLexicon.analyse(text), intents: domain.QuestionIntents(text), passages: passages,
+		statusSaid: map[string]bool{}}
 	if len(c.q.terms) == 0 {
 		return SelfRefusalSentinel
 	}
@@ -730,15 +733,37 @@ func (c *composer) sentences(units []*unit) string {
 	said := map[*unit]bool{}
 	for _, u := range units {
 		if p := u.prev; p != nil && !said[p] && c.lx.dependent(u.text) {
-			out = append(out, withMarker(p.text, c.marker(p)))
+			out = append(out, c.statusOf(p)+withMarker(p.text, c.marker(p)))
 			said[p] = true
 		}
 		if !said[u] {
-			out = append(out, withMarker(u.text, c.marker(u)))
+			out = append(out, c.statusOf(u)+withMarker(u.text, c.marker(u)))
 			said[u] = true
 		}
 	}
 	return strings.Join(out, " ")
+}
+
+// statusOf is the lead-in that says a unit comes from a record that no longer
+// holds ("Superseded: ", "Draft: "): an answer may quote one when nothing
+// current answers, never as if it were current. Once per document, and not
+// where the record says so itself (in the unit, a sentence before it in its
+// paragraph, or its headings: "Deprecated since September 2024. New services…").
+func (c *composer) statusOf(u *unit) string {
+	p := c.passages[u.passage]
+	if currentStatus[p.Status] || c.statusSaid[p.DocID] {
+		return ""
+	}
+	c.statusSaid[p.DocID] = true
+	stem := p.Status[:len(p.Status)-1] // "deprecate" finds "deprecated" and "deprecates"
+	says := strings.Contains(strings.ToLower(strings.Join(p.HeadingPath, " ")), stem)
+	for v := u; v != nil && !says; v = v.prev {
+		says = strings.Contains(strings.ToLower(v.text), stem)
+	}
+	if says {
+		return ""
+	}
+	return strings.ToUpper(p.Status[:1]) + p.Status[1:] + ": "
 }
 
 // prose renders units as sentences, except that two or more items of one list
@@ -765,7 +790,7 @@ func (c *composer) prose(units []*unit) string {
 		flush()
 		var lines []string
 		for _, u := range units[i:j] {
-			lines = append(lines, "- "+itemWithMarker(u.text, c.marker(u)))
+			lines = append(lines, "- "+c.statusOf(u)+itemWithMarker(u.text, c.marker(u)))
 		}
 		parts = append(parts, strings.Join(lines, "\n"))
 		i = j

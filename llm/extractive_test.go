@@ -678,3 +678,33 @@ func TestComposeRunbookStepsFollowItsAnswer(t *testing.T) {
 		})
 	}
 }
+
+// A sentence from a record that no longer holds says so, once per document,
+// unless the record says it itself.
+func TestComposeSaysASupersededSourceIsSo(t *testing.T) {
+	t.Parallel()
+	old := func(n int, text string) Passage {
+		p := decision(n, "adr-nominatim", text)
+		p.Status = "superseded"
+		return p
+	}
+	tests := []struct {
+		name     string
+		passages []Passage
+		want     string
+	}{
+		{"said once", []Passage{old(1, "A full geocoder import takes 19 hours. The geocoder import runs weekly.")},
+			"Superseded: A full geocoder import takes 19 hours [1]. The geocoder import runs weekly [1]."},
+		{"the record says so itself", []Passage{old(1, "Superseded in 2025. A full geocoder import takes 19 hours.")},
+			"A full geocoder import takes 19 hours [1]."},
+		{"a current record is not marked", []Passage{decision(1, "adr-pelias", "A full geocoder import takes 6 hours.")},
+			"A full geocoder import takes 6 hours [1]."},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := compose("how long does a geocoder import take?", tc.passages); got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
