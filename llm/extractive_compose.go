@@ -445,6 +445,11 @@ func (c *composer) bonus(u *unit) float64 {
 	if u.kind == unitSentence && c.lx.describes(u.text) {
 		b *= describingPenalty
 	}
+	// A record's Status section ("Accepted on 2025-01-21 after the review") is
+	// about the record: it answers when it was decided, or what its status is.
+	if c.lx.sectionIs(p.HeadingPath, c.lx.statusSections) && c.q.kind != askWhen && !c.q.asks(c.lx.statusWords) {
+		b *= describingPenalty
+	}
 	if u.kind == unitRow && c.asksColumn(u) {
 		b *= headerBonus
 	}

@@ -46,6 +46,9 @@ type lexicon struct {
 	rejection, negations map[string]bool
 	// turnedDown: words of a sentence that reports an option was turned down.
 	turnedDown map[string]bool
+	// statusSections: heading words of a record's status line ("Status");
+	// statusWords: the question words that ask for it (the statuses themselves).
+	statusSections, statusWords map[string]bool
 	// decisionSections, reasonSections, stepSections: heading words of sections
 	// that state a decision, give reasons, or list steps.
 	decisionSections, reasonSections, stepSections map[string]bool
@@ -125,7 +128,9 @@ var englishLexicon = lexicon{
 	rejection:        words(`reject rejected rejecting rejection dismiss dismissed turned declined alternative alternatives instead`),
 	turnedDown:       words(`reject rejected rejects rejecting dismissed declined abandoned`),
 	negations:        words(`not no never don't doesn't didn't isn't aren't wasn't weren't won't`),
-	decisionSections: words(`decision decisions outcome summary status standard rule rules choice`),
+	statusSections:   words(`status`),
+	statusWords:      words("status state " + strings.Join(domain.Statuses(), " ")),
+	decisionSections: words(`decision decisions outcome summary standard rule rules choice`),
 	reasonSections:   words(`why context reasons reason rationale consequences problem evaluation learned lessons`),
 	stepSections:     words(`steps procedure how triage mitigation rollout order switchover failover rotation upgrade migration plan`),
 	reasonCues:       words(`because since so reason reasons due caused cause therefore lacks no without rejected`),
@@ -201,6 +206,16 @@ func (lx *lexicon) analyse(q string) question {
 	// "Why not X?", "why don't we…": the reasons X was turned down.
 	out.aboutRejection = rejection || (out.kind == askWhy && negation)
 	return out
+}
+
+// asks reports whether the question uses a word of set.
+func (q question) asks(set map[string]bool) bool {
+	for w := range q.words {
+		if set[w] {
+			return true
+		}
+	}
+	return false
 }
 
 // tokens lowercases s and splits it into words (letters, digits, '_', inner

@@ -708,3 +708,21 @@ func TestComposeSaysASupersededSourceIsSo(t *testing.T) {
 		})
 	}
 }
+
+// A record's Status section answers when it was decided or what its status is,
+// not what was decided.
+func TestComposeStatusSectionAnswersStatusQuestions(t *testing.T) {
+	t.Parallel()
+	status := decision(1, "adr-geocoder", "Accepted on 2025-01-21 after the geocoder review.")
+	status.HeadingPath = []string{"ADR-011: Pelias", "Status"}
+	summary := decision(2, "adr-geocoder", "We replaced the Nominatim geocoder with Pelias.")
+	summary.IsSummary = true
+	for _, tc := range []struct{ question, want string }{
+		{"what did we choose for the geocoder?", "We replaced the Nominatim geocoder with Pelias [2]."},
+		{"when was the geocoder decision accepted?", "Accepted on 2025-01-21 after the geocoder review [1]."},
+	} {
+		if got := compose(tc.question, []Passage{status, summary}); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%s\ngot  %q\nwant it to start with %q", tc.question, got, tc.want)
+		}
+	}
+}
