@@ -180,7 +180,7 @@ func (s *Service) Answer(ctx context.Context, req *domain.ChatRequest, acceptLan
 			return nil, err
 		}
 	}
-	llmReq := llm.Request{System: prompt, Question: req.Question, MaxTokens: s.cfg.MaxTokens}
+	llmReq := llm.Request{System: prompt, Question: req.Question, MaxTokens: s.cfg.MaxTokens, About: about(found.Meta)}
 	for _, t := range req.History {
 		llmReq.Messages = append(llmReq.Messages, llm.Message{Role: t.Role, Content: t.Content})
 	}
@@ -194,7 +194,7 @@ func (s *Service) Answer(ctx context.Context, req *domain.ChatRequest, acceptLan
 			llmReq.Passages = append(llmReq.Passages, llm.Passage{N: c.N, Text: c.Text, Origin: section.origin,
 				DocID: c.DocID, Title: c.Title, HeadingPath: c.HeadingPath, CanonicalType: h.CanonicalType,
 				Status: c.Status, Tier: h.Tier, EvidenceTier: c.EvidenceTier, IsSummary: h.IsSummary,
-				SourceType: h.SourceType, Attended: h.Attended})
+				SourceType: h.SourceType, Attended: h.Attended, LinkingEntity: h.LinkingEntity})
 		}
 	}
 
@@ -494,4 +494,18 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 func IsUnavailable(err error) bool {
 	var u *UnavailableError
 	return errors.As(err, &u)
+}
+
+// about names the entities a two-pass search chose, for the provider.
+func about(m domain.SearchMeta) *llm.EntityQuestion {
+	var slugs []string
+	for _, e := range m.Pass1Entities {
+		if e.Chosen {
+			slugs = append(slugs, e.EntityID)
+		}
+	}
+	if len(slugs) == 0 || m.NamesStripped == "" {
+		return nil
+	}
+	return &llm.EntityQuestion{Slugs: slugs, Rest: m.NamesStripped}
 }

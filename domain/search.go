@@ -147,6 +147,9 @@ type SearchMeta struct {
 	SearchMode      string
 	HierarchyReason string
 	Pass1Entities   []EntityScore
+	// NamesStripped is the question without the words that named the chosen
+	// entities (two-pass; "" otherwise).
+	NamesStripped string
 	// QueryTerms are the lexemes the keyword leg used.
 	QueryTerms []string
 	// QueryConfigs are the text-search configurations that analysed the

@@ -1613,3 +1613,10 @@ ALTER TABLE entities
     ADD COLUMN name_parts text[] NOT NULL
     GENERATED ALWAYS AS (canon_person_name_parts(entity_type, name, aliases)) STORED;
 
+-- db/migrations/00073_document_attended.sql
+ALTER TABLE documents ADD COLUMN attended boolean NOT NULL DEFAULT false;
+
+UPDATE documents d SET attended = true
+WHERE EXISTS (SELECT FROM entity_mentions a
+              WHERE a.project_id = d.project_id AND a.document_id = d.id AND a.source = 'attendee');
+

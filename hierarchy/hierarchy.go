@@ -580,6 +580,7 @@ func (h *Searcher) twoPass(ctx context.Context, pr *search.Prepared, p1 *Pass1Re
 	res.Meta.SearchMode = ModeTwoPass
 	res.Meta.HierarchyReason = ReasonConfident
 	res.Meta.Pass1Entities = entityScores(p1)
+	res.Meta.NamesStripped = p1.Stripped
 	res.Meta.Pass2Batches = batches
 	res.Meta.Pass2Candidates = len(cands)
 	return res, nil

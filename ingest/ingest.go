@@ -834,6 +834,8 @@ func (in *Ingester) storeDocument(ctx context.Context, q *db.Queries, projectID 
 		Embedder:          EmbedderIdentity(in.embedder),
 		Access:            nonNil(d.Access),
 		Language:          p.language,
+		// As its attendee mentions (storeMentions): anyone but the page itself.
+		Attended: slices.ContainsFunc(d.Attendees, func(a string) bool { return a != d.Slug }),
 	})
 	if err != nil {
 		return storedDocument{}, describe("document", err)

@@ -69,7 +69,7 @@ func (e *Extractive) Stream(ctx context.Context, req Request, onDelta func(strin
 	if onDelta == nil {
 		onDelta = func(string) error { return nil }
 	}
-	answer := compose(question, req.Passages)
+	answer := composeAbout(question, req.About, req.Passages)
 	prompt := len(strings.Fields(question))
 	for _, p := range req.Passages {
 		prompt += len(strings.Fields(p.Text))

@@ -18,6 +18,7 @@ const (
 	extractiveMaxSentences = 4 // sentences of the answer's prose
 	extractiveMaxPassages  = 3
 	extractiveMaxItems     = 8 // items of a list
+	extractiveMaxDigest    = 4 // documents of an answer about what someone works on
 	extractiveMaxRows      = 3 // rows of a table
 )
 
@@ -138,7 +139,10 @@ type composer struct {
 
 // compose returns the extractive answer to text from passages (see
 // Extractive), or SelfRefusalSentinel.
-func compose(text string, passages []Passage) string {
+func compose(text string, passages []Passage) string { return composeAbout(text, nil, passages) }
+
+// composeAbout is compose for a question that may be about entities.
+func composeAbout(text string, about *EntityQuestion, passages []Passage) string {
 	c := &composer{lx: &englishLexicon, q: englishLexicon.analyse(text), intents: domain.QuestionIntents(text), passages: passages,
 		statusSaid: map[string]bool{}}
 	if len(c.q.terms) == 0 {
@@ -151,6 +155,11 @@ func compose(text string, passages []Passage) string {
 		rejected := p.Origin == OriginRejected || p.CanonicalType == rejectedApproach
 		if !rejected || c.asksAbout(pi) {
 			c.units = append(c.units, c.read(pi, p)...)
+		}
+	}
+	if about != nil && c.asksWhatTheyDo(about.Rest) {
+		if digest := c.digest(about.Slugs); digest != "" {
+			return digest
 		}
 	}
 	c.weigh()
@@ -553,6 +562,68 @@ func (c *composer) answer(cands []*unit) string {
 		return c.tableAnswer(cands[0], cands)
 	}
 	return c.proseAnswer(cands[0], cands)
+}
+
+// asksWhatTheyDo reports whether what is left of an entity question once its
+// names are gone asks only what they work on ("what has … been working on?",
+// "what is … doing?"): no term of its own for a sentence to hold.
+func (c *composer) asksWhatTheyDo(rest string) bool {
+	activity := map[string]bool{}
+	for _, t := range c.lx.contentTerms(c.lx.activityWords) {
+		activity[t] = true
+	}
+	terms := c.lx.contentTerms(rest)
+	return len(terms) > 0 && !slices.ContainsFunc(terms, func(t string) bool { return !activity[t] })
+}
+
+// digest answers what entities work on with their documents, best first: each
+// document linked to them (not their own pages) by its title and its first
+// sentence (its summary's when the context has it). Empty when fewer than two.
+func (c *composer) digest(entities []string) string {
+	seen := map[string]bool{}
+	var lines []string
+	for pi, p := range c.passages {
+		if len(lines) == extractiveMaxDigest {
+			break
+		}
+		if p.Origin != OriginPrimary || p.LinkingEntity == "" || slices.Contains(entities, p.DocID) || seen[p.DocID] {
+			continue
+		}
+		seen[p.DocID] = true
+		if u := c.firstSentence(p.DocID, pi); u != nil {
+			lines = append(lines, "- "+p.Title+" — "+c.statusOf(u)+withMarker(u.text, c.marker(u)))
+		}
+	}
+	if len(lines) < 2 {
+		return ""
+	}
+	return strings.Join(lines, "\n")
+}
+
+// firstSentence is the first sentence of doc's summary passage in the context,
+// else of its first section there (a preamble is a byline or an attendee
+// list more often than what the document is about), else of passage pi;
+// never a byline.
+func (c *composer) firstSentence(doc string, pi int) *unit {
+	var section, first *unit
+	for _, u := range c.units {
+		p := c.passages[u.passage]
+		if u.kind != unitSentence || p.DocID != doc || c.lx.byline(u.text) {
+			continue
+		}
+		switch {
+		case p.IsSummary:
+			return u
+		case section == nil && len(p.HeadingPath) > 1:
+			section = u
+		case first == nil && u.passage == pi:
+			first = u
+		}
+	}
+	if section != nil {
+		return section
+	}
+	return first
 }
 
 // stepsOf returns the numbered list of lead's document when the document is of

@@ -46,6 +46,9 @@ type lexicon struct {
 	rejection, negations map[string]bool
 	// turnedDown: words of a sentence that reports an option was turned down.
 	turnedDown map[string]bool
+	// activityWords: what is left of "what has Dana been working on?" once the
+	// name is gone; such a question asks for the person's documents.
+	activityWords string
 	// statusSections: heading words of a record's status line ("Status");
 	// statusWords: the question words that ask for it (the statuses themselves).
 	statusSections, statusWords map[string]bool
@@ -61,6 +64,10 @@ type lexicon struct {
 	// describing: openings of a sentence that describes its document rather
 	// than saying something ("This page defines…", "Step-by-step procedure for…").
 	describing []string
+	// bylines: openings of a line that says who wrote, keeps or attended a
+	// document ("Attendees: Dana, Priya.", "Maintained by Aoife Brennan."),
+	// never what it is about.
+	bylines []string
 	// proposalSections: heading words of the section that lays out a rejected
 	// option, not the reasons against it.
 	proposalSections map[string]bool
@@ -128,6 +135,7 @@ var englishLexicon = lexicon{
 	rejection:        words(`reject rejected rejecting rejection dismiss dismissed turned declined alternative alternatives instead`),
 	turnedDown:       words(`reject rejected rejects rejecting dismissed declined abandoned`),
 	negations:        words(`not no never don't doesn't didn't isn't aren't wasn't weren't won't`),
+	activityWords:    `work working worked works doing do does done busy involved lately recently up to`,
 	statusSections:   words(`status`),
 	statusWords:      words("status state " + strings.Join(domain.Statuses(), " ")),
 	decisionSections: words(`decision decisions outcome summary standard rule rules choice`),
@@ -135,6 +143,7 @@ var englishLexicon = lexicon{
 	stepSections:     words(`steps procedure how triage mitigation rollout order switchover failover rotation upgrade migration plan`),
 	reasonCues:       words(`because since so reason reasons due caused cause therefore lacks no without rejected`),
 	proposalSections: words(`proposal proposed sketch`),
+	bylines:          []string{"attendees:", "attendees ", "present:", "notes by", "maintained by", "owner:", "owners:", "author:", "written by"},
 	describing: []string{"this page", "this document", "this runbook", "this standard", "this adr", "this section",
 		"step-by-step procedure", "procedure for", "how to", "what to do", "upgrade notes", "notes on", "defines",
 		"describes", "covers", "lists the", "entry point", "written after"},
@@ -350,6 +359,12 @@ func (lx *lexicon) dependent(sentence string) bool {
 func (lx *lexicon) describes(sentence string) bool {
 	s := strings.ToLower(strings.TrimLeft(sentence, "*_`\"'"))
 	return slices.ContainsFunc(lx.describing, func(p string) bool { return strings.HasPrefix(s, p) })
+}
+
+// byline reports whether a sentence says who wrote, keeps or attended its document.
+func (lx *lexicon) byline(sentence string) bool {
+	s := strings.ToLower(strings.TrimLeft(sentence, "*_`\"'"))
+	return slices.ContainsFunc(lx.bylines, func(p string) bool { return strings.HasPrefix(s, p) })
 }
 
 // turnsDown reports whether a sentence says that an option was turned down.

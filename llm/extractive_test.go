@@ -726,3 +726,32 @@ func TestComposeStatusSectionAnswersStatusQuestions(t *testing.T) {
 		}
 	}
 }
+
+// "What has Dana been working on?" is answered with the documents linked to
+// her, each by its title and first sentence, not with one sentence that
+// happens to say "work"; her own page is not one of them.
+func TestComposeWhatSomeoneWorksOn(t *testing.T) {
+	t.Parallel()
+	linked := func(n int, doc, title, text string) Passage {
+		p := decision(n, doc, text)
+		p.Title, p.LinkingEntity = title, "dana"
+		return p
+	}
+	page := note(1, "dana", "Dana works on the database fleet and prefers written proposals.")
+	page.LinkingEntity = "dana"
+	passages := []Passage{page,
+		linked(2, "dec-pg16", "Migrate to Postgres 16", "All clusters move to Postgres 16 by logical replication."),
+		linked(3, "std-db", "Database access", "Go services use pgx/v5."),
+	}
+	about := &EntityQuestion{Slugs: []string{"dana"}, Rest: "what has been working on?"}
+	want := "- Migrate to Postgres 16 — All clusters move to Postgres 16 by logical replication [2].\n" +
+		"- Database access — Go services use pgx/v5 [3]."
+	if got := composeAbout("what has Dana been working on?", about, passages); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	// A question with words of its own is answered from them.
+	about.Rest = "what has been working on for the database fleet?"
+	if got := composeAbout("what has Dana been working on for the database fleet?", about, passages); strings.HasPrefix(got, "- ") {
+		t.Errorf("a question of its own got the digest: %q", got)
+	}
+}

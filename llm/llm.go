@@ -49,6 +49,9 @@ type Passage struct {
 	// lists attendees) complete the document's kind with CanonicalType.
 	SourceType string
 	Attended   bool
+	// LinkingEntity is the chosen entity whose link brought the passage's
+	// document (two-pass search), or "".
+	LinkingEntity string
 }
 
 // Kind is the kind of the passage's document, which question intents fit.
@@ -70,9 +73,20 @@ type Request struct {
 	Messages []Message
 	// Question and Passages repeat what the prompt holds in structured form, for
 	// providers that compose an answer without a model (extractive).
-	Question  string
-	Passages  []Passage
+	Question string
+	Passages []Passage
+	// About is set when the question is about entities (the two-pass search
+	// chose them): "what has Dana been working on?".
+	About     *EntityQuestion
 	MaxTokens int
+}
+
+// EntityQuestion names the entities a question is about.
+type EntityQuestion struct {
+	// Slugs are the chosen entities' page slugs (Passage.LinkingEntity).
+	Slugs []string
+	// Rest is the question without the words that named them.
+	Rest string
 }
 
 // Usage counts tokens as the provider reports them.

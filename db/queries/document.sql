@@ -13,7 +13,7 @@ WHERE d.project_id = sqlc.arg(project_id);
 INSERT INTO documents (
     project_id, slug, title, source_path, source_type, tags, owners, content_hash, effective_date,
     canonical_type, status, retrieval_priority, tier, evidence_tier, entity_type, summary,
-    preamble_lexemes, tag_lexemes, embedder, access, language
+    preamble_lexemes, tag_lexemes, embedder, access, language, attended
 ) VALUES (
     sqlc.arg(project_id), sqlc.arg(slug), sqlc.arg(title), sqlc.arg(source_path), sqlc.arg(source_type),
     sqlc.arg(tags)::text[], sqlc.arg(owners)::text[], sqlc.arg(content_hash), sqlc.narg(effective_date)::date,
@@ -22,7 +22,7 @@ INSERT INTO documents (
     tsvector_to_array(to_tsvector(canon_text_config(sqlc.arg(language)::text), sqlc.arg(summary))),
     tsvector_to_array(to_tsvector(canon_text_config(sqlc.arg(language)::text),
                                   array_to_string(sqlc.arg(tags)::text[], ' '))),
-    sqlc.arg(embedder), sqlc.arg(access)::text[], sqlc.arg(language)::text
+    sqlc.arg(embedder), sqlc.arg(access)::text[], sqlc.arg(language)::text, sqlc.arg(attended)::boolean
 )
 ON CONFLICT (project_id, slug) DO UPDATE SET
     title = excluded.title,
@@ -44,6 +44,7 @@ ON CONFLICT (project_id, slug) DO UPDATE SET
     embedder = excluded.embedder,
     access = excluded.access,
     language = excluded.language,
+    attended = excluded.attended,
     updated_at = now()
 RETURNING id, (xmax = 0) AS inserted;
 

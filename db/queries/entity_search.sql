@@ -363,17 +363,10 @@ strongest AS (
 )
 SELECT s.entity_id, s.document_id, d.slug, s.link, s.weight::float8 AS weight,
        d.source_type, coalesce(d.canonical_type, '')::text AS canonical_type,
-       (att.document_id IS NOT NULL)::boolean AS attended
+       d.attended
 FROM strongest s
 JOIN chosen e ON e.id = s.entity_id
 JOIN documents d ON d.project_id = e.project_id AND d.id = s.document_id
--- One probe per linked document (LIMIT 1): as an EXISTS, the generic plan hashed
--- every attendance of the corpus (6,659 rows at 100,000 chunks) for a few hundred.
-LEFT JOIN LATERAL (
-    SELECT a.document_id FROM entity_mentions a
-    WHERE a.project_id = d.project_id AND a.document_id = d.id AND a.source = 'attendee'
-    LIMIT 1
-) AS att ON true
 -- Only what the caller may see (pass 2 filters again; the links also reach --explain).
 WHERE canon_document_visible(d, sqlc.arg(access_all)::boolean, sqlc.arg(access_groups)::text[])
 ORDER BY s.entity_id, s.weight DESC, d.slug;

@@ -222,7 +222,7 @@ sections AS (
 SELECT x.origin, x.position::integer AS position,
        c.id AS chunk_id, d.slug, d.title, d.source_path, p.project_key, c.heading_path, c.text,
        d.canonical_type, d.status, d.tags, d.evidence_tier, d.tier, c.is_summary,
-       d.source_type, (att.document_id IS NOT NULL)::boolean AS attended,
+       d.source_type, d.attended,
        coalesce(x.edge_type, '')::text AS edge_type, coalesce(x.weight, 0)::float8 AS edge_weight,
        coalesce(x.direction, '')::text AS edge_direction, coalesce(x.seed_slug, '')::text AS edge_from_slug,
        x.similarity
@@ -230,12 +230,6 @@ FROM sections x
 JOIN documents d ON d.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND d.id = x.document_id
 JOIN chunks c ON c.project_id = d.project_id AND c.id = x.chunk_id
 JOIN projects p ON p.id = d.project_id
--- Whether the document lists attendees: one probe per row, as in SearchRank.
-LEFT JOIN LATERAL (
-    SELECT a.document_id FROM entity_mentions a
-    WHERE a.project_id = d.project_id AND a.document_id = d.id AND a.source = 'attendee'
-    LIMIT 1
-) AS att ON true
 ORDER BY x.section, x.position;
 
 -- name: GraphDocument :one

@@ -555,7 +555,7 @@ page AS (
 -- kind (domain.DocumentKind: its source type, and whether it lists attendees).
 SELECT p.chunk_id, p.document_id, d.slug, d.title, d.source_path, pr.project_key, c.heading_path, c.text,
        c.is_summary, d.canonical_type, d.status, d.tags, d.evidence_tier, d.retrieval_priority, d.tier,
-       d.source_type, (att.document_id IS NOT NULL)::boolean AS attended,
+       d.source_type, d.attended,
        p.score::float8 AS score, p.position::integer AS position,
        coalesce(p.vector_rank, 0)::integer AS vector_rank, coalesce(p.keyword_rank, 0)::integer AS keyword_rank,
        p.vector_similarity, p.vector_normalized::float8 AS vector_normalized, p.bm25,
@@ -574,12 +574,6 @@ JOIN chunks c ON c.project_id = p.project_id AND c.id = p.chunk_id
 JOIN documents d ON d.project_id = p.project_id AND d.id = p.document_id
 JOIN projects pr ON pr.id = p.project_id
 CROSS JOIN query_lexemes ql
--- One probe per returned row (LIMIT 1), as in EntityLinks.
-LEFT JOIN LATERAL (
-    SELECT a.document_id FROM entity_mentions a
-    WHERE a.project_id = p.project_id AND a.document_id = p.document_id AND a.source = 'attendee'
-    LIMIT 1
-) AS att ON true
 WHERE p.score >= sqlc.arg(min_score)::float8
   AND p.position <= sqlc.arg(page_limit)::integer + sqlc.arg(runner_up_limit)::integer
 ORDER BY p.score DESC, p.chunk_id;

@@ -109,7 +109,7 @@ const documentUpsert = `-- name: DocumentUpsert :one
 INSERT INTO documents (
     project_id, slug, title, source_path, source_type, tags, owners, content_hash, effective_date,
     canonical_type, status, retrieval_priority, tier, evidence_tier, entity_type, summary,
-    preamble_lexemes, tag_lexemes, embedder, access, language
+    preamble_lexemes, tag_lexemes, embedder, access, language, attended
 ) VALUES (
     $1, $2, $3, $4, $5,
     $6::text[], $7::text[], $8, $9::date,
@@ -118,7 +118,7 @@ INSERT INTO documents (
     tsvector_to_array(to_tsvector(canon_text_config($17::text), $16)),
     tsvector_to_array(to_tsvector(canon_text_config($17::text),
                                   array_to_string($6::text[], ' '))),
-    $18, $19::text[], $17::text
+    $18, $19::text[], $17::text, $20::boolean
 )
 ON CONFLICT (project_id, slug) DO UPDATE SET
     title = excluded.title,
@@ -140,6 +140,7 @@ ON CONFLICT (project_id, slug) DO UPDATE SET
     embedder = excluded.embedder,
     access = excluded.access,
     language = excluded.language,
+    attended = excluded.attended,
     updated_at = now()
 RETURNING id, (xmax = 0) AS inserted
 `
@@ -164,6 +165,7 @@ type DocumentUpsertParams struct {
 	Language          string
 	Embedder          string
 	Access            []string
+	Attended          bool
 }
 
 type DocumentUpsertRow struct {
@@ -195,6 +197,7 @@ func (q *Queries) DocumentUpsert(ctx context.Context, arg DocumentUpsertParams) 
 		arg.Language,
 		arg.Embedder,
 		arg.Access,
+		arg.Attended,
 	)
 	var i DocumentUpsertRow
 	err := row.Scan(&i.ID, &i.Inserted)

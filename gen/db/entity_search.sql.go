@@ -63,15 +63,10 @@ strongest AS (
 )
 SELECT s.entity_id, s.document_id, d.slug, s.link, s.weight::float8 AS weight,
        d.source_type, coalesce(d.canonical_type, '')::text AS canonical_type,
-       (att.document_id IS NOT NULL)::boolean AS attended
+       d.attended
 FROM strongest s
 JOIN chosen e ON e.id = s.entity_id
 JOIN documents d ON d.project_id = e.project_id AND d.id = s.document_id
-LEFT JOIN LATERAL (
-    SELECT a.document_id FROM entity_mentions a
-    WHERE a.project_id = d.project_id AND a.document_id = d.id AND a.source = 'attendee'
-    LIMIT 1
-) AS att ON true
 WHERE canon_document_visible(d, $1::boolean, $2::text[])
 ORDER BY s.entity_id, s.weight DESC, d.slug
 `
@@ -127,8 +122,6 @@ type EntityLinksRow struct {
 // who are members: the team's own meeting counts fully, a meeting one member of
 // three joined counts a third.
 // A document linked several ways keeps its strongest link (ties: the kind's name).
-// One probe per linked document (LIMIT 1): as an EXISTS, the generic plan hashed
-// every attendance of the corpus (6,659 rows at 100,000 chunks) for a few hundred.
 // Only what the caller may see (pass 2 filters again; the links also reach --explain).
 func (q *Queries) EntityLinks(ctx context.Context, arg EntityLinksParams) ([]EntityLinksRow, error) {
 	rows, err := q.db.Query(ctx, entityLinks,

@@ -299,7 +299,7 @@ sections AS (
 SELECT x.origin, x.position::integer AS position,
        c.id AS chunk_id, d.slug, d.title, d.source_path, p.project_key, c.heading_path, c.text,
        d.canonical_type, d.status, d.tags, d.evidence_tier, d.tier, c.is_summary,
-       d.source_type, (att.document_id IS NOT NULL)::boolean AS attended,
+       d.source_type, d.attended,
        coalesce(x.edge_type, '')::text AS edge_type, coalesce(x.weight, 0)::float8 AS edge_weight,
        coalesce(x.direction, '')::text AS edge_direction, coalesce(x.seed_slug, '')::text AS edge_from_slug,
        x.similarity
@@ -307,11 +307,6 @@ FROM sections x
 JOIN documents d ON d.project_id = ANY ($1::bigint[]) AND d.id = x.document_id
 JOIN chunks c ON c.project_id = d.project_id AND c.id = x.chunk_id
 JOIN projects p ON p.id = d.project_id
-LEFT JOIN LATERAL (
-    SELECT a.document_id FROM entity_mentions a
-    WHERE a.project_id = d.project_id AND a.document_id = d.id AND a.source = 'attendee'
-    LIMIT 1
-) AS att ON true
 ORDER BY x.section, x.position
 `
 
@@ -432,7 +427,6 @@ type GraphSearchRow struct {
 // rank, then outgoing before incoming).
 // Expanded: edge weight descending, then the seed's rank, capped at max_nodes.
 // Rejected: cosine descending.
-// Whether the document lists attendees: one probe per row, as in SearchRank.
 func (q *Queries) GraphSearch(ctx context.Context, arg GraphSearchParams) ([]GraphSearchRow, error) {
 	rows, err := q.db.Query(ctx, graphSearch,
 		arg.ProjectIds,

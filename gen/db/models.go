@@ -123,6 +123,7 @@ type Document struct {
 	Access            []string
 	Unrestricted      *bool
 	Language          string
+	Attended          bool
 }
 
 type Entity struct {

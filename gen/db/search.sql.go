@@ -372,7 +372,7 @@ signals AS (
     -- (OFFSET 0 keeps the subquery a probe: counting a thousand candidates, the
     -- planner merge-joined every document instead, 10 ms).
     CROSS JOIN LATERAL (
-        SELECT d.project_id, d.id, d.slug, d.title, d.source_path, d.source_type, d.tags, d.owners, d.content_hash, d.effective_date, d.canonical_type, d.status, d.retrieval_priority, d.tier, d.evidence_tier, d.entity_type, d.summary, d.preamble_lexemes, d.tag_lexemes, d.created_at, d.updated_at, d.embedder, d.access, d.unrestricted, d.language FROM documents d
+        SELECT d.project_id, d.id, d.slug, d.title, d.source_path, d.source_type, d.tags, d.owners, d.content_hash, d.effective_date, d.canonical_type, d.status, d.retrieval_priority, d.tier, d.evidence_tier, d.entity_type, d.summary, d.preamble_lexemes, d.tag_lexemes, d.created_at, d.updated_at, d.embedder, d.access, d.unrestricted, d.language, d.attended FROM documents d
         WHERE d.project_id = cand.project_id AND d.id = cand.document_id
         OFFSET 0
     ) AS d
@@ -451,7 +451,7 @@ page AS (
 )
 SELECT p.chunk_id, p.document_id, d.slug, d.title, d.source_path, pr.project_key, c.heading_path, c.text,
        c.is_summary, d.canonical_type, d.status, d.tags, d.evidence_tier, d.retrieval_priority, d.tier,
-       d.source_type, (att.document_id IS NOT NULL)::boolean AS attended,
+       d.source_type, d.attended,
        p.score::float8 AS score, p.position::integer AS position,
        coalesce(p.vector_rank, 0)::integer AS vector_rank, coalesce(p.keyword_rank, 0)::integer AS keyword_rank,
        p.vector_similarity, p.vector_normalized::float8 AS vector_normalized, p.bm25,
@@ -470,11 +470,6 @@ JOIN chunks c ON c.project_id = p.project_id AND c.id = p.chunk_id
 JOIN documents d ON d.project_id = p.project_id AND d.id = p.document_id
 JOIN projects pr ON pr.id = p.project_id
 CROSS JOIN query_lexemes ql
-LEFT JOIN LATERAL (
-    SELECT a.document_id FROM entity_mentions a
-    WHERE a.project_id = p.project_id AND a.document_id = p.document_id AND a.source = 'attendee'
-    LIMIT 1
-) AS att ON true
 WHERE p.score >= $1::float8
   AND p.position <= $2::integer + $3::integer
 ORDER BY p.score DESC, p.chunk_id
@@ -718,7 +713,6 @@ type SearchRankRow struct {
 // Primary hits are the first `page_limit`; the next `runner_up_limit` are runners-up.
 // Their text and metadata are read here, for these rows only, with the document's
 // kind (domain.DocumentKind: its source type, and whether it lists attendees).
-// One probe per returned row (LIMIT 1), as in EntityLinks.
 func (q *Queries) SearchRank(ctx context.Context, arg SearchRankParams) ([]SearchRankRow, error) {
 	rows, err := q.db.Query(ctx, searchRank,
 		arg.MinScore,
