@@ -44,11 +44,17 @@ export function ChatPage() {
     localStorage.setItem(settingsKey, JSON.stringify(settings));
   }, [settings]);
   useEffect(() => {
-    rpc<{ projects?: { projectKey: string }[] }>("canon.v1.ProjectService/ListProjects", {})
+    rpc<{ projects?: { projectKey: string; documents?: string | number }[] }>("canon.v1.ProjectService/ListProjects", {})
       .then((r) => {
-        const keys = (r.projects ?? []).map((p) => p.projectKey);
+        const list = r.projects ?? [];
+        const keys = list.map((p) => p.projectKey);
         setProjects(keys);
-        setSettings((s) => (s.project || keys.length === 0 ? s : { ...s, project: keys[0] }));
+        // The project last used, else (a first visit, or it is gone) the largest.
+        const largest = list.reduce<(typeof list)[number] | undefined>(
+          (best, p) => (!best || Number(p.documents ?? 0) > Number(best.documents ?? 0) ? p : best),
+          undefined,
+        );
+        setSettings((s) => (keys.includes(s.project) || !largest ? s : { ...s, project: largest.projectKey }));
       })
       .catch(() => setProjects([]));
   }, []);

@@ -113,6 +113,16 @@ test("an answer's Markdown is rendered: a list with its items, code, emphasis, e
   await p.context().close();
 });
 
+test("a first visit picks the largest project, not the alphabetically first", async () => {
+  const ctx = await browser.newContext();
+  const p = await ctx.newPage();
+  await p.goto(`${canon.url}/app/chat`);
+  await p.getByTestId("project-picker").locator("option", { hasText: "payments" }).waitFor({ state: "attached" });
+  await p.waitForFunction(() => document.querySelector('[data-testid="project-picker"]').value !== "");
+  assert.equal(await p.getByTestId("project-picker").inputValue(), "platform");
+  await ctx.close();
+});
+
 test("HTML in an answer is shown as text, never run", async () => {
   const p = await freshPage();
   await ask(p, "what do we use for caching, with html?");
