@@ -135,6 +135,9 @@ type composer struct {
 	total  float64
 	// statusSaid: documents whose status the answer has said (statusOf).
 	statusSaid map[string]bool
+	// rejectionAsked: per passage, it records a rejected approach the question
+	// asks about (asksAbout): "should we use Memcached?".
+	rejectionAsked []bool
 }
 
 // compose returns the extractive answer to text from passages (see
@@ -153,7 +156,9 @@ func composeAbout(text string, about *EntityQuestion, passages []Passage) string
 		c.named = append(c.named, c.namedByQuestion(pi))
 		// A turned-down option answers only a question about it.
 		rejected := p.Origin == OriginRejected || p.CanonicalType == rejectedApproach
-		if !rejected || c.asksAbout(pi) {
+		asked := rejected && c.asksAbout(pi)
+		c.rejectionAsked = append(c.rejectionAsked, asked)
+		if !rejected || asked {
 			c.units = append(c.units, c.read(pi, p)...)
 		}
 	}
@@ -462,8 +467,24 @@ func (c *composer) bonus(u *unit) float64 {
 	if u.kind == unitRow && c.asksColumn(u) {
 		b *= headerBonus
 	}
-	if !c.q.aboutRejection && c.q.kind != askWhy && u.kind == unitSentence && c.lx.turnsDown(u.text) {
+	if !c.q.aboutRejection && c.q.kind != askWhy && !c.rejectionAsked[u.passage] && u.kind == unitSentence &&
+		c.lx.turnsDown(u.text) {
 		b *= turnedDownPenalty
+	}
+	// A "Revisit if" section's conditions read as facts out of it: they answer a
+	// question about revisiting only.
+	if c.lx.sectionIs(p.HeadingPath, c.lx.revisitSections) && !c.q.asks(c.lx.revisitSections) {
+		b *= describingPenalty
+	}
+	// A question about a turned-down option ("should we use Memcached?") is
+	// answered by the record's verdict, not by the proposal it turned down.
+	if c.rejectionAsked[u.passage] && c.q.kind != askWhy {
+		if p.IsSummary && u.position == 0 {
+			b *= summaryBonus
+		}
+		if c.lx.sectionIs(p.HeadingPath, c.lx.proposalSections) {
+			b *= proposalPenalty
+		}
 	}
 	if c.fitsIntent(p) {
 		b *= intentBonus

@@ -64,6 +64,9 @@ type lexicon struct {
 	// describing: openings of a sentence that describes its document rather
 	// than saying something ("This page defines…", "Step-by-step procedure for…").
 	describing []string
+	// revisitSections: heading words of the conditions under which a turned-down
+	// option would be looked at again ("Revisit if").
+	revisitSections map[string]bool
 	// bylines: openings of a line that says who wrote, keeps or attended a
 	// document ("Attendees: Dana, Priya.", "Maintained by Aoife Brennan."),
 	// never what it is about.
@@ -143,6 +146,7 @@ var englishLexicon = lexicon{
 	stepSections:     words(`steps procedure how triage mitigation rollout order switchover failover rotation upgrade migration plan`),
 	reasonCues:       words(`because since so reason reasons due caused cause therefore lacks no without rejected`),
 	proposalSections: words(`proposal proposed sketch`),
+	revisitSections:  words(`revisit revisiting reconsider reconsidering`),
 	bylines:          []string{"attendees:", "attendees ", "present:", "notes by", "maintained by", "owner:", "owners:", "author:", "written by"},
 	describing: []string{"this page", "this document", "this runbook", "this standard", "this adr", "this section",
 		"step-by-step procedure", "procedure for", "how to", "what to do", "upgrade notes", "notes on", "defines",

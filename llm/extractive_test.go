@@ -755,3 +755,25 @@ func TestComposeWhatSomeoneWorksOn(t *testing.T) {
 		t.Errorf("a question of its own got the digest: %q", got)
 	}
 }
+
+// "Should we use X?" about a turned-down option is answered by the record's
+// verdict, not by the proposal it turned down or the conditions to revisit it.
+func TestComposeRejectedOptionVerdict(t *testing.T) {
+	t.Parallel()
+	rejected := func(n int, heading, text string, summary bool) Passage {
+		return Passage{N: n, Text: text, Origin: OriginRejected, DocID: "rej-streams", Title: "Rejected: Redis Streams",
+			HeadingPath: append([]string{"Rejected: Redis Streams"}, heading), CanonicalType: "rejected-approach",
+			Status: "accepted", Tier: "human", EvidenceTier: "official", IsSummary: summary}
+	}
+	passages := []Passage{
+		rejected(1, "Proposal", "Yuki proposed Redis Streams with consumer groups for dispatch events.", false),
+		rejected(2, "Revisit if", "Redis gains synchronous replication for streams.", false),
+		rejected(3, "", "Redis Streams for dispatch events was rejected: a failover lost acknowledged entries.", true),
+	}
+	passages[2].HeadingPath = passages[2].HeadingPath[:1]
+	want := "Redis Streams for dispatch events was rejected: a failover lost acknowledged entries [3]."
+	if got := compose("should we use Redis Streams for dispatch events?", passages); !strings.HasPrefix(got, want) ||
+		strings.Contains(got, "synchronous replication") {
+		t.Errorf("got  %q\nwant it to lead with %q, without the conditions to revisit", got, want)
+	}
+}
