@@ -573,3 +573,26 @@ func TestFirstNameFromAlias(t *testing.T) {
 		}
 	}
 }
+
+// A project goes by its codename: "Relay" names "Project Relay"; a team's name
+// without "team" names nothing ("platform" is an everyday word).
+func TestProjectCodename(t *testing.T) {
+	t.Parallel()
+	h := newSearcher(t)
+	for _, tc := range []struct{ question, want string }{
+		{"what did we decide for Relay?", "project-relay"},
+		{"who leads Atlas?", "project-atlas"},
+		{"what does the platform do for search?", ""},
+	} {
+		m := mustSearch(t, h, req(tc.question)).Meta
+		var chosen []string
+		for _, e := range m.Pass1Entities {
+			if e.Chosen {
+				chosen = append(chosen, e.EntityID)
+			}
+		}
+		if tc.want == "" && len(chosen) > 0 || tc.want != "" && !slices.Contains(chosen, tc.want) {
+			t.Errorf("%s: chose %v, want %q", tc.question, chosen, tc.want)
+		}
+	}
+}
