@@ -68,6 +68,19 @@ var intents = []Intent{
 // much of it there is, not how to do it: how is, how many, how long.
 var DescribingHow = []string{"is", "are", "was", "were", "much", "many", "long", "often", "big", "large", "fast", "old"}
 
+// ActivityWords are what is left of "what has Dana been working on?" or "what
+// does Lee own?" once the names are gone: asking what someone works on, which
+// their linked documents answer without repeating these words.
+var ActivityWords = []string{"work", "working", "worked", "works", "doing", "do", "does", "did", "done", "busy",
+	"involved", "lately", "recently", "responsible", "own", "owns", "up", "to", "on", "been", "has", "have", "had"}
+
+// WithoutActivityWords drops ActivityWords from q, whole words in any case.
+func WithoutActivityWords(q string) string {
+	return strings.Join(slices.DeleteFunc(strings.Fields(q), func(w string) bool {
+		return slices.Contains(ActivityWords, strings.ToLower(strings.Trim(w, "?!.,;:")))
+	}), " ")
+}
+
 // StepPhrases ask what to do, as "how" does: "what should I do when E5032 fires?".
 var StepPhrases = []string{"what should i do", "what should we do", "what do i do", "what do we do"}
 

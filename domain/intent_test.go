@@ -63,3 +63,17 @@ func TestIntentFits(t *testing.T) {
 		}
 	}
 }
+
+func TestWithoutActivityWords(t *testing.T) {
+	t.Parallel()
+	for q, want := range map[string]string{
+		"What has been working on?":     "What",
+		"what is responsible for?":      "what is for?",
+		"What is 's favourite pizza?":   "What is 's favourite pizza?",
+		"Which runbooks does Dana own?": "Which runbooks Dana",
+	} {
+		if got := WithoutActivityWords(q); got != want {
+			t.Errorf("WithoutActivityWords(%q) = %q, want %q", q, got, want)
+		}
+	}
+}

@@ -544,7 +544,9 @@ func (h *Searcher) twoPass(ctx context.Context, pr *search.Prepared, p1 *Pass1Re
 	// words that named it ("Which runbooks does Kim own?": a runbook Kim owns
 	// need not say "Kim"); the rest of the question must still be in the chunk,
 	// so "What is Dana's favourite pizza?" is refused.
-	if err := h.evidence(ctx, asked, res, p1.Stripped); err != nil {
+	// "What is Tomek responsible for?": the words that ask what someone works on
+	// are answered by the link too (domain.ActivityWords).
+	if err := h.evidence(ctx, asked, res, domain.WithoutActivityWords(p1.Stripped)); err != nil {
 		return nil, err
 	}
 	byChunk := make(map[int64]*scored, len(page))

@@ -542,6 +542,18 @@ func TestEvidenceIsAgainstTheQuestionAsked(t *testing.T) {
 			t.Errorf("%s #%d: keyword coverage %.3f, want 1", hit.DocID, hit.ChunkID, hit.KeywordCoverage)
 		}
 	}
+
+	// What is left asks only what she works on (domain.ActivityWords): the link
+	// answers it too.
+	busy := mustSearch(t, h, req("What is Priya responsible for?"))
+	if busy.Meta.SearchMode != ModeTwoPass || len(busy.Primary) == 0 {
+		t.Fatalf("mode %s, %d hits: want two_pass with hits", busy.Meta.SearchMode, len(busy.Primary))
+	}
+	for _, hit := range busy.Primary {
+		if hit.KeywordCoverage != 1 {
+			t.Errorf("%s #%d: keyword coverage %.3f, want 1", hit.DocID, hit.ChunkID, hit.KeywordCoverage)
+		}
+	}
 }
 
 func chunkIDs(hits []*domain.Hit) []int64 {

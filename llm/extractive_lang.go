@@ -46,8 +46,8 @@ type lexicon struct {
 	rejection, negations map[string]bool
 	// turnedDown: words of a sentence that reports an option was turned down.
 	turnedDown map[string]bool
-	// activityWords: what is left of "what has Dana been working on?" once the
-	// name is gone; such a question asks for the person's documents.
+	// activityWords: domain.ActivityWords, what is left of "what has Dana been
+	// working on?" once the name is gone; such a question asks for her documents.
 	activityWords string
 	// statusSections: heading words of a record's status line ("Status");
 	// statusWords: the question words that ask for it (the statuses themselves).
@@ -138,7 +138,7 @@ var englishLexicon = lexicon{
 	rejection:        words(`reject rejected rejecting rejection dismiss dismissed turned declined alternative alternatives instead`),
 	turnedDown:       words(`reject rejected rejects rejecting dismissed declined abandoned`),
 	negations:        words(`not no never don't doesn't didn't isn't aren't wasn't weren't won't`),
-	activityWords:    `work working worked works doing do does done busy involved lately recently up to`,
+	activityWords:    strings.Join(domain.ActivityWords, " "),
 	statusSections:   words(`status`),
 	statusWords:      words("status state " + strings.Join(domain.Statuses(), " ")),
 	decisionSections: words(`decision decisions outcome summary standard rule rules choice`),
