@@ -135,6 +135,9 @@ type composer struct {
 	total  float64
 	// statusSaid: documents whose status the answer has said (statusOf).
 	statusSaid map[string]bool
+	// nameTerms: the question's terms that named the entities it is about (an
+	// EntityQuestion's), which a passage their link brought holds by the link.
+	nameTerms map[string]bool
 	// rejectionAsked: per passage, it records a rejected approach the question
 	// asks about (asksAbout): "should we use Memcached?".
 	rejectionAsked []bool
@@ -160,6 +163,20 @@ func composeAbout(text string, about *EntityQuestion, passages []Passage) string
 		c.rejectionAsked = append(c.rejectionAsked, asked)
 		if !rejected || asked {
 			c.units = append(c.units, c.read(pi, p)...)
+		}
+	}
+	if about != nil {
+		// The words that named the entities are answered by the link of every
+		// passage it brought ("what did the routing team discuss?").
+		rest := map[string]bool{}
+		for _, t := range c.lx.contentTerms(about.Rest) {
+			rest[t] = true
+		}
+		c.nameTerms = map[string]bool{}
+		for _, t := range c.q.terms {
+			if !rest[t] {
+				c.nameTerms[t] = true
+			}
 		}
 	}
 	if about != nil && c.asksWhatTheyDo(about.Rest) {
@@ -299,7 +316,8 @@ func (c *composer) relevance(u *unit) float64 {
 		case has(u.minor, t):
 			sum += contextShare * c.weight[t]
 			found = true
-		case has(c.context[u.passage], t) && c.named[u.passage]:
+		case has(c.context[u.passage], t) && c.named[u.passage],
+			c.nameTerms[t] && c.passages[u.passage].LinkingEntity != "":
 			sum += c.weight[t]
 			found = true
 		case has(c.context[u.passage], t):
@@ -456,7 +474,7 @@ func (c *composer) bonus(u *unit) float64 {
 	if u.kind == unitSentence && c.lx.dependent(u.text) {
 		b *= dependentPenalty
 	}
-	if u.kind == unitSentence && c.lx.describes(u.text) {
+	if u.kind == unitSentence && (c.lx.describes(u.text) || c.lx.byline(u.text)) {
 		b *= describingPenalty
 	}
 	// A record's Status section ("Accepted on 2025-01-21 after the review") is

@@ -777,3 +777,21 @@ func TestComposeRejectedOptionVerdict(t *testing.T) {
 		t.Errorf("got  %q\nwant it to lead with %q, without the conditions to revisit", got, want)
 	}
 }
+
+// The words that named the entities a question is about are answered by the
+// link of every passage it brought: "what did the routing team discuss?" is
+// answered from the team's meetings, whose sentences need not say "routing team",
+// not from a page that happens to.
+func TestComposeEntityNamesAnsweredByTheLink(t *testing.T) {
+	t.Parallel()
+	meeting := Passage{N: 1, Text: "- Kwame presented NATS JetStream for dispatch events.\n- Yuki's Redis prototype lost entries.",
+		Origin: OriginPrimary, DocID: "mtg-dispatch", Title: "Dispatch bus decision", HeadingPath: []string{"Dispatch bus decision", "Discussion"},
+		SourceType: "meeting-notes", Attended: true, Tier: "human", LinkingEntity: "routing-team"}
+	page := note(2, "ingrid", "Ingrid manages the routing team at Kestrel Freight.")
+	page.EvidenceTier, page.LinkingEntity = "", "routing-team"
+	about := &EntityQuestion{Slugs: []string{"routing-team"}, Rest: "what did the discuss?"}
+	got := composeAbout("what did the routing team discuss?", about, []Passage{meeting, page})
+	if !strings.HasPrefix(got, "- Kwame presented NATS JetStream") {
+		t.Errorf("got %q, want the meeting's discussion", got)
+	}
+}
