@@ -398,6 +398,9 @@ func inlineText(n ast.Node, src []byte) string {
 	return strings.Join(strings.Fields(b.String()), " ")
 }
 
+// codeSpan is inline code.
+var codeSpan = regexp.MustCompile("`[^`]*`")
+
 // fragment says why a unit is not a whole sentence, or "".
 func (u answerUnit) fragment() string {
 	s := withoutMarkers(u.text)
@@ -405,7 +408,7 @@ func (u answerUnit) fragment() string {
 	switch {
 	case u.kind == unitRow:
 		return ""
-	case strings.Count(s, " | ") >= 2:
+	case strings.Count(codeSpan.ReplaceAllString(s, "`code`"), " | ") >= 2: // a shell pipe in code is no table
 		return "a table flattened into a line"
 	case strings.HasSuffix(end, ":") && !u.leadsBlock && !u.nested:
 		return "a lead-in without its items"

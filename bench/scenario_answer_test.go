@@ -63,8 +63,10 @@ scenarios:
 		// Renumbered markers map through the citations.
 		"what cache layer?": {Answer: "We standardised on **Redis Cluster** with `RESP3` tracking [2]. Sessions live there too [1].",
 			Citations: citations("mod-session-store", "dec-cache-v2"), Meta: domain.ChatMeta{}},
-		// Steps under a lead-in, whose items share words, are neither fragments nor repeats.
-		"how do I roll back?": {Answer: "To roll back [1]:\n\n1. `shipctl rollback <service> --to <v>` [1]\n2. `shipctl rollback <service> --to <v> --dry-run` [1]\n\n| step | command |\n|---|---|\n| 1 | `shipctl rollback` [1] |",
+		// Steps under a lead-in, whose items share words, are neither fragments nor
+		// repeats; nor is a sentence whose code holds shell pipes.
+		"how do I roll back?": {Answer: "To roll back [1]:\n\n1. `shipctl rollback <service> --to <v>` [1]\n2. `shipctl rollback <service> --to <v> --dry-run` [1]\n\n| step | command |\n|---|---|\n| 1 | `shipctl rollback` [1] |\n\n" +
+			"Verify it: `curl -s https://x/jwks.json | jq '.keys | length'` returns 2 [1].",
 			Citations: citations("rb-deploy-rollback"), Meta: domain.ChatMeta{}},
 		"what error code?": {Answer: "code | HTTP | meaning PAY-1001 | 400 | missing PAY-1002 | 402 | declined [1]. We return errors as follows: [2]. the card was declined by the issuer [1]. The card was declined by the issuer [1]. See [7].",
 			Citations: citations("api-error-codes", "blog-errors"), Meta: domain.ChatMeta{}},
@@ -101,10 +103,10 @@ scenarios:
 	m := rep.Metrics
 	// Facts: good 2/2, steps 1/1, bad 2/2, refused 0/1. Cited documents: good 2
 	// (both expected), steps 1, bad 2 + one unmapped marker (1 expected);
-	// required: all 3. Units: good 2 sentences, steps a lead-in, 2 items and a
-	// row, bad 5 sentences of which 4 fragments and 1 repeat.
+	// required: all 3. Units: good 2 sentences, steps a lead-in, 2 items, a row
+	// and a sentence, bad 5 sentences of which 4 fragments and 1 repeat.
 	want := map[string]float64{"fact_recall": 5.0 / 6, "citation_precision": 4.0 / 6, "citation_recall": 1,
-		"fragment_rate": 4.0 / 11, "duplicate_rate": 1.0 / 11}
+		"fragment_rate": 4.0 / 12, "duplicate_rate": 1.0 / 12}
 	got := map[string]float64{"fact_recall": *m.FactRecall, "citation_precision": *m.CitationPrecision,
 		"citation_recall": *m.CitationRecall, "fragment_rate": *m.FragmentRate, "duplicate_rate": *m.DuplicateRate}
 	for k, v := range want {
@@ -112,12 +114,12 @@ scenarios:
 			t.Errorf("%s = %.4f, want %.4f", k, got[k], v)
 		}
 	}
-	if m.AnswerChecks != 4 || m.Units != 11 {
+	if m.AnswerChecks != 4 || m.Units != 12 {
 		t.Errorf("answer checks %d, units %d", m.AnswerChecks, m.Units)
 	}
 	gate := strings.Join(rep.GateFail, "\n")
-	for _, want := range []string{"fact_recall 0.833 is below the threshold 0.90", "fragment_rate 0.364 is above the maximum 0.00",
-		"duplicate_rate 0.091 is above the maximum 0.00"} {
+	for _, want := range []string{"fact_recall 0.833 is below the threshold 0.90", "fragment_rate 0.333 is above the maximum 0.00",
+		"duplicate_rate 0.083 is above the maximum 0.00"} {
 		if !strings.Contains(gate, want) {
 			t.Errorf("gate failures %q lack %q", gate, want)
 		}
@@ -127,7 +129,7 @@ scenarios:
 	}
 	var text strings.Builder
 	rep.WriteText(&text, true)
-	for _, want := range []string{"fragment_rate        0.364   <= 0.00", "answer:   We standardised on **Redis Cluster**"} {
+	for _, want := range []string{"fragment_rate        0.333   <= 0.00", "answer:   We standardised on **Redis Cluster**"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text report lacks %q:\n%s", want, text.String())
 		}
