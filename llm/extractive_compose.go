@@ -166,22 +166,19 @@ func composeAbout(text string, about *EntityQuestion, passages []Passage) string
 		}
 	}
 	if about != nil {
+		rest := c.lx.contentTerms(about.Rest)
 		// The words that named the entities are answered by the link of every
 		// passage it brought ("what did the routing team discuss?").
-		rest := map[string]bool{}
-		for _, t := range c.lx.contentTerms(about.Rest) {
-			rest[t] = true
-		}
 		c.nameTerms = map[string]bool{}
 		for _, t := range c.q.terms {
-			if !rest[t] {
+			if !slices.Contains(rest, t) {
 				c.nameTerms[t] = true
 			}
 		}
-	}
-	if about != nil && c.asksWhatTheyDo(about.Rest) {
-		if digest := c.digest(about.Slugs); digest != "" {
-			return digest
+		if c.asksWhatTheyDo(rest) {
+			if digest := c.digest(about.Slugs); digest != "" {
+				return digest
+			}
 		}
 	}
 	c.weigh()
@@ -603,16 +600,12 @@ func (c *composer) answer(cands []*unit) string {
 	return c.proseAnswer(cands[0], cands)
 }
 
-// asksWhatTheyDo reports whether what is left of an entity question once its
-// names are gone asks only what they work on ("what has … been working on?",
+// asksWhatTheyDo reports whether the terms left of an entity question once its
+// names are gone ask only what they work on ("what has … been working on?",
 // "what is … doing?"): no term of its own for a sentence to hold.
-func (c *composer) asksWhatTheyDo(rest string) bool {
-	activity := map[string]bool{}
-	for _, t := range c.lx.contentTerms(c.lx.activityWords) {
-		activity[t] = true
-	}
-	terms := c.lx.contentTerms(rest)
-	return len(terms) > 0 && !slices.ContainsFunc(terms, func(t string) bool { return !activity[t] })
+func (c *composer) asksWhatTheyDo(rest []string) bool {
+	activity := c.lx.contentTerms(c.lx.activityWords)
+	return len(rest) > 0 && !slices.ContainsFunc(rest, func(t string) bool { return !slices.Contains(activity, t) })
 }
 
 // digest answers what entities work on with their documents, best first: each
