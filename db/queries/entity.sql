@@ -43,6 +43,10 @@ DELETE FROM entity_mentions WHERE project_id = sqlc.arg(project_id) AND source =
 -- entity page may arrive after the documents that mention it). The GIN index
 -- narrows to chunks containing the phrase; strength is the number of
 -- occurrences across the document's chunks.
+-- The forms are names, aliases and unique first names (canon_entity_surfaces),
+-- not the parts a question names an entity by (entities.name_parts): in prose a
+-- codename or a last name is often an everyday word ("an outbox relay publishes"
+-- mentioned Project Relay; an entity scenario's P@5 fell from 0.80 to 0.60).
 WITH surface AS (
     -- The casts name the function's columns for sqlc, which cannot see them.
     SELECT e.slug::text AS slug, e.document_id::bigint AS document_id, e.form::text AS form

@@ -178,6 +178,10 @@ ON CONFLICT (project_id, entity_slug, document_id, source) DO UPDATE SET strengt
 // entity page may arrive after the documents that mention it). The GIN index
 // narrows to chunks containing the phrase; strength is the number of
 // occurrences across the document's chunks.
+// The forms are names, aliases and unique first names (canon_entity_surfaces),
+// not the parts a question names an entity by (entities.name_parts): in prose a
+// codename or a last name is often an everyday word ("an outbox relay publishes"
+// mentioned Project Relay; an entity scenario's P@5 fell from 0.80 to 0.60).
 func (q *Queries) MentionRebuildText(ctx context.Context, projectID int64) (int64, error) {
 	result, err := q.db.Exec(ctx, mentionRebuildText, projectID)
 	if err != nil {
