@@ -950,7 +950,8 @@ func (c *composer) renderSteps(u *unit) string {
 }
 
 // renderTable renders rows of one table under its header as a Markdown table,
-// each row's last cell ending with the marker.
+// each row's last cell ending with the marker, after the lead-in of a record
+// that no longer holds (statusOf) on a line of its own.
 func (c *composer) renderTable(rows []*unit) string {
 	cells := func(cs []string) string {
 		esc := make([]string, len(cs))
@@ -966,7 +967,11 @@ func (c *composer) renderTable(rows []*unit) string {
 		row[len(row)-1] += fmt.Sprintf(" [%d]", c.marker(r))
 		lines = append(lines, cells(row))
 	}
-	return strings.Join(lines, "\n")
+	table := strings.Join(lines, "\n")
+	if status := c.statusOf(rows[0]); status != "" {
+		return strings.TrimSpace(status) + "\n\n" + table
+	}
+	return table
 }
 
 // withMarker puts " [N]" before the sentence's closing punctuation, or adds it

@@ -699,6 +699,8 @@ func TestComposeSaysASupersededSourceIsSo(t *testing.T) {
 			"A full geocoder import takes 19 hours [1]."},
 		{"a current record is not marked", []Passage{decision(1, "adr-pelias", "A full geocoder import takes 6 hours.")},
 			"A full geocoder import takes 6 hours [1]."},
+		{"a table says so above it", []Passage{old(1, "| Step | Import time |\n|---|---|\n| Full geocoder import | 19 hours |\n| Delta import | 2 hours |")},
+			"Superseded:\n\n| Step | Import time |\n|---|---|\n| Full geocoder import | 19 hours [1] |"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
