@@ -121,11 +121,11 @@ func build(d Deps, tracking *inflight) (http.Handler, []string) {
 	}
 	// Telemetry first, so a call the guard refuses is still counted and logged.
 	interceptors = append(interceptors, telemetry.ConnectInterceptor(func(msg any) []string { return requestScope(msg).Projects }), guard.Interceptor(), readAfterInterceptor{d.Reads})
-	opts := []connect.HandlerOption{
+	opts := append([]connect.HandlerOption{
 		connect.WithRecover(recoverPanic(d.Logger)),
 		connect.WithInterceptors(interceptors...),
 		connect.WithReadMaxBytes(MaxRequestBytes),
-	}
+	}, jsonCodecs()...)
 	var searcher Searcher = d.Searcher
 	if d.SearchService != nil {
 		searcher = d.SearchService

@@ -152,6 +152,35 @@ func TestErrorsAreTypedConnectCodes(t *testing.T) {
 			t.Errorf("%+v: got %v, want %v with a message", tc.req, err, tc.code)
 		}
 	}
+
+	// Connect's JSON form refuses a field the message does not have, as
+	// /api/kb/chat does, and names it: a misspelt "filter" must not run the
+	// search without its filters.
+	for _, tc := range []struct{ body, status, want string }{
+		{`{"query":"rollbacks","filters":{"project_keys":["platform"]}}`, "200 OK", `"primary"`},
+		{`{"query":"rollbacks","filter":{"project_keys":["platform"]}}`, "400 Bad Request", `unknown field \"filter\"`},
+		{`{"query":"rollbacks","filters":{"project_keys":["platform"],"status":["active"]}}`, "400 Bad Request", `unknown field \"status\"`},
+		{``, "400 Bad Request", "the request body is empty"},
+	} {
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodPost,
+			srv.URL+"/"+canonv1connect.SearchServiceName+"/Search", strings.NewReader(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		res, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.Status != tc.status || !strings.Contains(string(b), tc.want) {
+			t.Errorf("%s: %s %s, want %s with %s", tc.body, res.Status, b, tc.status, tc.want)
+		}
+		if res.Status != "200 OK" && !strings.Contains(string(b), `"code":"invalid_argument"`) {
+			t.Errorf("%s: %s, want the code invalid_argument", tc.body, b)
+		}
+	}
 }
 
 func TestChatStreamOrder(t *testing.T) {

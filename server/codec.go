@@ -1,0 +1,67 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+)
+
+// strictJSON is connect-go's JSON codec except that a field the message does not
+// have is an error (invalid_argument) instead of being dropped: a misspelt
+// "filter" would otherwise run the search without its filters. /api/kb/chat and
+// /api/chat decode their bodies the same way.
+type strictJSON struct{ name string }
+
+// jsonCodecs replace connect-go's two JSON codecs on every handler.
+func jsonCodecs() []connect.HandlerOption {
+	return []connect.HandlerOption{
+		connect.WithCodec(strictJSON{"json"}),
+		connect.WithCodec(strictJSON{"json; charset=utf-8"}),
+	}
+}
+
+func (c strictJSON) Name() string { return c.name }
+
+func (strictJSON) IsBinary() bool { return false }
+
+func (strictJSON) Marshal(message any) ([]byte, error) {
+	m, ok := message.(proto.Message)
+	if !ok {
+		return nil, fmt.Errorf("%T is not a protobuf message", message)
+	}
+	return protojson.Marshal(m)
+}
+
+func (c strictJSON) MarshalAppend(dst []byte, message any) ([]byte, error) {
+	b, err := c.Marshal(message)
+	return append(dst, b...), err
+}
+
+// MarshalStable compacts protojson's output, whose whitespace varies on purpose.
+func (c strictJSON) MarshalStable(message any) ([]byte, error) {
+	b, err := c.Marshal(message)
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	if err := json.Compact(&out, b); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+func (strictJSON) Unmarshal(data []byte, message any) error {
+	m, ok := message.(proto.Message)
+	if !ok {
+		return fmt.Errorf("%T is not a protobuf message", message)
+	}
+	if len(data) == 0 {
+		return errors.New("the request body is empty: send a JSON object")
+	}
+	return protojson.Unmarshal(data, m)
+}
