@@ -28,6 +28,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/canonkb/canon/convert"
+	"github.com/canonkb/canon/domain"
 	"github.com/canonkb/canon/embed"
 	db "github.com/canonkb/canon/gen/db"
 	"github.com/canonkb/canon/language"
@@ -137,6 +138,9 @@ func EmbedderIdentity(e embed.Embedder) string { return fmt.Sprintf("%s/%d", e.N
 type Options struct {
 	// Project receives files whose frontmatter names none.
 	Project string
+	// ProjectOnly refuses a file whose frontmatter names another project: the
+	// Ingest RPC's caller was authorized, and is audited, for Project alone.
+	ProjectOnly bool
 	// Prune deletes the project's documents whose files are not in this run.
 	Prune bool
 	// Language (ISO 639-1) is stored on Project: its documents without a
@@ -150,6 +154,22 @@ var projectKeyPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,62}$`)
 
 // ValidProjectKey reports whether key can name a project.
 func ValidProjectKey(key string) bool { return projectKeyPattern.MatchString(key) }
+
+// projectRefusal says why a file may not go to project (its frontmatter's, or
+// the run's), or "" when it may. The caller's own projects are checked here too,
+// whatever the entry point: a key for one project never writes another's.
+func projectRefusal(ctx context.Context, project string, opts Options) string {
+	switch {
+	case !ValidProjectKey(project):
+		return fmt.Sprintf("invalid project %q: use lowercase letters, digits, '-', '_' or '.'", project)
+	case opts.ProjectOnly && project != opts.Project:
+		return fmt.Sprintf("the frontmatter names project %q, but this request ingests into project %q: "+
+			"send the file in a request for %q, or remove its `project:`", project, opts.Project, project)
+	case !domain.PrincipalFrom(ctx).MayUse(project):
+		return fmt.Sprintf("the frontmatter names project %q, which this key may not use", project)
+	}
+	return ""
+}
 
 // parsed is a file of the run: converted (doc), or known unchanged from its
 // bytes alone (doc nil). language is the document's, decided when it is stored.
@@ -254,9 +274,8 @@ func (in *Ingester) Ingest(ctx context.Context, files []File, opts Options) (Res
 		if doc.Project != "" {
 			project = doc.Project
 		}
-		if !ValidProjectKey(project) {
-			res.Errors = append(res.Errors, FileError{Path: f.Path, Line: 1,
-				Reason: fmt.Sprintf("invalid project %q: use lowercase letters, digits, '-', '_' or '.'", project)})
+		if reason := projectRefusal(ctx, project, opts); reason != "" {
+			res.Errors = append(res.Errors, FileError{Path: f.Path, Line: 1, Reason: reason})
 			failed[f.Path] = true
 			continue
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/canonkb/canon/domain"
 	"github.com/canonkb/canon/embed"
 	"github.com/canonkb/canon/ingest"
 	"github.com/canonkb/canon/internal/dbtest"
@@ -723,5 +724,42 @@ func TestFileWithoutTextIsNoticed(t *testing.T) {
 	slices.Sort(got)
 	if res.Created != 3 || !slices.Equal(got, want) {
 		t.Errorf("created %d, notices %q, want %q", res.Created, got, want)
+	}
+}
+
+// A file goes to the project its frontmatter names only when the caller may use
+// that project; the operator (the CLI) may use every one.
+func TestFrontmatterProjectNeedsTheCallersProject(t *testing.T) {
+	t.Parallel()
+	f := file("elsewhere.md", "---\nid: elsewhere\nproject: platform\n---\n# Elsewhere\n\nText.\n")
+	for _, tc := range []struct {
+		name    string
+		who     domain.Principal
+		wantErr string
+	}{
+		{"the operator", domain.Operator(), ""},
+		{"a key for billing", domain.Principal{KeyID: "k1", Projects: []string{"billing"}, Role: domain.RoleEditor},
+			`the frontmatter names project "platform", which this key may not use`},
+		{"a key for both", domain.Principal{KeyID: "k2", Projects: []string{"billing", "platform"}, Role: domain.RoleEditor}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			in, _ := newIngester(t)
+			ctx := domain.WithPrincipal(context.Background(), tc.who)
+			res, err := in.Ingest(ctx, []ingest.File{f}, ingest.Options{Project: "billing"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got string
+			if len(res.Errors) > 0 {
+				got = res.Errors[0].Reason
+			}
+			if got != tc.wantErr {
+				t.Errorf("error %q, want %q", got, tc.wantErr)
+			}
+			if wrote := res.Created == 1; wrote != (tc.wantErr == "") {
+				t.Errorf("created %d", res.Created)
+			}
+		})
 	}
 }

@@ -448,3 +448,51 @@ func TestContentGapAudience(t *testing.T) {
 		t.Error("a reader who asked the question too does not see the gap")
 	}
 }
+
+// An Ingest request writes to its own project only: a file whose frontmatter
+// names another project is refused, whoever asks, and nothing of that project
+// changes (a key for billing once wrote, and overwrote, platform's decisions).
+func TestIngestStaysInTheRequestsProject(t *testing.T) {
+	t.Parallel()
+	srv, pool := newServerWith(t, auth.Config{Required: true})
+	billing, _ := newKey(t, pool, "editor", []string{"billing"})
+	both, _ := newKey(t, pool, "editor", []string{"billing", "platform"})
+	stored := func() string {
+		var s string
+		if err := pool.QueryRow(context.Background(), `SELECT string_agg(d.slug || ':' || d.content_hash, ',' ORDER BY d.slug)
+			FROM documents d JOIN projects p ON p.id = d.project_id WHERE p.project_key = 'platform'`).Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	before := stored()
+	file := func(path, id string) *canonv1.IngestFile {
+		return &canonv1.IngestFile{Path: path, Content: []byte("---\nid: " + id + "\nproject: platform\ntype: decision\nstatus: accepted\n---\n" +
+			"# Cache layer standard\n\nWe standardised on Memcached as the single shared cache layer.\n")}
+	}
+	for _, tc := range []struct {
+		name, key string
+		want      string
+	}{
+		{"a key for billing alone", billing, `the frontmatter names project "platform", but this request ingests into project "billing"`},
+		{"a key for both, in a request for billing", both, `the frontmatter names project "platform", but this request ingests into project "billing"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := canonv1connect.NewIngestServiceClient(srv.Client(), srv.URL, bearer(tc.key))
+			res, err := c.Ingest(context.Background(), connect.NewRequest(&canonv1.IngestRequest{ProjectKey: "billing",
+				Files: []*canonv1.IngestFile{file("inj.md", "injected"), file("platform/decisions/dec-cache-v2.md", "dec-cache-v2")}}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.Msg.GetErrors(); len(got) != 2 || !strings.Contains(got[0].GetReason(), tc.want) || !strings.Contains(got[1].GetReason(), tc.want) {
+				t.Errorf("errors %v, want both files refused with %q", got, tc.want)
+			}
+			if res.Msg.GetCreated()+res.Msg.GetUpdated() != 0 {
+				t.Errorf("created %d, updated %d: want nothing written", res.Msg.GetCreated(), res.Msg.GetUpdated())
+			}
+		})
+	}
+	if after := stored(); after != before {
+		t.Errorf("platform's documents changed:\nbefore %s\nafter  %s", before, after)
+	}
+}

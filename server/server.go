@@ -248,7 +248,7 @@ func (h *ingestHandler) Ingest(ctx context.Context, req *connect.Request[canonv1
 		}
 		files = append(files, ingest.File{Path: f.GetPath(), Content: f.GetContent()})
 	}
-	res, err := h.ingester.Ingest(ctx, files, ingest.Options{Project: m.GetProjectKey(), Prune: m.GetPrune()})
+	res, err := h.ingester.Ingest(ctx, files, ingest.Options{Project: m.GetProjectKey(), ProjectOnly: true, Prune: m.GetPrune()})
 	if err != nil {
 		return nil, toConnect(ctx, h.log, "ingest", err)
 	}
