@@ -9,6 +9,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,6 +50,9 @@ type Config struct {
 	BodyLimits   map[string]int64
 	// Public paths need no key (health and metrics).
 	Public []string
+	// AllowedHosts are the host names a server without keys answers besides
+	// loopback ones (localhost, *.localhost, 127.0.0.0/8, ::1).
+	AllowedHosts []string
 }
 
 // Guard is the server's one authentication middleware and one authorization interceptor.
@@ -101,6 +105,14 @@ func IsPublic(public []string, path string) bool {
 // rate limit on every route but the public ones; the principal goes in the context.
 func (g *Guard) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !g.cfg.Required && !LocalHost(r.Host, g.cfg.AllowedHosts) {
+			// Without keys, a web page whose DNS name points at 127.0.0.1 (DNS
+			// rebinding) would be same-origin with canon: only its own names answer.
+			g.writeError(w, r, connect.NewError(connect.CodePermissionDenied, errors.New(
+				"this server has no API keys (KB_AUTH=off) and answers only requests addressed to localhost or a "+
+					"loopback address; add this host name to KB_ALLOWED_HOSTS if it is yours")))
+			return
+		}
 		if IsPublic(g.cfg.Public, r.URL.Path) {
 			// Never the operator by default: a public route that reached data would see it all.
 			next.ServeHTTP(w, r.WithContext(domain.WithPrincipal(r.Context(), domain.Anonymous())))
@@ -343,6 +355,22 @@ func (g *Guard) audit(ctx context.Context, procedure string, scope Scope, err er
 	if aerr := g.store.Audit(ctx, e); aerr != nil {
 		g.log.ErrorContext(ctx, "audit log write failed", "rpc", procedure, "err", aerr)
 	}
+}
+
+// LocalHost reports whether a request's Host (name or address, with or without a
+// port) is a loopback name or address, or one of allowed (case-insensitive).
+func LocalHost(host string, allowed []string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true // RFC 6761: these always resolve to loopback
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return true
+	}
+	return slices.ContainsFunc(allowed, func(a string) bool { return strings.EqualFold(a, host) })
 }
 
 // Loopback reports whether addr (host:port) listens only on the loopback interface.

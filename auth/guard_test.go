@@ -97,7 +97,9 @@ func TestPublicRouteIsAnonymous(t *testing.T) {
 			h := g.Middleware(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 				got, carried = domain.PrincipalIn(r.Context())
 			}))
-			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequestWithContext(t.Context(), http.MethodGet, path, nil))
+			req := httptest.NewRequestWithContext(t.Context(), http.MethodGet, path, nil)
+			req.Host = "127.0.0.1:8787" // without keys only local names are answered
+			h.ServeHTTP(httptest.NewRecorder(), req)
 			switch {
 			case !carried:
 				t.Errorf("required %v, %s: no principal in the context (PrincipalFrom would give the operator)", required, path)
@@ -106,6 +108,21 @@ func TestPublicRouteIsAnonymous(t *testing.T) {
 			case got.DocumentGroups() == nil:
 				t.Errorf("required %v, %s: DocumentGroups nil means every document", required, path)
 			}
+		}
+	}
+}
+
+func TestLocalHost(t *testing.T) {
+	t.Parallel()
+	for host, want := range map[string]bool{
+		"localhost:8787": true, "LOCALHOST": true, "app.localhost:8787": true, "127.0.0.1:8787": true,
+		"127.1.2.3": true, "[::1]:8787": true, "::1": true, "localhost.:8787": true,
+		"team.example.com:8787": true, // in allowed
+		"attacker.example:8787": false, "10.0.0.5:8787": false, "": false, "localhost.attacker.example": false,
+		"[::ffff:10.0.0.1]:8787": false,
+	} {
+		if got := LocalHost(host, []string{"Team.Example.com"}); got != want {
+			t.Errorf("LocalHost(%q) = %v, want %v", host, got, want)
 		}
 	}
 }

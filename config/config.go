@@ -50,6 +50,10 @@ type Config struct {
 	RateBurst int     `env:"KB_RATE_BURST" envDefault:"40"`
 	// Concurrent streaming calls (ChatStream) per key; 0 turns the cap off.
 	MaxStreamsPerKey int `env:"KB_MAX_STREAMS_PER_KEY" envDefault:"4"`
+	// With KB_AUTH=off the server answers only requests addressed to localhost or a
+	// loopback address (a web page elsewhere cannot reach it through a DNS name that
+	// points at 127.0.0.1); these host names are answered too (comma-separated).
+	AllowedHosts []string `env:"KB_ALLOWED_HOSTS" envSeparator:","`
 
 	Embedder     string `env:"KB_EMBEDDER" envDefault:"hash"`
 	EmbeddingDim int    `env:"KB_EMBEDDING_DIM" envDefault:"384"`

@@ -496,3 +496,51 @@ func TestIngestStaysInTheRequestsProject(t *testing.T) {
 		t.Errorf("platform's documents changed:\nbefore %s\nafter  %s", before, after)
 	}
 }
+
+// Without keys the server answers only its own names (DNS rebinding), and the
+// plain JSON chat routes take JSON only (a cross-site form post).
+func TestWithoutKeysOnlyLocalRequests(t *testing.T) {
+	t.Parallel()
+	srv, _ := newServerWith(t, auth.Config{AllowedHosts: []string{"canon.internal"}})
+	port := srv.URL[strings.LastIndex(srv.URL, ":"):]
+	send := func(method, path, host, contentType, body string) int {
+		req, err := http.NewRequestWithContext(context.Background(), method, srv.URL+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host + port
+		if contentType != "" {
+			req.Header.Set("Content-Type", contentType)
+		}
+		res, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body) //nolint:errcheck // only the status matters
+		res.Body.Close()
+		return res.StatusCode
+	}
+	search := `{"query":"cache","filters":{"project_keys":["platform"]}}`
+	chat := `{"question":"what cache layer did we standardise on?","project_key":"platform"}`
+	for _, tc := range []struct {
+		name, method, path, host, contentType, body string
+		want                                        int
+	}{
+		{"search at 127.0.0.1", "POST", "/canon.v1.SearchService/Search", "127.0.0.1", "application/json", search, 200},
+		{"search at localhost", "POST", "/canon.v1.SearchService/Search", "localhost", "application/json", search, 200},
+		{"search at an allowed name", "POST", "/canon.v1.SearchService/Search", "canon.internal", "application/json", search, 200},
+		{"search at another name", "POST", "/canon.v1.SearchService/Search", "attacker.example", "application/json", search, 403},
+		{"a document at another name", "GET", "/api/doc/platform/dec-cache-v2", "attacker.example", "", "", 403},
+		{"the web app at another name", "GET", "/app/chat", "attacker.example", "", "", 403},
+		{"a document at localhost", "GET", "/api/doc/platform/dec-cache-v2", "localhost", "", "", 200},
+		{"JSON chat as JSON", "POST", "/api/kb/chat", "localhost", "application/json; charset=utf-8", chat, 200},
+		{"JSON chat as text/plain", "POST", "/api/kb/chat", "localhost", "text/plain", chat, 415},
+		{"JSON chat as a form", "POST", "/api/kb/chat", "localhost", "application/x-www-form-urlencoded", chat, 415},
+		{"web chat as text/plain", "POST", "/api/chat", "localhost", "text/plain",
+			`{"messages":[{"role":"user","parts":[{"type":"text","text":"cache?"}]}],"project":"platform"}`, 415},
+	} {
+		if got := send(tc.method, tc.path, tc.host, tc.contentType, tc.body); got != tc.want {
+			t.Errorf("%s: status %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}

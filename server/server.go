@@ -137,7 +137,7 @@ func build(d Deps, tracking *inflight) (http.Handler, []string) {
 	mux.Handle(canonv1connect.NewCanonServiceHandler(newCanonHandler(d.Pool, d.Reads, d.Logger), opts...))
 	chatH := &chatHandler{chat: d.Chat, pool: d.Pool, reads: d.Reads, log: d.Logger, metrics: d.Metrics}
 	mux.Handle(canonv1connect.NewChatServiceHandler(chatH, opts...))
-	mux.HandleFunc("POST /api/kb/chat", chatH.jsonChat)
+	mux.HandleFunc("POST /api/kb/chat", jsonOnly(chatH.jsonChat))
 	mountWeb(mux, d)
 	if d.MCP != nil {
 		mux.Handle("/mcp", d.MCP)

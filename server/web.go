@@ -23,7 +23,7 @@ import (
 // /app/ (embedded, built from web/), POST /api/chat (the AI SDK UI message
 // stream) and GET /api/doc/{project}/{slug}.
 func mountWeb(mux *routeMux, d Deps) {
-	mux.Handle("POST /api/chat", &uiChatHandler{chat: d.Chat, log: d.Logger})
+	mux.HandleFunc("POST /api/chat", jsonOnly((&uiChatHandler{chat: d.Chat, log: d.Logger}).ServeHTTP))
 	graph := lifecycle.New(d.Pool)
 	graph.Reads = d.Reads
 	docs := &docHandler{pool: d.Pool, graph: graph, log: d.Logger}

@@ -114,7 +114,7 @@ func serve(ctx context.Context, addr string, cfg config.Config, log *slog.Logger
 		Logger: log, Metrics: obs.metrics, TracerProvider: obs.tracer,
 		MCP: a.mcpServer(log, cfg.Auth == "required").HTTPHandler(),
 		Auth: auth.Config{Required: cfg.Auth == "required", RatePerSecond: cfg.RateLimit, Burst: cfg.RateBurst,
-			MaxStreamsPerKey: cfg.MaxStreamsPerKey},
+			MaxStreamsPerKey: cfg.MaxStreamsPerKey, AllowedHosts: cfg.AllowedHosts},
 	})
 	if cfg.Auth == "off" {
 		log.Warn("KB_AUTH=off: every request acts as the operator, with no key (allowed on loopback only); " +

@@ -98,7 +98,16 @@ test("every frame validates against uiMessageChunkSchema, in the documented orde
 });
 
 test("a bad body is a 400 with a message", async () => {
-  const res = await fetch(`${canon.url}/api/chat`, { method: "POST", body: '{"messages":[]}' });
+  const res = await fetch(`${canon.url}/api/chat`, {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: '{"messages":[]}',
+  });
   assert.equal(res.status, 400);
   assert.match((await res.json()).message, /messages is empty/);
+});
+
+test("a body that is not JSON (a cross-site form or text/plain post) is a 415", async () => {
+  // fetch sends a string body as text/plain: a "simple" request no CORS preflight guards.
+  const res = await fetch(`${canon.url}/api/chat`, { method: "POST", body: '{"messages":[]}' });
+  assert.equal(res.status, 415);
+  assert.match((await res.json()).message, /application\/json/);
 });
