@@ -367,8 +367,15 @@ func storedHashes(ctx context.Context, q *db.Queries, project string) ([]db.Docu
 	if err != nil {
 		return nil, "", err
 	}
-	rows, err := q.DocumentHashes(ctx, p.ID)
+	rows, err := documentHashes(ctx, q, p.ID)
 	return rows, deref(p.Language), err
+}
+
+// documentHashes is DocumentHashes as the caller sees the project.
+func documentHashes(ctx context.Context, q *db.Queries, projectID int64) ([]db.DocumentHashesRow, error) {
+	viewer := domain.PrincipalFrom(ctx)
+	return q.DocumentHashes(ctx, db.DocumentHashesParams{ProjectID: projectID,
+		AccessAll: viewer.AllDocuments, AccessGroups: viewer.DocumentGroups()})
 }
 
 func (in *Ingester) ingestProject(ctx context.Context, project string, docs []parsed, failed map[string]bool,
@@ -387,7 +394,7 @@ func (in *Ingester) ingestProject(ctx context.Context, project string, docs []pa
 	if err != nil {
 		return false, fmt.Errorf("project %s: %w", project, err)
 	}
-	stored, err := q.DocumentHashes(ctx, projectID)
+	stored, err := documentHashes(ctx, q, projectID)
 	if err != nil {
 		return false, fmt.Errorf("project %s: %w", project, err)
 	}
@@ -406,6 +413,14 @@ func (in *Ingester) ingestProject(ctx context.Context, project string, docs []pa
 	}
 	for _, p := range docs {
 		s, ok := storedBySlug[p.slug]
+		if ok && !s.Visible {
+			// Its access list hides it from the caller: neither replaced nor described.
+			res.Errors = append(res.Errors, FileError{Path: p.file.Path, Line: 1, Reason: fmt.Sprintf(
+				"id %q is used by a document of project %s that this key may not see; choose another id", p.slug, project)})
+			failed[p.file.Path] = true
+			*done++
+			continue
+		}
 		if p.doc == nil || ok && s.ContentHash == p.hash && s.SourcePath == p.file.Path && s.Embedder == identity {
 			res.Unchanged++
 			*done++
@@ -466,7 +481,8 @@ func (in *Ingester) ingestProject(ctx context.Context, project string, docs []pa
 		}
 		var gone []int64
 		for _, s := range stored {
-			if !keep[s.Slug] && !failed[s.SourcePath] {
+			// A document the caller may not see is not the caller's to prune.
+			if !keep[s.Slug] && !failed[s.SourcePath] && s.Visible {
 				gone = append(gone, s.ID)
 			}
 		}

@@ -763,3 +763,55 @@ func TestFrontmatterProjectNeedsTheCallersProject(t *testing.T) {
 		})
 	}
 }
+
+// A key never replaces, un-restricts or prunes a document its access list hides
+// from it; a key in the document's group, and the operator, may.
+func TestHiddenDocumentsAreNotTheCallersToChange(t *testing.T) {
+	t.Parallel()
+	vault := file("sec/vault.md", "---\nid: vault\naccess: [sre]\n---\n# Vault rotation\n\nRotate the vault keys monthly.\n")
+	open := file("open.md", "---\nid: open\n---\n# Open page\n\nEveryone reads this.\n")
+	overwrite := file("sec/vault.md", "---\nid: vault\n---\n# Vault rotation\n\nOverwritten by someone who could not see it.\n")
+	eng := domain.Principal{KeyID: "k1", Projects: []string{"acl"}, Role: domain.RoleEditor, Groups: []string{"eng"}}
+	sre := domain.Principal{KeyID: "k2", Projects: []string{"acl"}, Role: domain.RoleEditor, Groups: []string{"sre"}}
+	for _, tc := range []struct {
+		name      string
+		who       domain.Principal
+		prune     bool
+		files     []ingest.File
+		wantErr   string
+		wantVault string // the vault's stored title afterwards ("" once pruned)
+	}{
+		{"overwrite by a key outside the group", eng, false, []ingest.File{overwrite},
+			`id "vault" is used by a document of project acl that this key may not see`, "Vault rotation\nRotate"},
+		{"prune by a key outside the group", eng, true, []ingest.File{open}, "", "Vault rotation\nRotate"},
+		{"overwrite by a key in the group", sre, false, []ingest.File{overwrite}, "", "Vault rotation\nOverwritten"},
+		{"prune by the operator", domain.Operator(), true, []ingest.File{open}, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			in, pool := newIngester(t)
+			run(t, in, "acl", false, vault, open)
+			res, err := in.Ingest(domain.WithPrincipal(context.Background(), tc.who), tc.files,
+				ingest.Options{Project: "acl", Prune: tc.prune})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got string
+			if len(res.Errors) > 0 {
+				got = res.Errors[0].Reason
+			}
+			if !strings.Contains(got, tc.wantErr) || (tc.wantErr == "") != (got == "") {
+				t.Errorf("error %q, want %q", got, tc.wantErr)
+			}
+			var stored string
+			err = pool.QueryRow(context.Background(), `SELECT coalesce(min(d.title || E'\n' || split_part(c.text, ' ', 1)), '')
+				FROM documents d JOIN chunks c ON c.document_id = d.id AND NOT c.is_summary WHERE d.slug = 'vault'`).Scan(&stored)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if stored != tc.wantVault {
+				t.Errorf("vault stored as %q, want %q", stored, tc.wantVault)
+			}
+		})
+	}
+}

@@ -143,7 +143,7 @@ func TestAuthEndToEnd(t *testing.T) {
 func TestKeyServiceAdmin(t *testing.T) {
 	t.Parallel()
 	srv, pool := newServerWith(t, auth.Config{Required: true})
-	admin, _ := newKey(t, pool, "admin", []string{"platform"})
+	admin, _ := newKey(t, pool, "admin", []string{"platform"}, "eng")
 	_, foreign := newKey(t, pool, "reader", []string{"billing"})
 	c := canonv1connect.NewKeyServiceClient(srv.Client(), srv.URL, bearer(admin))
 	ctx := context.Background()
@@ -157,6 +157,11 @@ func TestKeyServiceAdmin(t *testing.T) {
 	}
 	if _, err := c.CreateKey(ctx, connect.NewRequest(&canonv1.CreateKeyRequest{ProjectKeys: []string{"billing"}, Role: "reader"})); codeOf(err) != connect.CodePermissionDenied {
 		t.Errorf("a key for another project: %v", err)
+	}
+	// A group opens documents its access lists restrict: an admin grants only its own.
+	if _, err := c.CreateKey(ctx, connect.NewRequest(&canonv1.CreateKeyRequest{ProjectKeys: []string{"platform"}, Role: "reader",
+		Groups: []string{"eng", "sre"}})); codeOf(err) != connect.CodePermissionDenied || !strings.Contains(err.Error(), `may not grant group "sre"`) {
+		t.Errorf("a group the admin is not in: %v", err)
 	}
 	if _, err := c.CreateKey(ctx, connect.NewRequest(&canonv1.CreateKeyRequest{ProjectKeys: []string{"platform"}, Role: "root"})); codeOf(err) != connect.CodeInvalidArgument {
 		t.Errorf("an unknown role: %v", err)

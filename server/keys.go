@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"connectrpc.com/connect"
@@ -23,6 +24,14 @@ type keyHandler struct {
 
 func (h *keyHandler) CreateKey(ctx context.Context, req *connect.Request[canonv1.CreateKeyRequest]) (*connect.Response[canonv1.CreateKeyResponse], error) {
 	m := req.Msg
+	p := domain.PrincipalFrom(ctx)
+	for _, g := range m.GetGroups() {
+		// A group opens access-restricted documents: a key may hand out only what it sees.
+		if domain.ValidGroup(g) && !p.AllDocuments && !slices.Contains(p.Groups, g) {
+			return nil, connect.NewError(connect.CodePermissionDenied,
+				fmt.Errorf("this key may not grant group %q: it is not in that group", g))
+		}
+	}
 	key, info, err := h.store.Create(ctx, auth.NewKeyRequest{Name: m.GetName(), Projects: m.GetProjectKeys(),
 		Role: m.GetRole(), Groups: m.GetGroups()})
 	if err != nil {

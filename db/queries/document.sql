@@ -1,8 +1,10 @@
 -- name: DocumentHashes :many
 -- What is stored for a project, so unchanged files cost one read and no writes
 -- (read before a run converts anything: a file whose bytes are unchanged is not
--- even converted).
-SELECT d.id, d.slug, d.source_path, d.content_hash, d.embedder
+-- even converted). visible: whether the caller may see the document; a key never
+-- replaces or prunes one it may not see.
+SELECT d.id, d.slug, d.source_path, d.content_hash, d.embedder,
+       canon_document_visible(d, sqlc.arg(access_all)::boolean, sqlc.arg(access_groups)::text[]) AS visible
 FROM documents d
 WHERE d.project_id = sqlc.arg(project_id);
 

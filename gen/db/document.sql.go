@@ -63,10 +63,17 @@ func (q *Queries) DocumentGetBySlug(ctx context.Context, arg DocumentGetBySlugPa
 }
 
 const documentHashes = `-- name: DocumentHashes :many
-SELECT d.id, d.slug, d.source_path, d.content_hash, d.embedder
+SELECT d.id, d.slug, d.source_path, d.content_hash, d.embedder,
+       canon_document_visible(d, $1::boolean, $2::text[]) AS visible
 FROM documents d
-WHERE d.project_id = $1
+WHERE d.project_id = $3
 `
+
+type DocumentHashesParams struct {
+	AccessAll    bool
+	AccessGroups []string
+	ProjectID    int64
+}
 
 type DocumentHashesRow struct {
 	ID          int64
@@ -74,13 +81,15 @@ type DocumentHashesRow struct {
 	SourcePath  string
 	ContentHash string
 	Embedder    string
+	Visible     bool
 }
 
 // What is stored for a project, so unchanged files cost one read and no writes
 // (read before a run converts anything: a file whose bytes are unchanged is not
-// even converted).
-func (q *Queries) DocumentHashes(ctx context.Context, projectID int64) ([]DocumentHashesRow, error) {
-	rows, err := q.db.Query(ctx, documentHashes, projectID)
+// even converted). visible: whether the caller may see the document; a key never
+// replaces or prunes one it may not see.
+func (q *Queries) DocumentHashes(ctx context.Context, arg DocumentHashesParams) ([]DocumentHashesRow, error) {
+	rows, err := q.db.Query(ctx, documentHashes, arg.AccessAll, arg.AccessGroups, arg.ProjectID)
 	if err != nil {
 		return nil, err
 	}
@@ -94,6 +103,7 @@ func (q *Queries) DocumentHashes(ctx context.Context, projectID int64) ([]Docume
 			&i.SourcePath,
 			&i.ContentHash,
 			&i.Embedder,
+			&i.Visible,
 		); err != nil {
 			return nil, err
 		}
