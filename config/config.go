@@ -11,8 +11,10 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/caarlos0/env/v11"
 
@@ -170,7 +172,7 @@ func Parse(environ []string) (Config, error) {
 	vars := env.ToMap(environ)
 	var c Config
 	if err := env.ParseWithOptions(&c, env.Options{Environment: vars}); err != nil {
-		return Config{}, describe(err)
+		return Config{}, describe(err, vars)
 	}
 	ranking, err := parseRanking(vars)
 	if err != nil {
@@ -192,8 +194,9 @@ func Parse(environ []string) (Config, error) {
 	return c, c.validate()
 }
 
-// describe names the variable a parse error is about (the library names the Go field).
-func describe(err error) error {
+// describe names the variable a parse error is about, with its value and what
+// it should be (the library names the Go field and type).
+func describe(err error, vars map[string]string) error {
 	var agg env.AggregateError
 	if !errors.As(err, &agg) {
 		return fmt.Errorf("configuration: %w", err)
@@ -202,12 +205,54 @@ func describe(err error) error {
 	for _, e := range agg.Errors {
 		var pe env.ParseError
 		if errors.As(e, &pe) {
-			msgs = append(msgs, fmt.Sprintf("%s must be a %s", envName(reflect.TypeOf(Config{}), pe.Name), pe.Type))
+			name := envName(reflect.TypeOf(Config{}), pe.Name)
+			msgs = append(msgs, fmt.Sprintf("%s=%s: %s", name, shown(vars[name]), expected(pe)))
 			continue
 		}
 		msgs = append(msgs, e.Error())
 	}
 	return fmt.Errorf("configuration: %s", strings.Join(msgs, "; "))
+}
+
+// maxShownValue bounds how much of a bad value a message repeats.
+const maxShownValue = 40
+
+// shown is a value as a message repeats it: cut when long, quoted when it holds
+// characters a terminal would not show as they are.
+func shown(v string) string {
+	if r := []rune(v); len(r) > maxShownValue {
+		v = string(r[:maxShownValue]) + "…"
+	}
+	if strings.ContainsFunc(v, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		return strconv.Quote(v)
+	}
+	return v
+}
+
+// expected says what a value that failed to parse should have been.
+func expected(pe env.ParseError) string {
+	tooLarge := errors.Is(pe.Err, strconv.ErrRange)
+	switch k := pe.Type.Kind(); {
+	case pe.Type == reflect.TypeFor[time.Duration]():
+		return "not a duration (use a unit: 10s, 2m)"
+	case k == reflect.Bool:
+		return "use true or false"
+	case k >= reflect.Int && k <= reflect.Uint64:
+		var num *strconv.NumError
+		switch {
+		case tooLarge && errors.As(pe.Err, &num) && strings.HasPrefix(num.Num, "-"):
+			return "a whole number too small"
+		case tooLarge:
+			return "a whole number too large"
+		}
+		return "not a whole number"
+	case k == reflect.Float32 || k == reflect.Float64:
+		if tooLarge {
+			return "a number too large"
+		}
+		return "not a number"
+	}
+	return pe.Err.Error()
 }
 
 func envName(t reflect.Type, field string) string {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -74,6 +75,44 @@ func TestInvalidSettingsAreClear(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v should mention %s", env, err, want)
 		}
+	}
+}
+
+// goType is a Go type's name in a message meant for a person.
+var goType = regexp.MustCompile(`\b(int|int64|float64|bool|time\.Duration)\b`)
+
+// TestUnparsableValuesAreNamed: a value that is not of its variable's kind is
+// refused with the variable, the value (cut when long) and what it should be, in
+// words rather than Go types.
+func TestUnparsableValuesAreNamed(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ env, want string }{
+		{"KB_MAX_STREAMS_PER_KEY=abc", "KB_MAX_STREAMS_PER_KEY=abc: not a whole number"},
+		{"KB_MAX_STREAMS_PER_KEY=99999999999999999999", "KB_MAX_STREAMS_PER_KEY=99999999999999999999: a whole number too large"},
+		{"KB_RATE_BURST=-99999999999999999999", "KB_RATE_BURST=-99999999999999999999: a whole number too small"},
+		{"KB_RATE_LIMIT=abc", "KB_RATE_LIMIT=abc: not a number"},
+		{"KB_SHUTDOWN_TIMEOUT=10", "KB_SHUTDOWN_TIMEOUT=10: not a duration (use a unit: 10s, 2m)"},
+		{"KB_HIERARCHY_CACHE_TTL=soon", "KB_HIERARCHY_CACHE_TTL=soon: not a duration"},
+		{"KB_GRAPH_EXPANSION_ENABLED=maybe", "KB_GRAPH_EXPANSION_ENABLED=maybe: use true or false"},
+		{"KB_HIERARCHY_ENABLED=yes please", "KB_HIERARCHY_ENABLED=yes please: use true or false"},
+		{"KB_CHUNK_TOKENS=" + strings.Repeat("9", 100), "KB_CHUNK_TOKENS=" + strings.Repeat("9", 40) + "…: a whole number too large"},
+	}
+	for _, c := range cases {
+		t.Run(c.env, func(t *testing.T) {
+			t.Parallel()
+			_, err := Parse([]string{c.env})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want it to say %q", err, c.want)
+			}
+			if err != nil && goType.MatchString(err.Error()) {
+				t.Errorf("error %v names a Go type", err)
+			}
+		})
+	}
+	// Several bad values are all reported.
+	_, err := Parse([]string{"KB_RATE_LIMIT=x", "KB_RATE_BURST=y"})
+	if err == nil || !strings.Contains(err.Error(), "KB_RATE_LIMIT=x") || !strings.Contains(err.Error(), "KB_RATE_BURST=y") {
+		t.Errorf("two bad values: %v", err)
 	}
 }
 
