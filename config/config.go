@@ -41,7 +41,8 @@ type Config struct {
 	ListenAddr                   string        `env:"KB_LISTEN_ADDR" envDefault:"127.0.0.1:8787"`
 	// Logs: "text" or "json" (KB_LOG_FORMAT), one line per request.
 	LogFormat string `env:"KB_LOG_FORMAT" envDefault:"text"`
-	// How long `canon serve` lets requests in flight finish after SIGTERM/SIGINT.
+	// How long `canon serve` lets requests in flight finish after SIGTERM/SIGINT
+	// (0: cancel them at once).
 	ShutdownTimeout time.Duration `env:"KB_SHUTDOWN_TIMEOUT" envDefault:"10s"`
 
 	// Access control (package auth): required needs an API key on every route but
@@ -79,6 +80,7 @@ type Config struct {
 	// Send `dimensions` to models that can shorten their vectors (0: do not send).
 	EmbeddingRequestDimensions int `env:"KB_EMBEDDING_REQUEST_DIMENSIONS" envDefault:"0"`
 
+	// Query embeddings kept (LRU) and for how long; a size of 0 turns the cache off.
 	QueryCacheSize int           `env:"KB_QUERY_CACHE_SIZE" envDefault:"50"`
 	QueryCacheTTL  time.Duration `env:"KB_QUERY_CACHE_TTL" envDefault:"60s"`
 
@@ -283,6 +285,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("KB_DATABASE_REPLICA_MAX_WAIT must be between 0 and 1m (got %s)", c.DatabaseReplicaMaxWait)
 	case c.DatabaseReplicaCheckInterval < 10*time.Millisecond || c.DatabaseReplicaCheckInterval > time.Minute:
 		return fmt.Errorf("KB_DATABASE_REPLICA_CHECK_INTERVAL must be between 10ms and 1m (got %s)", c.DatabaseReplicaCheckInterval)
+	case c.ShutdownTimeout < 0:
+		return fmt.Errorf("KB_SHUTDOWN_TIMEOUT must not be negative (0 cancels requests in flight at once; got %s)", c.ShutdownTimeout)
 	case c.Auth != "required" && c.Auth != "off":
 		return fmt.Errorf("KB_AUTH must be required or off (got %q)", c.Auth)
 	case !(c.RateLimit >= 0) || math.IsInf(c.RateLimit, 0):
@@ -299,6 +303,10 @@ func (c Config) validate() error {
 		return fmt.Errorf("KB_TABLE_LAYOUT must be single or partitioned (got %q)", c.TableLayout)
 	case c.Embedder != "hash" && c.Embedder != "openai":
 		return fmt.Errorf("KB_EMBEDDER must be hash or openai (got %q)", c.Embedder)
+	case c.QueryCacheSize < 0:
+		return fmt.Errorf("KB_QUERY_CACHE_SIZE must not be negative (0 turns the cache off; got %d)", c.QueryCacheSize)
+	case c.QueryCacheTTL <= 0:
+		return fmt.Errorf("KB_QUERY_CACHE_TTL must be more than 0 (KB_QUERY_CACHE_SIZE=0 turns the cache off; got %s)", c.QueryCacheTTL)
 	case c.ChunkTokens < 32:
 		return fmt.Errorf("KB_CHUNK_TOKENS must be at least 32 (got %d)", c.ChunkTokens)
 	case c.ChunkOverlap < 0 || c.ChunkOverlap >= c.ChunkTokens:
@@ -319,12 +327,25 @@ func (c Config) validate() error {
 		return fmt.Errorf("KB_REJECTED_MIN_SIMILARITY must be a cosine between -1 and 1 (got %g)", c.RejectedMinSimilarity)
 	case c.LLMProvider != "extractive" && c.LLMProvider != "openai" && c.LLMProvider != "anthropic":
 		return fmt.Errorf("KB_LLM_PROVIDER must be extractive, openai or anthropic (got %q)", c.LLMProvider)
+	case c.LLMTimeout <= 0:
+		return fmt.Errorf("KB_LLM_TIMEOUT must be more than 0: it bounds a whole answer (got %s)", c.LLMTimeout)
+	case c.ChatLogQueue < 1:
+		return fmt.Errorf("KB_CHAT_LOG_QUEUE must be at least 1 (got %d)", c.ChatLogQueue)
 	case c.RefusalMinSimilarity < 0 || c.RefusalMinSimilarity > 1:
 		return fmt.Errorf("KB_REFUSAL_MIN_SIMILARITY must be between 0 and 1 (got %g)", c.RefusalMinSimilarity)
 	case c.RefusalMinKeywordCoverage < 0 || c.RefusalMinKeywordCoverage > 1:
 		return fmt.Errorf("KB_REFUSAL_MIN_KEYWORD_COVERAGE must be between 0 and 1 (got %g)", c.RefusalMinKeywordCoverage)
 	case c.CitationSupportThreshold < 0 || c.CitationSupportThreshold > 1:
 		return fmt.Errorf("KB_CITATION_SUPPORT_THRESHOLD must be between 0 and 1 (got %g)", c.CitationSupportThreshold)
+	}
+	for i, url := range c.DatabaseReplicaURLs {
+		if strings.TrimSpace(url) == "" {
+			return fmt.Errorf("KB_DATABASE_REPLICA_URLS: entry %d of %d is empty (two commas in a row, or one at an end?)",
+				i+1, len(c.DatabaseReplicaURLs))
+		}
+		if err := postgres.CheckURL(strings.TrimSpace(url)); err != nil {
+			return fmt.Errorf("KB_DATABASE_REPLICA_URLS: entry %d of %d %w", i+1, len(c.DatabaseReplicaURLs), err)
+		}
 	}
 	if c.GraphExpansionMaxPerSeed < 0 {
 		return fmt.Errorf("KB_GRAPH_EXPANSION_MAX_PER_SEED must not be negative (got %d)", c.GraphExpansionMaxPerSeed)

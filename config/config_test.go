@@ -69,12 +69,48 @@ func TestInvalidSettingsAreClear(t *testing.T) {
 		"KB_DATABASE_EXEC_MODE=prepared":         "KB_DATABASE_EXEC_MODE",
 		"KB_DATABASE_REPLICA_MAX_WAIT=-1s":       "KB_DATABASE_REPLICA_MAX_WAIT",
 		"KB_DATABASE_REPLICA_CHECK_INTERVAL=1ms": "KB_DATABASE_REPLICA_CHECK_INTERVAL",
+		"KB_QUERY_CACHE_SIZE=-5":                 "KB_QUERY_CACHE_SIZE must not be negative (0 turns the cache off; got -5)",
+		"KB_QUERY_CACHE_TTL=0s":                  "KB_QUERY_CACHE_TTL must be more than 0",
+		"KB_SHUTDOWN_TIMEOUT=-1s":                "KB_SHUTDOWN_TIMEOUT must not be negative",
+		"KB_LLM_TIMEOUT=0s":                      "KB_LLM_TIMEOUT must be more than 0",
+		"KB_LLM_TIMEOUT=-5s":                     "KB_LLM_TIMEOUT must be more than 0",
+		"KB_CHAT_LOG_QUEUE=0":                    "KB_CHAT_LOG_QUEUE must be at least 1",
 	}
 	for env, want := range cases {
 		_, err := Parse([]string{env})
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v should mention %s", env, err, want)
 		}
+	}
+}
+
+// TestReplicaURLs: each replica URL is checked at start; a bad one is named by
+// its position and why it does not parse, never with its password.
+func TestReplicaURLs(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ value, want string }{
+		{",,", "KB_DATABASE_REPLICA_URLS: entry 1 of 3 is empty"},
+		{"postgres://r@a/canon,", "KB_DATABASE_REPLICA_URLS: entry 2 of 2 is empty"},
+		{"postgres://r:hunter2@a/canon,postgres://r:hunter2@b:99999/canon",
+			"KB_DATABASE_REPLICA_URLS: entry 2 of 2 is not a valid PostgreSQL connection string: invalid port"},
+		{"postgres://r:hunter2@a/canon?sslmode=bogus", "entry 1 of 1 is not a valid PostgreSQL connection string: failed to configure TLS (sslmode is invalid)"},
+		{"postgres://r:hunter 2@a/canon", "entry 1 of 1 is not a valid PostgreSQL connection string: failed to parse as URL"},
+	}
+	for _, c := range cases {
+		t.Run(c.value, func(t *testing.T) {
+			t.Parallel()
+			_, err := Parse([]string{"KB_DATABASE_REPLICA_URLS=" + c.value})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want it to say %q", err, c.want)
+			}
+			if err != nil && strings.Contains(err.Error(), "hunter") {
+				t.Errorf("error %v shows the password", err)
+			}
+		})
+	}
+	c, err := Parse([]string{"KB_DATABASE_REPLICA_URLS=postgres://r:pw@a/canon, host=b user=r"})
+	if err != nil || len(c.DatabaseReplicaURLs) != 2 {
+		t.Errorf("two good replicas: %v %q", err, c.DatabaseReplicaURLs)
 	}
 }
 

@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"io"
 	neturl "net/url"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	pgxvec "github.com/pgvector/pgvector-go/pgx"
@@ -50,8 +52,7 @@ func Connect(ctx context.Context, url string, configure ...func(*pgxpool.Config)
 func poolConfig(url string, configure ...func(*pgxpool.Config)) (*pgxpool.Config, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		// pgx's message may echo the URL, password included.
-		return nil, errors.New("is not a valid PostgreSQL connection string")
+		return nil, errors.New("is not a valid PostgreSQL connection string: " + parseProblem(err))
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		// Without connect_timeout a dial to an unreachable host waits for the
@@ -70,6 +71,29 @@ func poolConfig(url string, configure ...func(*pgxpool.Config)) (*pgxpool.Config
 		c(cfg)
 	}
 	return cfg, nil
+}
+
+// CheckURL reports why url is not a connection string canon can use (nil when
+// it is), without repeating it.
+func CheckURL(url string) error {
+	_, err := poolConfig(url)
+	return err
+}
+
+// parseProblem is why pgx could not parse a connection string, without the
+// string: pgx masks the password it recognises, but a malformed string can hide
+// one from it.
+func parseProblem(err error) string {
+	msg := err.Error()
+	var pce *pgconn.ParseConfigError
+	if !errors.As(err, &pce) {
+		return msg
+	}
+	// "cannot parse `<string>`: <why>"
+	if i := strings.LastIndex(msg, "`: "); i >= 0 {
+		return msg[i+len("`: "):]
+	}
+	return "unreadable"
 }
 
 // ExecModes are the values of KB_DATABASE_EXEC_MODE, pgx's query exec modes

@@ -63,11 +63,11 @@ func NewReads(ctx context.Context, primary *pgxpool.Pool, urls []string, opts Re
 		opts.Log = slog.Default()
 	}
 	r := &Reads{primary: primary, opts: opts, stop: make(chan struct{}), done: make(chan struct{})}
-	for _, url := range urls {
+	for i, url := range urls {
 		cfg, err := poolConfig(url, configure...)
 		if err != nil {
 			r.closePools()
-			return nil, errors.New("KB_DATABASE_REPLICA_URLS: " + err.Error())
+			return nil, fmt.Errorf("KB_DATABASE_REPLICA_URLS: entry %d of %d %w", i+1, len(urls), err)
 		}
 		pool, err := pgxpool.NewWithConfig(ctx, cfg)
 		if err != nil {

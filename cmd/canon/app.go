@@ -131,7 +131,10 @@ func openObservedApp(ctx context.Context, cfg config.Config, obs observability) 
 			return nil, err
 		}
 	}
-	embedder := embed.NewCachedQueries(base, cfg.QueryCacheSize, cfg.QueryCacheTTL)
+	embedder := base
+	if cfg.QueryCacheSize > 0 { // 0 turns the cache off (KB_QUERY_CACHE_SIZE)
+		embedder = embed.NewCachedQueries(base, cfg.QueryCacheSize, cfg.QueryCacheTTL)
+	}
 	if obs.metrics != nil || obs.tracer != nil {
 		embedder = telemetry.InstrumentEmbedder(embedder, obs.tracer, obs.stages())
 	}
