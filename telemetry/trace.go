@@ -3,6 +3,8 @@ package telemetry
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"net/url"
 	"os"
 	"strings"
 
@@ -33,10 +35,16 @@ func TracingEnabled(getenv func(string) string) bool {
 // StartTracing exports spans over OTLP/HTTP as the standard OTEL_EXPORTER_OTLP_*
 // variables say (endpoint, headers, timeout, compression). With tracing off it
 // returns nil and a no-op shutdown. The provider is also made the global one,
-// with W3C trace-context propagation.
-func StartTracing(ctx context.Context, version string) (*sdktrace.TracerProvider, func(context.Context) error, error) {
+// with W3C trace-context propagation; the SDK's errors (a failed export) go to
+// log as warnings.
+func StartTracing(ctx context.Context, version string, log *slog.Logger) (*sdktrace.TracerProvider, func(context.Context) error, error) {
 	if !TracingEnabled(os.Getenv) {
 		return nil, func(context.Context) error { return nil }, nil
+	}
+	for _, name := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"} {
+		if err := checkEndpoint(name, os.Getenv(name)); err != nil {
+			return nil, nil, err
+		}
 	}
 	protocol := os.Getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
 	if protocol == "" {
@@ -50,9 +58,27 @@ func StartTracing(ctx context.Context, version string) (*sdktrace.TracerProvider
 		return nil, nil, fmt.Errorf("OTLP trace exporter: %w", err)
 	}
 	tp := NewTracerProvider(sdktrace.WithBatcher(exporter), version)
+	// Without a handler the SDK prints through the log package, which slog
+	// logs at INFO: an unreachable collector would pass unnoticed.
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		log.Warn("tracing failed (OTEL_EXPORTER_OTLP_*)", "err", err)
+	}))
 	otel.SetTracerProvider(tp)
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
 	return tp, tp.Shutdown, nil
+}
+
+// checkEndpoint refuses an OTLP/HTTP endpoint that is not an http or https URL
+// with a host: the exporter would take it and fail every export.
+func checkEndpoint(name, value string) error {
+	if value == "" {
+		return nil
+	}
+	u, err := url.Parse(value)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%s=%q is not an http or https URL with a host (e.g. http://127.0.0.1:4318)", name, value)
+	}
+	return nil
 }
 
 // NewTracerProvider is canon's tracer provider over a span processor (tests pass

@@ -6,8 +6,10 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -102,7 +104,7 @@ func TestOTLPHTTPExport(t *testing.T) {
 	defer receiver.Close()
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.URL)
 	t.Setenv("OTEL_SERVICE_NAME", "canon-test")
-	tp, shutdown, err := telemetry.StartTracing(context.Background(), "test")
+	tp, shutdown, err := telemetry.StartTracing(context.Background(), "test", slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil || tp == nil {
 		t.Fatalf("tracing: %v (provider %v)", err, tp)
 	}
@@ -153,4 +155,70 @@ func TestTracingOffByDefault(t *testing.T) {
 	if telemetry.TracingEnabled(func(k string) string { return env[k] }) {
 		t.Fatal("OTEL_SDK_DISABLED=true is ignored")
 	}
+}
+
+// TestOTLPEndpointMustBeAURL: an endpoint the exporter could never send to is
+// refused at start, naming the variable and its value.
+func TestOTLPEndpointMustBeAURL(t *testing.T) {
+	for _, c := range []struct{ name, value string }{
+		{"OTEL_EXPORTER_OTLP_ENDPOINT", "not a url"},
+		{"OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4318"},
+		{"OTEL_EXPORTER_OTLP_ENDPOINT", "ftp://collector:4318"},
+		{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://"},
+	} {
+		t.Run(c.name+"="+c.value, func(t *testing.T) {
+			t.Setenv(c.name, c.value)
+			tp, _, err := telemetry.StartTracing(context.Background(), "test", slog.New(slog.NewTextHandler(io.Discard, nil)))
+			if err == nil || !strings.Contains(err.Error(), c.name+"=") || !strings.Contains(err.Error(), c.value) {
+				t.Errorf("error %v, want it to name %s and %q", err, c.name, c.value)
+			}
+			if tp != nil {
+				tp.Shutdown(context.Background()) //nolint:errcheck // the test failed already
+			}
+		})
+	}
+}
+
+// TestOTLPExportFailureIsAWarning: a collector that refuses the spans is
+// logged at WARN, not at the INFO the SDK's default handler ends up at.
+func TestOTLPExportFailureIsAWarning(t *testing.T) {
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body) //nolint:errcheck // refused whatever it holds
+		http.Error(w, "refused", http.StatusBadRequest)
+	}))
+	defer receiver.Close()
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.URL)
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "20") // milliseconds: export soon
+	var logs lockedBuffer
+	tp, shutdown, err := telemetry.StartTracing(context.Background(), "test", slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shutdown(context.Background()) //nolint:errcheck // the export fails, as the test wants
+	_, span := tp.Tracer("test").Start(context.Background(), "refused")
+	span.End()
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), "level=WARN") && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if out := logs.String(); !strings.Contains(out, "level=WARN") || !strings.Contains(out, "tracing failed") {
+		t.Errorf("the failed export was not logged as a warning: %q", out)
+	}
+}
+
+// lockedBuffer is a log sink the SDK's goroutine writes to while the test reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -81,7 +81,7 @@ func checkExposure(addr, mode string) error {
 // serve runs canon on addr until ctx ends, then shuts down in order: the server
 // (in-flight requests get cfg.ShutdownTimeout), the chat log, traces, the pool.
 func serve(ctx context.Context, addr string, cfg config.Config, log *slog.Logger, listening func(net.Addr)) error {
-	tp, stopTracing, err := telemetry.StartTracing(ctx, version)
+	tp, stopTracing, err := telemetry.StartTracing(ctx, version, log)
 	if err != nil {
 		return err
 	}
