@@ -55,3 +55,19 @@ func TestServeRefusesOpenAuthOffLoopback(t *testing.T) {
 		}
 	}
 }
+
+// TestServeNamesAMalformedAddress: an address that is not host:port is refused
+// for what it is, before (and instead of) the KB_AUTH=off exposure message.
+func TestServeNamesAMalformedAddress(t *testing.T) {
+	for _, c := range []struct{ addr, mode, want string }{
+		{"nonsense", "off", `listen address "nonsense" (KB_LISTEN_ADDR or --addr): missing port in address`},
+		{"nonsense", "required", "missing port in address"},
+		{"127.0.0.1:8787:1", "off", "too many colons in address"},
+		{"[::1:8787", "off", "missing ']' in address"},
+	} {
+		err := checkExposure(c.addr, c.mode)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "refusing") {
+			t.Errorf("%s with KB_AUTH=%s: %v, want %q", c.addr, c.mode, err, c.want)
+		}
+	}
+}

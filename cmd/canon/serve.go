@@ -68,8 +68,17 @@ KB_SHUTDOWN_TIMEOUT (10s), cancels what is left, flushes the chat log and exits.
 	return cmd
 }
 
-// checkExposure refuses to serve without authentication on anything but loopback.
+// checkExposure refuses an address that is not host:port, then serving without
+// authentication on anything but loopback.
 func checkExposure(addr, mode string) error {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		why := err.Error()
+		var ae *net.AddrError
+		if errors.As(err, &ae) {
+			why = ae.Err
+		}
+		return fmt.Errorf("listen address %q (KB_LISTEN_ADDR or --addr): %s; use host:port, e.g. 127.0.0.1:8787", addr, why)
+	}
 	if mode == "off" && !auth.Loopback(addr) {
 		return fmt.Errorf("refusing to listen on %s with KB_AUTH=off: anyone who reaches it could read and change "+
 			"every project. Set KB_AUTH=required and create keys with 'canon keys create --project P --role reader', "+
