@@ -332,6 +332,25 @@ func checkTableLayout(ctx context.Context, pool *pgxpool.Pool, cfg *config.Confi
 	return nil
 }
 
+// checkSchema refuses a database whose schema is behind this binary's embedded
+// migrations: a server would start and fail on the first query that needs the
+// missing ones. A schema ahead (a newer canon migrated it) is served, with a
+// warning, so an older binary keeps serving during a rolling upgrade.
+func checkSchema(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) error {
+	applied, embedded, err := postgres.MigrationVersions(ctx, pool)
+	switch {
+	case err != nil:
+		return err
+	case applied < embedded:
+		return fmt.Errorf("the database's schema is at migration %d but this binary's go up to %d: run `canon migrate up`, then start again",
+			applied, embedded)
+	case applied > embedded:
+		log.Warn("the database's schema is newer than this binary (upgrade canon to the release that migrated it)",
+			"schema", applied, "binary", embedded)
+	}
+	return nil
+}
+
 // bulkPolicy is when an ingest builds the vector index after its rows, and how.
 func bulkPolicy(cfg config.Config) ingest.BulkPolicy {
 	return ingest.BulkPolicy{MinChunks: cfg.IngestBulkMinChunks, Ratio: cfg.IngestBulkRatio,

@@ -38,8 +38,11 @@ CANON_API_KEY. Logs go to stderr. The same server answers over Streamable HTTP a
 				return err
 			}
 			defer a.Close()
-			a.listen()
 			log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+			if err := checkSchema(cmd.Context(), a.pool, log); err != nil {
+				return err
+			}
+			a.listen()
 			// Over stdio canon holds the database URL, so it runs as the operator
 			// like the CLI, unless CANON_API_KEY names a key to act as.
 			key := os.Getenv(apiKeyEnv)

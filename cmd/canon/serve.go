@@ -99,6 +99,11 @@ func serve(ctx context.Context, addr string, cfg config.Config, log *slog.Logger
 		obs.tracer = tp
 	}
 	a, err := openObservedApp(ctx, cfg, obs)
+	if err == nil {
+		if err = checkSchema(ctx, a.pool, log); err != nil {
+			a.Close()
+		}
+	}
 	if err != nil {
 		stopTracing(context.Background()) //nolint:errcheck // nothing was traced yet
 		return err
