@@ -1,6 +1,9 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"runtime/debug"
@@ -46,11 +49,31 @@ CANON_API_KEY. Logs go to stderr. The same server answers over Streamable HTTP a
 			// Over stdio canon holds the database URL, so it runs as the operator
 			// like the CLI, unless CANON_API_KEY names a key to act as.
 			key := os.Getenv(apiKeyEnv)
+			if key != "" {
+				if err := checkAPIKey(cmd.Context(), auth.NewStore(a.pool), key); err != nil {
+					return err
+				}
+			}
 			return a.mcpServer(log, key != "").Run(cmd.Context(), &mcp.StdioTransport{}, key)
 		},
 	}
 	cmd.Flags().StringVar(&databaseURL, "database-url", "", "PostgreSQL URL (default $DATABASE_URL)")
 	return cmd
+}
+
+// checkAPIKey refuses a session whose key could never authorize a call, before
+// the client lists tools that would all fail.
+func checkAPIKey(ctx context.Context, store *auth.Store, key string) error {
+	_, err := store.Authenticate(ctx, key)
+	switch {
+	case errors.Is(err, auth.ErrUnknownKey):
+		return errors.New(apiKeyEnv + " is unknown: create a key with `canon keys create`, or unset it to act as the operator")
+	case errors.Is(err, auth.ErrRevokedKey):
+		return errors.New(apiKeyEnv + " is revoked: create a new key with `canon keys create`")
+	case err != nil:
+		return fmt.Errorf("checking %s: %w", apiKeyEnv, err)
+	}
+	return nil
 }
 
 // buildVersion is the module version the binary was built from ("dev" when unknown).

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -70,5 +71,42 @@ func TestMCPOverStdio(t *testing.T) {
 	mcptest.ExerciseAll(t, cs)
 	if err := cs.Close(); err != nil {
 		t.Errorf("close: %v\n%s", err, stderr.String())
+	}
+}
+
+// TestMCPRefusesABadKeyAtStart: `canon mcp` with a CANON_API_KEY that is
+// unknown or revoked exits non-zero at once, saying so on stderr, instead of
+// serving tools that all fail.
+func TestMCPRefusesABadKeyAtStart(t *testing.T) {
+	url := dbtest.FreshURL(t)
+	t.Setenv("DATABASE_URL", url)
+	out, err := run(t, "keys", "create", "--project", "platform", "--role", "reader", "--json")
+	var revoked struct{ Key, ID string }
+	if err != nil || json.Unmarshal([]byte(out), &revoked) != nil {
+		t.Fatalf("keys create: %v\n%s", err, out)
+	}
+	if out, err := run(t, "keys", "revoke", revoked.ID); err != nil {
+		t.Fatalf("keys revoke: %v\n%s", err, out)
+	}
+	for _, c := range []struct{ name, key, want string }{
+		{"unknown", "canon_" + strings.Repeat("A", 43), "CANON_API_KEY is unknown"},
+		{"revoked", revoked.Key, "CANON_API_KEY is revoked"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, os.Args[0])
+			cmd.Env = append(os.Environ(), runAsCanonEnv+"=mcp", "DATABASE_URL="+url, "CANON_API_KEY="+c.key)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() == 0 || !strings.Contains(stderr.String(), c.want) {
+				t.Errorf("exit %v, stderr %q: want a non-zero exit saying %q", err, stderr.String(), c.want)
+			}
+			if strings.Contains(stderr.String(), c.key) {
+				t.Errorf("stderr shows the key: %q", stderr.String())
+			}
+		})
 	}
 }
