@@ -148,20 +148,11 @@ func build(d Deps, tracking *inflight) (http.Handler, []string) {
 		canonv1connect.SearchServiceName, canonv1connect.IngestServiceName, canonv1connect.ProjectServiceName,
 		canonv1connect.ChatServiceName, canonv1connect.CanonServiceName, canonv1connect.KeyServiceName,
 	}
-	checker := grpchealth.NewStaticChecker(services...)
-	mux.Handle(grpchealth.NewHandler(checker, opts...))
+	mux.Handle(grpchealth.NewHandler(healthChecker{pool: d.Pool, services: services}, opts...))
 	reflector := grpcreflect.NewStaticReflector(services...)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector, opts...))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector, opts...))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		if err := d.Pool.Ping(ctx); err != nil {
-			http.Error(w, "database unreachable", http.StatusServiceUnavailable)
-			return
-		}
-		w.Write([]byte("ok\n")) //nolint:errcheck // a client that left cannot be told
-	})
+	mux.HandleFunc("GET /healthz", serveHealthz(d.Pool))
 	if d.Metrics != nil {
 		mux.Handle("GET /metrics", d.Metrics.Handler())
 	}

@@ -8,12 +8,14 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	neturl "net/url"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"connectrpc.com/connect"
+	"connectrpc.com/grpchealth"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/canonkb/canon/auth"
@@ -28,6 +30,7 @@ import (
 	"github.com/canonkb/canon/internal/dbtest"
 	"github.com/canonkb/canon/llm"
 	"github.com/canonkb/canon/markdown"
+	"github.com/canonkb/canon/postgres"
 	"github.com/canonkb/canon/search"
 	"github.com/canonkb/canon/server"
 )
@@ -433,17 +436,84 @@ func TestContentGapsRPC(t *testing.T) {
 	}
 }
 
-func TestHealth(t *testing.T) {
-	t.Parallel()
-	srv := newServer(t)
-	req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, srv.URL+"/healthz", nil)
-	res, err := srv.Client().Do(req)
+// TestHealthFollowsTheDatabase: /healthz and gRPC health (Check, for the whole
+// server and for each service) say the same: serving while the database
+// answers, not serving while it is down, serving again once it is back.
+func TestHealthFollowsTheDatabase(t *testing.T) {
+	url := dbtest.FreshURL(t)
+	u, err := neturl.Parse(url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		t.Fatalf("healthz: %s", res.Status)
+	proxy := newPGProxy(t, u.Host)
+	u.Host = proxy.addr
+	pool, err := postgres.Connect(context.Background(), u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	srv := httptest.NewUnstartedServer(server.Handler(server.Deps{Pool: pool}))
+	srv.EnableHTTP2 = true
+	srv.Config.Protocols = server.Protocols()
+	srv.Start()
+	defer srv.Close()
+	client := h2cClient()
+	defer client.CloseIdleConnections()
+	health := grpchealth.NewClient(client, srv.URL, connect.WithGRPC())
+	check := func(t *testing.T, wantServing bool) {
+		t.Helper()
+		want, wantHTTP := grpchealth.StatusServing, http.StatusOK
+		if !wantServing {
+			want, wantHTTP = grpchealth.StatusNotServing, http.StatusServiceUnavailable
+		}
+		req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, srv.URL+"/healthz", nil)
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != wantHTTP {
+			t.Errorf("/healthz: %s, want %d", res.Status, wantHTTP)
+		}
+		for _, service := range []string{"", canonv1connect.SearchServiceName, canonv1connect.ChatServiceName} {
+			got, err := health.Check(context.Background(), &grpchealth.CheckRequest{Service: service})
+			if err != nil || got.Status != want {
+				t.Errorf("gRPC health of %q: %v %v, want %v", service, got, err, want)
+			}
+		}
+	}
+	watchCtx, stopWatch := context.WithCancel(context.Background())
+	defer stopWatch()
+	watch := health.Watch(watchCtx, &grpchealth.CheckRequest{})
+	watched := func(t *testing.T, want grpchealth.Status) {
+		t.Helper()
+		select {
+		case ev := <-watch:
+			if ev.Err != nil || ev.Response.Status != want {
+				t.Errorf("watch: %+v, want %v", ev, want)
+			}
+		case <-time.After(15 * time.Second):
+			t.Errorf("watch: no %v within 15 s", want)
+		}
+	}
+	t.Run("database up", func(t *testing.T) {
+		check(t, true)
+		watched(t, grpchealth.StatusServing)
+	})
+	proxy.down()
+	t.Run("database down", func(t *testing.T) {
+		check(t, false)
+		watched(t, grpchealth.StatusNotServing)
+	})
+	proxy.up(t)
+	t.Run("database back", func(t *testing.T) {
+		check(t, true)
+		watched(t, grpchealth.StatusServing)
+	})
+	stopWatch()
+	_, err = health.Check(context.Background(), &grpchealth.CheckRequest{Service: "no.such.Service"})
+	if connect.CodeOf(err) != connect.CodeNotFound {
+		t.Errorf("an unknown service: %v, want NotFound", err)
 	}
 }
 
