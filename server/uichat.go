@@ -88,21 +88,32 @@ func (h *uiChatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.fail(r.Context(), s, err)
 		return
 	}
-	if err := ev.finish(res); err != nil && r.Context().Err() == nil {
-		h.log.WarnContext(r.Context(), "web chat: write failed", "err", err)
+	if err := ev.finish(res); err != nil {
+		h.lost(r.Context(), err)
+	}
+}
+
+// lost records a stream whose client left before its end: canceled.
+func (h *uiChatHandler) lost(ctx context.Context, err error) {
+	telemetry.SetCode(ctx, connect.CodeCanceled)
+	if ctx.Err() == nil {
+		h.log.WarnContext(ctx, "web chat: write failed", "err", err)
 	}
 }
 
 // fail answers a failure before the stream started as a JSON error with its
-// HTTP status, and after it as an `error` chunk.
+// HTTP status, and after it as an `error` chunk; either way the request's
+// log line and metrics carry its code (the stream's status is 200).
 func (h *uiChatHandler) fail(ctx context.Context, s *uiStream, err error) {
 	if ctx.Err() != nil {
-		return // the client left (Stop): nobody to tell
+		h.lost(ctx, err) // the client left (Stop): nobody to tell
+		return
 	}
 	var ce *connect.Error
 	if !errors.As(chatError(ctx, h.log, err), &ce) {
 		ce = connect.NewError(connect.CodeInternal, errors.New("chat failed; the server log has details"))
 	}
+	telemetry.SetCode(ctx, ce.Code())
 	if !s.started {
 		writeJSONError(s.w, ce.Code(), ce.Message())
 		return
