@@ -32,6 +32,11 @@ type Config struct {
 	SupportThreshold float64
 	Prices           map[string]llm.Price
 	MaxTokens        int
+	// Stages observes each turn's retrieval and Refused counts each refusal by
+	// its reason (the metrics); either may be nil. Every surface (Connect, the
+	// JSON and web chats, MCP) asks through Answer, so each turn counts once.
+	Stages  domain.StageObserver
+	Refused func(reason string)
 }
 
 // Searcher retrieves a turn's context: *hierarchy.Searcher (two-pass entity
@@ -98,6 +103,7 @@ func (s *Service) Answer(ctx context.Context, req *domain.ChatRequest, acceptLan
 	if err != nil {
 		return nil, err
 	}
+	s.cfg.Stages.Observe(ctx, domain.StageRetrieval, start)
 	retrievalMs := ms(time.Since(start))
 	lang := domain.ChooseLanguage(o.Language, acceptLanguage, found.Meta.QuestionLanguage)
 	if ev.Retrieval != nil {
@@ -452,7 +458,11 @@ func (s *Service) projectIDs(ctx context.Context, keys []string) []int64 {
 	return ids
 }
 
+// log counts a refusal and logs the turn.
 func (s *Service) log(e chatlog.Entry, res *domain.ChatResponse) {
+	if res.RefusalReason != "" && s.cfg.Refused != nil {
+		s.cfg.Refused(res.RefusalReason)
+	}
 	if s.logger == nil {
 		return
 	}

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"time"
 
 	"connectrpc.com/connect"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -24,23 +23,10 @@ import (
 )
 
 type chatHandler struct {
-	chat    *chat.Service
-	pool    *pgxpool.Pool
-	reads   *postgres.Reads
-	log     *slog.Logger
-	metrics *telemetry.Metrics
-}
-
-// observe counts a turn's refusal and its retrieval latency, read from the
-// answer's meta.
-func (h *chatHandler) observe(ctx context.Context, res *domain.ChatResponse) {
-	if h.metrics == nil {
-		return
-	}
-	if res.RefusalReason != "" {
-		h.metrics.Refusal(res.RefusalReason)
-	}
-	h.metrics.ObserveStage(ctx, domain.StageRetrieval, time.Duration(res.Meta.RetrievalMs*float64(time.Millisecond)))
+	chat  *chat.Service
+	pool  *pgxpool.Pool
+	reads *postgres.Reads
+	log   *slog.Logger
 }
 
 func (h *chatHandler) Chat(ctx context.Context, req *connect.Request[canonv1.ChatRequest]) (*connect.Response[canonv1.ChatResponse], error) {
@@ -48,7 +34,6 @@ func (h *chatHandler) Chat(ctx context.Context, req *connect.Request[canonv1.Cha
 	if err != nil {
 		return nil, chatError(ctx, h.log, err)
 	}
-	h.observe(ctx, res)
 	return connect.NewResponse(ChatResponseProto(res)), nil
 }
 
@@ -64,7 +49,6 @@ func (h *chatHandler) ChatStream(ctx context.Context, req *connect.Request[canon
 	if err != nil {
 		return chatError(ctx, h.log, err)
 	}
-	h.observe(ctx, res)
 	return stream.Send(&canonv1.ChatStreamResponse{Event: &canonv1.ChatStreamResponse_Final{Final: ChatResponseProto(res)}})
 }
 
@@ -115,7 +99,6 @@ func (h *chatHandler) jsonChat(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, connect.CodeInternal, "chat failed")
 		return
 	}
-	h.observe(r.Context(), res)
 	b, err := protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}.Marshal(ChatResponseProto(res))
 	if err != nil {
 		writeJSONError(w, connect.CodeInternal, "chat failed")

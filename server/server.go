@@ -135,7 +135,7 @@ func build(d Deps, tracking *inflight) (http.Handler, []string) {
 		append(opts, connect.WithReadMaxBytes(maxIngestRequestBytes))...))
 	mux.Handle(canonv1connect.NewProjectServiceHandler(&projectHandler{pool: d.Pool, log: d.Logger}, opts...))
 	mux.Handle(canonv1connect.NewCanonServiceHandler(newCanonHandler(d.Pool, d.Reads, d.Logger), opts...))
-	chatH := &chatHandler{chat: d.Chat, pool: d.Pool, reads: d.Reads, log: d.Logger, metrics: d.Metrics}
+	chatH := &chatHandler{chat: d.Chat, pool: d.Pool, reads: d.Reads, log: d.Logger}
 	mux.Handle(canonv1connect.NewChatServiceHandler(chatH, opts...))
 	mux.HandleFunc("POST /api/kb/chat", jsonOnly(chatH.jsonChat))
 	mountWeb(mux, d)

@@ -93,7 +93,8 @@ func newStackOn(t *testing.T, pool *pgxpool.Pool, provider llm.Provider, deps fu
 	t.Cleanup(func() { logger.Close(context.Background()) })
 	m.Register(telemetry.PoolCollector(pool), telemetry.ChatLogCollector(logger.Stats))
 	svc := chat.New(twoPass, telemetry.InstrumentProvider(provider, nil, m.ObserveStage), prompt, logger, chat.Config{
-		Gate: domain.Gate{MinSimilarity: 0.26, MinKeywordCoverage: 0.70}, SupportThreshold: 0.5})
+		Gate: domain.Gate{MinSimilarity: 0.26, MinKeywordCoverage: 0.70}, SupportThreshold: 0.5,
+		Stages: m.ObserveStage, Refused: m.Refusal})
 	s := &stack{chatLog: logger, metrics: m, deps: server.Deps{Pool: pool, Searcher: searcher, SearchService: twoPass,
 		Ingester: in, Chat: svc, Metrics: m}}
 	if deps != nil {

@@ -78,6 +78,14 @@ func (o observability) stages() domain.StageObserver {
 	return o.metrics.ObserveStage
 }
 
+// refused counts chat refusals (nil without metrics).
+func (o observability) refused() func(reason string) {
+	if o.metrics == nil {
+		return nil
+	}
+	return o.metrics.Refusal
+}
+
 // openApp connects and checks that the embedder matches the schema's dimension,
 // so a mismatch is one clear message at startup.
 func openApp(ctx context.Context, cfg config.Config) (*app, error) {
@@ -234,6 +242,8 @@ func (a *app) openChat() error {
 		SupportThreshold: cfg.CitationSupportThreshold,
 		Prices:           prices,
 		MaxTokens:        cfg.LLMMaxTokens,
+		Stages:           a.obs.stages(),
+		Refused:          a.obs.refused(),
 	})
 	return nil
 }
