@@ -214,15 +214,19 @@ func (s *Service) Answer(ctx context.Context, req *domain.ChatRequest, acceptLan
 	out, err := s.provider.Stream(ctx, llmReq, held.write)
 	meta.GenerationMs = ms(time.Since(genStart))
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
 		// The failed turn is logged with its (redacted) error: outages show in the
-		// chat log beside answers and refusals.
+		// chat log beside answers and refusals, and so do turns cut short (the
+		// client left, the server shut down), with why.
 		entry.Model, entry.GenerationMs, entry.TotalMs = meta.Model, meta.GenerationMs, ms(time.Since(start))
 		entry.Error = logError(err)
+		if ctx.Err() != nil {
+			entry.Error = "canceled: " + context.Cause(ctx).Error()
+		}
 		if s.logger != nil {
 			s.logger.Log(entry)
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
 		}
 		// Outages are Unavailable; anything else (a request the provider rejects as
 		// malformed) is our bug and surfaces as an internal error.

@@ -83,8 +83,8 @@ func TestWebChatOutcomeIsTheRequestsCode(t *testing.T) {
 }
 
 // sampleOf is a counter's value, or a histogram's count, in m: the series of
-// family name whose label has value.
-func sampleOf(t *testing.T, m *telemetry.Metrics, name, label, value string) float64 {
+// family name with the labels given as name, value pairs.
+func sampleOf(t *testing.T, m *telemetry.Metrics, name string, labels ...string) float64 {
 	t.Helper()
 	families, err := m.Registry().Gather()
 	if err != nil {
@@ -95,14 +95,21 @@ func sampleOf(t *testing.T, m *telemetry.Metrics, name, label, value string) flo
 			continue
 		}
 		for _, s := range f.GetMetric() {
+			matched := 0
 			for _, l := range s.GetLabel() {
-				if l.GetName() == label && l.GetValue() == value {
-					if h := s.GetHistogram(); h != nil {
-						return float64(h.GetSampleCount())
+				for i := 0; i+1 < len(labels); i += 2 {
+					if l.GetName() == labels[i] && l.GetValue() == labels[i+1] {
+						matched++
 					}
-					return s.GetCounter().GetValue()
 				}
 			}
+			if matched != len(labels)/2 {
+				continue
+			}
+			if h := s.GetHistogram(); h != nil {
+				return float64(h.GetSampleCount())
+			}
+			return s.GetCounter().GetValue()
 		}
 	}
 	return 0

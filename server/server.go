@@ -276,6 +276,8 @@ func toConnect(ctx context.Context, log *slog.Logger, op string, err error) erro
 	var invalid *domain.InvalidError
 	var notFound *domain.NotFoundError
 	switch {
+	case shuttingDown(ctx): // whatever failed, it failed because the server cancelled it
+		return connect.NewError(connect.CodeUnavailable, errShuttingDown)
 	case errors.As(err, &invalid):
 		return connect.NewError(connect.CodeInvalidArgument, errors.New(invalid.Message))
 	case errors.As(err, &notFound):

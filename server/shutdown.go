@@ -15,14 +15,30 @@ import (
 type Server struct {
 	http     *http.Server
 	inflight *inflight
-	// cancel ends every request's context when the shutdown deadline passes.
-	cancel context.CancelFunc
+	// cancel ends every request's context when the shutdown deadline passes,
+	// with errShuttingDown as the cause.
+	cancel context.CancelCauseFunc
 }
+
+// errShuttingDown is what a request still running at the shutdown deadline is
+// answered with: the cause of its cancelled context.
+var errShuttingDown = errors.New("the server is shutting down; ask again")
+
+// shuttingDown reports whether ctx was cancelled by the shutdown deadline
+// (rather than by its client leaving).
+func shuttingDown(ctx context.Context) bool {
+	return errors.Is(context.Cause(ctx), errShuttingDown)
+}
+
+// answerGrace is how long handlers cancelled at the shutdown deadline get to
+// write their error (an `error` chunk, a gRPC status, a 503) before the
+// connections close under them.
+const answerGrace = time.Second
 
 // NewServer serves d's handler on addr with the timeouts of NewHTTPServer.
 func NewServer(addr string, d Deps) *Server {
 	tracking := &inflight{}
-	base, cancel := context.WithCancel(context.Background())
+	base, cancel := context.WithCancelCause(context.Background())
 	h, _ := build(d, tracking)
 	srv := NewHTTPServer(addr, h)
 	srv.BaseContext = func(net.Listener) context.Context { return base }
@@ -44,9 +60,11 @@ func (s *Server) InFlight() int64 { return s.inflight.n.Load() }
 const pollInterval = 10 * time.Millisecond
 
 // Shutdown stops accepting connections and lets requests and streams in flight
-// finish until ctx ends; then it cancels their contexts, closes the connections
-// and waits up to grace for the handlers to return. It returns an error when a
-// request had to be cancelled, or when a handler outlived grace.
+// finish until ctx ends; then it cancels their contexts (errShuttingDown),
+// gives their handlers up to answerGrace to answer with that error, closes the
+// connections and waits for the handlers until grace has passed since the
+// cancel. It returns an error when a request had to be cancelled, or when a
+// handler outlived grace.
 func (s *Server) Shutdown(ctx context.Context, grace time.Duration) error {
 	// Shutdown closes the listeners at once, then waits for HTTP/1 requests.
 	shut := make(chan error, 1)
@@ -54,12 +72,16 @@ func (s *Server) Shutdown(ctx context.Context, grace time.Duration) error {
 	drained := s.inflight.wait(ctx)
 	err := <-shut
 	if drained && err == nil {
-		s.cancel()
+		s.cancel(nil)
 		return nil
 	}
-	s.cancel()
+	s.cancel(errShuttingDown)
+	deadline := time.Now().Add(grace)
+	answered, cancelAnswer := context.WithTimeout(context.Background(), min(grace, answerGrace))
+	s.inflight.wait(answered)
+	cancelAnswer()
 	_ = s.http.Close() // the listeners are closed already; this closes the connections
-	waitCtx, cancelWait := context.WithTimeout(context.Background(), grace)
+	waitCtx, cancelWait := context.WithDeadline(context.Background(), deadline)
 	defer cancelWait()
 	if !s.inflight.wait(waitCtx) {
 		return fmt.Errorf("shutdown: %d requests still running %s after they were cancelled", s.InFlight(), grace)

@@ -2,9 +2,11 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -250,4 +252,117 @@ func TestShutdownDeadlineCancelsStreams(t *testing.T) {
 	}
 	client.CloseIdleConnections()
 	verifyNoLeaks(t, before)
+}
+
+// TestShutdownDeadlineEndsChatsWithAnError: a web chat stream, a ChatStream and
+// a /api/kb/chat still answering at the shutdown deadline each end with an
+// error the client can read (an error chunk then [DONE]; Unavailable; a 503),
+// counted as unavailable, and each turn is in the chat log with that error.
+func TestShutdownDeadlineEndsChatsWithAnError(t *testing.T) {
+	s := newStack(t, &slowProvider{tick: 20 * time.Millisecond}, nil)
+	srv, url, done := serveOn(t, s.deps)
+	question := &canonv1.ChatRequest{Question: "how do deployment rollbacks work?",
+		Filters: &canonv1.Filters{ProjectKeys: []string{"platform"}}}
+	ctx := context.Background()
+	var wg sync.WaitGroup
+
+	webClient := &http.Client{Transport: &http.Transport{}}
+	defer webClient.CloseIdleConnections()
+	var webChunks []uiChunk
+	var webDone bool
+	streaming := make(chan struct{})
+	wg.Go(func() {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/api/chat",
+			strings.NewReader(useChatBody(question.GetQuestion())))
+		req.Header.Set("Content-Type", "application/json")
+		res, err := webClient.Do(req)
+		if err != nil {
+			t.Error(err)
+			close(streaming)
+			return
+		}
+		defer res.Body.Close()
+		first := true
+		webChunks, webDone = readUIStream(t, res.Body, func(c uiChunk) bool {
+			if c.Type == "text-delta" && first {
+				first = false
+				close(streaming)
+			}
+			return true
+		})
+		if first {
+			close(streaming)
+		}
+	})
+
+	grpcClient := h2cClient()
+	defer grpcClient.CloseIdleConnections()
+	var streamErr error
+	wg.Go(func() {
+		stream, err := canonv1connect.NewChatServiceClient(grpcClient, url, connect.WithGRPC()).ChatStream(ctx, connect.NewRequest(question))
+		if err != nil {
+			streamErr = err
+			return
+		}
+		for stream.Receive() {
+		}
+		streamErr = stream.Err()
+	})
+
+	jsonClient := &http.Client{Transport: &http.Transport{}}
+	defer jsonClient.CloseIdleConnections()
+	var jsonStatus int
+	var jsonBody struct{ Code, Message string }
+	wg.Go(func() {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/api/kb/chat",
+			strings.NewReader(`{"question":"how do deployment rollbacks work?","project_key":"platform"}`))
+		req.Header.Set("Content-Type", "application/json")
+		res, err := jsonClient.Do(req)
+		if err != nil {
+			t.Errorf("/api/kb/chat: %v", err)
+			return
+		}
+		defer res.Body.Close()
+		jsonStatus = res.StatusCode
+		json.NewDecoder(res.Body).Decode(&jsonBody) //nolint:errcheck // checked below
+	})
+
+	<-streaming
+	waitInFlight(t, srv, 3)
+	shutdownCtx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx, 5*time.Second); err == nil {
+		t.Error("shutdown reported success though requests had to be cancelled")
+	}
+	wg.Wait()
+	if err := <-done; err != nil {
+		t.Errorf("serve: %v", err)
+	}
+
+	const why = "the server is shutting down; ask again"
+	if n := len(webChunks); n == 0 || !webDone || webChunks[n-1].Type != "error" || !strings.Contains(webChunks[n-1].ErrorText, why) {
+		t.Errorf("web chat: [DONE] %v, chunks %s, want an error chunk saying %q then [DONE]", webDone, kinds(webChunks), why)
+	}
+	if connect.CodeOf(streamErr) != connect.CodeUnavailable || !strings.Contains(streamErr.Error(), why) {
+		t.Errorf("ChatStream ended with %v, want Unavailable saying %q", streamErr, why)
+	}
+	if jsonStatus != http.StatusServiceUnavailable || jsonBody.Code != "unavailable" || !strings.Contains(jsonBody.Message, why) {
+		t.Errorf("/api/kb/chat: %d %+v, want 503 unavailable saying %q", jsonStatus, jsonBody, why)
+	}
+	for _, route := range []string{"POST /api/chat", canonv1connect.ChatServiceChatStreamProcedure, "POST /api/kb/chat"} {
+		if got := sampleOf(t, s.metrics, "canon_requests_total", "route", route, "code", "unavailable"); got != 1 {
+			t.Errorf("%s counted %v times as unavailable, want 1", route, got)
+		}
+	}
+	// The turns reach the chat log before it closes, as canon serve closes it.
+	closeCtx, cancelClose := context.WithTimeout(ctx, 5*time.Second)
+	defer cancelClose()
+	s.chatLog.Close(closeCtx)
+	var logged int
+	if err := s.deps.Pool.QueryRow(ctx, `SELECT count(*) FROM chat_logs WHERE error LIKE '%' || $1 || '%'`, why).Scan(&logged); err != nil {
+		t.Fatal(err)
+	}
+	if logged != 3 {
+		t.Errorf("%d turns in the chat log with the shutdown's error, want 3", logged)
+	}
 }

@@ -105,7 +105,7 @@ func (h *uiChatHandler) lost(ctx context.Context, err error) {
 // HTTP status, and after it as an `error` chunk; either way the request's
 // log line and metrics carry its code (the stream's status is 200).
 func (h *uiChatHandler) fail(ctx context.Context, s *uiStream, err error) {
-	if ctx.Err() != nil {
+	if ctx.Err() != nil && !shuttingDown(ctx) {
 		h.lost(ctx, err) // the client left (Stop): nobody to tell
 		return
 	}

@@ -39,7 +39,8 @@ every route but /healthz, /metrics and the web app's files needs 'Authorization:
 Bearer <key>' (canon keys create); KB_AUTH=off (the default) is allowed on loopback
 only. Traces go to an OTLP/HTTP collector when OTEL_EXPORTER_OTLP_ENDPOINT is set.
 On SIGTERM or SIGINT it stops accepting, lets requests in flight finish for
-KB_SHUTDOWN_TIMEOUT (10s), cancels what is left, flushes the chat log and exits.`,
+KB_SHUTDOWN_TIMEOUT (10s), ends what is left with "the server is shutting down;
+ask again" (Unavailable), flushes the chat log and exits.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(databaseURL)
