@@ -28,6 +28,9 @@ type Policy struct {
 	Role domain.Role
 	// Audit records every call, allowed or not, in audit_log.
 	Audit bool
+	// Public procedures need no key (gRPC health: a probe carries none); their
+	// path must be among Config.Public too.
+	Public bool
 }
 
 // Scope is what one request touches, read from its message.
@@ -275,7 +278,10 @@ func (i *interceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 			return nil, connect.NewError(connect.CodePermissionDenied, errors.New("no access policy for "+procedure))
 		}
 		scope := i.g.scope(req.Any())
-		err := Authorize(ctx, policy.Role, scope.Projects...)
+		var err error
+		if !policy.Public {
+			err = Authorize(ctx, policy.Role, scope.Projects...)
+		}
 		var res connect.AnyResponse
 		if err == nil {
 			res, err = next(ctx, req)
@@ -297,6 +303,9 @@ func (i *interceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) co
 		policy, ok := i.g.policies[procedure]
 		if !ok {
 			return connect.NewError(connect.CodePermissionDenied, errors.New("no access policy for "+procedure))
+		}
+		if policy.Public {
+			return next(ctx, conn)
 		}
 		if err := Authorize(ctx, policy.Role); err != nil {
 			return err

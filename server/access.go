@@ -32,8 +32,8 @@ var policies = map[string]auth.Policy{
 	canonv1connect.KeyServiceCreateKeyProcedure:                           {Role: domain.RoleAdmin, Audit: true},
 	canonv1connect.KeyServiceListKeysProcedure:                            {Role: domain.RoleAdmin},
 	canonv1connect.KeyServiceRevokeKeyProcedure:                           {Role: domain.RoleAdmin, Audit: true},
-	"/" + grpchealth.HealthV1ServiceName + "/Check":                       {Role: domain.RoleReader},
-	"/" + grpchealth.HealthV1ServiceName + "/Watch":                       {Role: domain.RoleReader},
+	"/" + grpchealth.HealthV1ServiceName + "/Check":                       {Public: true},
+	"/" + grpchealth.HealthV1ServiceName + "/Watch":                       {Public: true},
 	"/" + grpcreflect.ReflectV1ServiceName + "/ServerReflectionInfo":      {Role: domain.RoleReader},
 	"/" + grpcreflect.ReflectV1AlphaServiceName + "/ServerReflectionInfo": {Role: domain.RoleReader},
 }

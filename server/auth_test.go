@@ -327,6 +327,10 @@ func TestEveryRouteIsProtected(t *testing.T) {
 				cancel()
 				got := codeOf(err)
 				switch {
+				case policies[p].Public:
+					if got == connect.CodeUnauthenticated || got == connect.CodePermissionDenied {
+						t.Errorf("%s is public: %v", p, err)
+					}
 				case key == "" && got != connect.CodeUnauthenticated:
 					t.Errorf("%s without a key: %v", p, err)
 				case key != "" && policies[p].Role != domain.RoleReader && got != connect.CodePermissionDenied:

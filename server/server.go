@@ -60,7 +60,9 @@ const MaxRequestBytes = 8 << 20
 
 // PublicPaths answer without a key: probes and scrapers carry none, and the web
 // app's static files hold no data (the page asks for a key when its API calls need one).
-func PublicPaths() []string { return []string{"/healthz", "/metrics", "/app/"} }
+func PublicPaths() []string {
+	return []string{"/healthz", "/metrics", "/app/", "/" + grpchealth.HealthV1ServiceName + "/"}
+}
 
 // Handler builds the HTTP handler with every service mounted behind the guard.
 func Handler(d Deps) http.Handler {
