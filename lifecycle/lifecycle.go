@@ -8,7 +8,8 @@
 // weight = the edge type's default), and writes one lifecycle_audit row with the
 // fields before and after. Operations are idempotent: when the change is already
 // in effect nothing is written (no audit row, no duplicate edge) and the result
-// says Changed = false.
+// says Changed = false. Supersede also takes the project's graph lock (as ingest
+// does to write links) before it walks the supersedes chains it may close.
 //
 // # Files stay the source of truth
 //
@@ -122,7 +123,7 @@ func (s *Service) Promote(ctx context.Context, actor string, r PromoteRequest) (
 	if r.Priority != nil && (*r.Priority < 0 || *r.Priority > 100) {
 		return Change{}, invalidf("retrieval priority must be between 0 and 100 (got %d)", *r.Priority)
 	}
-	return s.run(ctx, actor, OpPromote, r.Project, []string{r.Slug}, func(docs map[string]*document) (*plan, error) {
+	return s.run(ctx, actor, OpPromote, r.Project, []string{r.Slug}, func(_ *txn, docs map[string]*document) (*plan, error) {
 		d := docs[r.Slug]
 		after := d.state
 		after.CanonicalType, after.Status = r.Type, r.Status
@@ -134,26 +135,95 @@ func (s *Service) Promote(ctx context.Context, actor string, r PromoteRequest) (
 }
 
 // Supersede marks oldSlug superseded by newSlug: old's status becomes superseded
-// and the edge new -supersedes-> old is added. Both must be canonical.
+// and the edge new -supersedes-> old is added. Both must be canonical, and old
+// must not already supersede new through any chain of supersedes edges (of any
+// provenance): the new edge would close a cycle, every document on it superseded.
 func (s *Service) Supersede(ctx context.Context, actor, project, oldSlug, newSlug string) (Change, error) {
 	if oldSlug == newSlug {
 		return Change{}, invalidf("a document cannot supersede itself (%s)", oldSlug)
 	}
-	return s.run(ctx, actor, OpSupersede, project, []string{oldSlug, newSlug}, func(docs map[string]*document) (*plan, error) {
+	return s.run(ctx, actor, OpSupersede, project, []string{oldSlug, newSlug}, func(t *txn, docs map[string]*document) (*plan, error) {
 		oldDoc, newDoc := docs[oldSlug], docs[newSlug]
 		for _, d := range []*document{oldDoc, newDoc} {
 			if err := requireCanonical(d); err != nil {
 				return nil, err
 			}
 		}
+		if err := t.refuseSupersedesCycle(oldDoc, newDoc); err != nil {
+			return nil, err
+		}
 		after := oldDoc.state
 		after.Status = "superseded"
 		return &plan{target: oldDoc, after: after,
-			edges: []edgeSpec{{from: newDoc, to: oldDoc, edgeType: "supersedes"}},
-			// The reverse edge would make each document supersede the other.
-			forbid: &edgeSpec{from: oldDoc, to: newDoc, edgeType: "supersedes"},
-		}, nil
+			edges: []edgeSpec{{from: newDoc, to: oldDoc, edgeType: "supersedes"}}}, nil
 	})
+}
+
+// refuseSupersedesCycle fails when oldDoc already supersedes newDoc through a
+// chain, naming the shortest one. It first takes the project's graph lock
+// (ingest takes it to write links) and holds it to the commit: two operations on
+// disjoint documents then cannot each add half of a cycle unseen by the other.
+func (t *txn) refuseSupersedesCycle(oldDoc, newDoc *document) error {
+	if err := t.q.GraphLock(t.ctx, t.projectID); err != nil {
+		return err
+	}
+	rows, err := t.q.LifecycleSupersedesChain(t.ctx, db.LifecycleSupersedesChainParams{
+		ProjectID: t.projectID, StartNodeID: *oldDoc.nodeID, GoalNodeID: *newDoc.nodeID,
+		AccessAll: t.viewer.AllDocuments, AccessGroups: t.viewer.DocumentGroups()})
+	if err != nil {
+		return fmt.Errorf("supersedes chain: %w", err)
+	}
+	chain := shortestChain(rows, *oldDoc.nodeID, *newDoc.nodeID)
+	if chain == nil {
+		return nil
+	}
+	if len(chain) == 2 {
+		return &StateError{Message: fmt.Sprintf("%s already supersedes %s; the reverse would make a cycle",
+			oldDoc.slug, newDoc.slug)}
+	}
+	return &StateError{Message: fmt.Sprintf("%s already supersedes %s through a chain (%s); "+
+		"superseding %s by %s would make a cycle in which every document is superseded",
+		oldDoc.slug, newDoc.slug, strings.Join(chain, " -supersedes-> "), oldDoc.slug, newDoc.slug)}
+}
+
+// shortestChain is the slugs of a shortest chain from start to goal over the
+// edges (breadth first), a document the caller may not see named as such; nil
+// when there is none.
+func shortestChain(edges []db.LifecycleSupersedesChainRow, start, goal int64) []string {
+	next := map[int64][]int64{}
+	name := map[int64]string{}
+	for _, e := range edges {
+		next[e.FromNodeID] = append(next[e.FromNodeID], e.ToNodeID)
+		name[e.FromNodeID], name[e.ToNodeID] = shown(e.FromSlug, e.FromVisible), shown(e.ToSlug, e.ToVisible)
+	}
+	prev := map[int64]int64{start: start}
+	for queue := []int64{start}; len(queue) > 0; queue = queue[1:] {
+		for _, m := range next[queue[0]] {
+			if _, seen := prev[m]; !seen {
+				prev[m] = queue[0]
+				queue = append(queue, m)
+			}
+		}
+	}
+	if _, reached := prev[goal]; !reached || start == goal {
+		return nil
+	}
+	var chain []string
+	for n := goal; n != start; n = prev[n] {
+		chain = append(chain, name[n])
+	}
+	chain = append(chain, name[start])
+	slices.Reverse(chain)
+	return chain
+}
+
+// shown is a slug as an error may name it: a document the caller may not see
+// stays unnamed.
+func shown(slug string, visible bool) string {
+	if visible {
+		return slug
+	}
+	return "(a document you may not see)"
 }
 
 // Deprecate sets a canonical document's status to deprecated.
@@ -167,7 +237,7 @@ func (s *Service) Archive(ctx context.Context, actor, project, slug string) (Cha
 }
 
 func (s *Service) setStatus(ctx context.Context, actor, op, project, slug, status string) (Change, error) {
-	return s.run(ctx, actor, op, project, []string{slug}, func(docs map[string]*document) (*plan, error) {
+	return s.run(ctx, actor, op, project, []string{slug}, func(_ *txn, docs map[string]*document) (*plan, error) {
 		d := docs[slug]
 		if err := requireCanonical(d); err != nil {
 			return nil, err
@@ -189,7 +259,7 @@ func (s *Service) Reject(ctx context.Context, actor, project, slug, decision str
 	if slug == decision {
 		return Change{}, invalidf("a document cannot be a rejected approach of itself (%s)", slug)
 	}
-	return s.run(ctx, actor, OpReject, project, []string{slug, decision}, func(docs map[string]*document) (*plan, error) {
+	return s.run(ctx, actor, OpReject, project, []string{slug, decision}, func(_ *txn, docs map[string]*document) (*plan, error) {
 		d, dec := docs[slug], docs[decision]
 		if dec.state.CanonicalType != "decision" {
 			kind := dec.state.CanonicalType
@@ -243,13 +313,21 @@ type plan struct {
 	target *document
 	after  State
 	edges  []edgeSpec
-	forbid *edgeSpec
+}
+
+// txn is what an operation's decide may read besides the locked documents: its
+// transaction, project and caller.
+type txn struct {
+	ctx       context.Context
+	q         *db.Queries
+	projectID int64
+	viewer    domain.Principal
 }
 
 // run resolves the project, locks the documents, lets decide build the plan, and
 // applies it with its audit row, in one transaction.
 func (s *Service) run(ctx context.Context, actor, op, project string, slugs []string,
-	decide func(map[string]*document) (*plan, error)) (Change, error) {
+	decide func(*txn, map[string]*document) (*plan, error)) (Change, error) {
 	if actor == "" {
 		return Change{}, invalidf("no actor: every lifecycle change records who made it")
 	}
@@ -281,7 +359,7 @@ func (s *Service) run(ctx context.Context, actor, op, project string, slugs []st
 				return &domain.NotFoundError{Message: fmt.Sprintf("no document %q in project %s", slug, project)}
 			}
 		}
-		p, err := decide(docs)
+		p, err := decide(&txn{ctx: ctx, q: q, projectID: projectID, viewer: viewer}, docs)
 		if err != nil {
 			return err
 		}
@@ -339,17 +417,6 @@ func apply(ctx context.Context, q *db.Queries, projectID int64, p *plan, ch *Cha
 			}
 		}
 		t.nodeID = &id
-	}
-	if f := p.forbid; f != nil {
-		found, err := q.LifecycleEdgeExists(ctx, db.LifecycleEdgeExistsParams{
-			ProjectID: projectID, FromNodeID: *f.from.nodeID, ToNodeID: *f.to.nodeID, EdgeType: f.edgeType})
-		if err != nil {
-			return err
-		}
-		if found {
-			return &StateError{Message: fmt.Sprintf("%s already %s %s; the reverse would make a cycle",
-				f.from.slug, f.edgeType, f.to.slug)}
-		}
 	}
 	for _, e := range p.edges {
 		weight, _ := domain.DefaultEdgeWeight(e.edgeType)

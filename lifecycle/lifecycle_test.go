@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -208,6 +210,133 @@ func TestSupersede(t *testing.T) {
 	// Both ends must be canonical.
 	if _, err := e.svc.Supersede(ctx, "alice", project, "note-raw", "dec-v2"); !errors.As(err, &se) {
 		t.Errorf("raw old: %v", err)
+	}
+}
+
+// decisionFile is an accepted decision's file; more adds frontmatter lines.
+func decisionFile(slug string, more ...string) string {
+	return "---\nid: " + slug + "\ntitle: Decision " + slug + "\ntype: decision\nstatus: accepted\n" +
+		strings.Join(more, "\n") + "\n---\n\nWhat " + slug + " decides.\n"
+}
+
+// A supersede that would close a cycle of supersedes edges of any length (made
+// by lifecycle operations or declared by files) is refused, naming the chain.
+func TestSupersedeRefusesCycles(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name     string
+		files    map[string]string
+		before   [][2]string // supersedes (old, new) run first
+		old, new string
+		as       domain.Principal
+		// refused: the message's chain; "" when the supersede is allowed.
+		refused string
+	}{
+		{name: "direct reverse", before: [][2]string{{"cyc-a", "cyc-b"}}, old: "cyc-b", new: "cyc-a",
+			refused: "cyc-b already supersedes cyc-a; the reverse would make a cycle"},
+		{name: "three by lifecycle", before: [][2]string{{"cyc-a", "cyc-b"}, {"cyc-b", "cyc-c"}}, old: "cyc-c", new: "cyc-a",
+			refused: "cyc-c already supersedes cyc-a through a chain (cyc-c -supersedes-> cyc-b -supersedes-> cyc-a)"},
+		{name: "four through frontmatter", files: map[string]string{
+			"fm-b.md": decisionFile("fm-b", "supersedes: [cyc-a]"),
+			"fm-c.md": decisionFile("fm-c", "supersedes: [fm-b]"),
+		}, before: [][2]string{{"fm-c", "cyc-b"}}, old: "cyc-b", new: "cyc-a",
+			refused: "(cyc-b -supersedes-> fm-c -supersedes-> fm-b -supersedes-> cyc-a)"},
+		{name: "hidden link named as such", files: map[string]string{
+			"fm-b.md": decisionFile("fm-b", "supersedes: [cyc-a]", "access: [vault]"),
+			"fm-c.md": decisionFile("fm-c", "supersedes: [fm-b]"),
+		}, old: "fm-c", new: "cyc-a", as: domain.Principal{Name: "ed", Projects: []string{project}, Role: domain.RoleEditor},
+			refused: "(fm-c -supersedes-> (a document you may not see) -supersedes-> cyc-a)"},
+		{name: "a shortcut is no cycle", before: [][2]string{{"cyc-a", "cyc-b"}, {"cyc-b", "cyc-c"}}, old: "cyc-a", new: "cyc-c"},
+		{name: "a cycle declared by files is walked to its end", files: map[string]string{
+			"fm-b.md": decisionFile("fm-b", "supersedes: [fm-c]"),
+			"fm-c.md": decisionFile("fm-c", "supersedes: [fm-b]"),
+		}, old: "fm-b", new: "cyc-a"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := setup(t)
+			ctx := context.Background()
+			files := map[string]string{"cyc-a.md": decisionFile("cyc-a"), "cyc-b.md": decisionFile("cyc-b"), "cyc-c.md": decisionFile("cyc-c")}
+			maps.Copy(files, c.files)
+			e.ingest(t, files)
+			for _, b := range c.before {
+				must(t)(e.svc.Supersede(ctx, "alice", project, b[0], b[1]))
+			}
+			if c.as.Name != "" {
+				ctx = domain.WithPrincipal(ctx, c.as)
+			}
+			statusBefore, audits := e.state(t, c.old).Status, e.audits(t)
+			ch, err := e.svc.Supersede(ctx, "alice", project, c.old, c.new)
+			if c.refused == "" {
+				if err != nil || !ch.Changed {
+					t.Fatalf("supersede %s by %s: %+v %v", c.old, c.new, ch, err)
+				}
+				return
+			}
+			var se *lifecycle.StateError
+			if !errors.As(err, &se) || !strings.Contains(err.Error(), c.refused) {
+				t.Fatalf("supersede %s by %s: got %v, want a StateError containing %q", c.old, c.new, err, c.refused)
+			}
+			if e.state(t, c.old).Status != statusBefore || e.edge(t, c.new, "supersedes", c.old) != "" || e.audits(t) != audits {
+				t.Error("a refused supersede must change nothing")
+			}
+		})
+	}
+}
+
+// Two supersedes on disjoint documents that would each close half of a cycle
+// serialise on the project's graph lock: one is made, the other refused. The
+// test holds both at their audit row until each has passed its own checks or is
+// waiting for the other, so without the lock both would be made.
+func TestConcurrentSupersedesCannotCloseACycle(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	// d-b supersedes d-c and d-d supersedes d-a (declared); d-a -> d-b and d-c -> d-d close the cycle.
+	e.ingest(t, map[string]string{"d-a.md": decisionFile("d-a"), "d-b.md": decisionFile("d-b", "supersedes: [d-c]"),
+		"d-c.md": decisionFile("d-c"), "d-d.md": decisionFile("d-d", "supersedes: [d-a]")})
+	hold, err := e.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Rollback(ctx) //nolint:errcheck // committed or rolled back below
+	if _, err := hold.Exec(ctx, "LOCK TABLE lifecycle_audit IN EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 2)
+	for _, pair := range [][2]string{{"d-b", "d-a"}, {"d-d", "d-c"}} {
+		go func() {
+			_, err := e.svc.Supersede(ctx, "alice", project, pair[0], pair[1])
+			errs <- err
+		}()
+	}
+	// Both are waiting: on the audit table, or one of them on the graph lock.
+	for waiting, deadline := 0, time.Now().Add(10*time.Second); waiting < 2; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d supersedes waiting after 10 s, want 2", waiting)
+		}
+		time.Sleep(20 * time.Millisecond)
+		waiting = e.count(t, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`)
+	}
+	if err := hold.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var made, refused int
+	for range 2 {
+		var se *lifecycle.StateError
+		switch err := <-errs; {
+		case err == nil:
+			made++
+		case errors.As(err, &se) && strings.Contains(err.Error(), "would make a cycle"):
+			refused++
+		default:
+			t.Errorf("unexpected error: %v", err)
+		}
+	}
+	if made != 1 || refused != 1 {
+		t.Errorf("%d made, %d refused: want one of each", made, refused)
 	}
 }
 

@@ -37,12 +37,45 @@ VALUES (sqlc.arg(project_id), sqlc.arg(from_node_id), sqlc.arg(to_node_id), sqlc
         sqlc.arg(weight), 'lifecycle', NULL)
 ON CONFLICT (project_id, from_node_id, to_node_id, edge_type) DO NOTHING;
 
--- name: LifecycleEdgeExists :one
-SELECT EXISTS (
-    SELECT 1 FROM kb_edges
-    WHERE project_id = sqlc.arg(project_id) AND from_node_id = sqlc.arg(from_node_id)
-      AND to_node_id = sqlc.arg(to_node_id) AND edge_type = sqlc.arg(edge_type)
-) AS found;
+-- name: LifecycleSupersedesChain :many
+-- The supersedes edges on the chains from one node to another (start supersedes
+-- ... supersedes goal), with their ends' slugs and whether the caller may see
+-- them: none when there is no such chain. Supersede asks from OLD to NEW before
+-- it adds NEW -supersedes-> OLD, which would close a cycle through these edges.
+WITH RECURSIVE
+-- ahead: the start and every node it supersedes, directly or through others
+-- (UNION keeps each node once, so a cycle the files already declare ends the walk).
+ahead (node_id) AS (
+    SELECT sqlc.arg(start_node_id)::bigint
+    UNION
+    SELECT e.to_node_id
+    FROM ahead a
+    JOIN kb_edges e ON e.project_id = sqlc.arg(project_id) AND e.from_node_id = a.node_id
+    WHERE e.edge_type = 'supersedes'
+),
+-- behind: the goal and every node that supersedes it, directly or through others.
+behind (node_id) AS (
+    SELECT sqlc.arg(goal_node_id)::bigint
+    UNION
+    SELECT e.from_node_id
+    FROM behind b
+    JOIN kb_edges e ON e.project_id = sqlc.arg(project_id) AND e.to_node_id = b.node_id
+    WHERE e.edge_type = 'supersedes'
+)
+-- An edge is on a chain from the start to the goal exactly when the start reaches
+-- its tail and its head reaches the goal.
+SELECT e.from_node_id, e.to_node_id, fd.slug AS from_slug, td.slug AS to_slug,
+       canon_document_visible(fd, sqlc.arg(access_all)::boolean, sqlc.arg(access_groups)::text[]) AS from_visible,
+       canon_document_visible(td, sqlc.arg(access_all)::boolean, sqlc.arg(access_groups)::text[]) AS to_visible
+FROM kb_edges e
+JOIN ahead a ON a.node_id = e.from_node_id
+JOIN behind b ON b.node_id = e.to_node_id
+JOIN kb_nodes fn ON fn.project_id = e.project_id AND fn.id = e.from_node_id
+JOIN documents fd ON fd.project_id = fn.project_id AND fd.id = fn.document_id
+JOIN kb_nodes tn ON tn.project_id = e.project_id AND tn.id = e.to_node_id
+JOIN documents td ON td.project_id = tn.project_id AND td.id = tn.document_id
+WHERE e.project_id = sqlc.arg(project_id) AND e.edge_type = 'supersedes'
+ORDER BY e.from_node_id, e.to_node_id;
 
 -- name: LifecycleAuditInsert :one
 -- before and after arrive as JSON text (see ChatLogInsert).

@@ -222,33 +222,6 @@ func (q *Queries) LifecycleEdgeEnsure(ctx context.Context, arg LifecycleEdgeEnsu
 	return result.RowsAffected(), nil
 }
 
-const lifecycleEdgeExists = `-- name: LifecycleEdgeExists :one
-SELECT EXISTS (
-    SELECT 1 FROM kb_edges
-    WHERE project_id = $1 AND from_node_id = $2
-      AND to_node_id = $3 AND edge_type = $4
-) AS found
-`
-
-type LifecycleEdgeExistsParams struct {
-	ProjectID  int64
-	FromNodeID int64
-	ToNodeID   int64
-	EdgeType   string
-}
-
-func (q *Queries) LifecycleEdgeExists(ctx context.Context, arg LifecycleEdgeExistsParams) (bool, error) {
-	row := q.db.QueryRow(ctx, lifecycleEdgeExists,
-		arg.ProjectID,
-		arg.FromNodeID,
-		arg.ToNodeID,
-		arg.EdgeType,
-	)
-	var found bool
-	err := row.Scan(&found)
-	return found, err
-}
-
 const lifecycleNodeEnsure = `-- name: LifecycleNodeEnsure :one
 INSERT INTO kb_nodes (project_id, document_id, node_type)
 VALUES ($1, $2, $3)
@@ -314,6 +287,97 @@ func (q *Queries) LifecycleOverrides(ctx context.Context, arg LifecycleOverrides
 			&i.Operation,
 			&i.Actor,
 			&i.At,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const lifecycleSupersedesChain = `-- name: LifecycleSupersedesChain :many
+WITH RECURSIVE
+ahead (node_id) AS (
+    SELECT $4::bigint
+    UNION
+    SELECT e.to_node_id
+    FROM ahead a
+    JOIN kb_edges e ON e.project_id = $3 AND e.from_node_id = a.node_id
+    WHERE e.edge_type = 'supersedes'
+),
+behind (node_id) AS (
+    SELECT $5::bigint
+    UNION
+    SELECT e.from_node_id
+    FROM behind b
+    JOIN kb_edges e ON e.project_id = $3 AND e.to_node_id = b.node_id
+    WHERE e.edge_type = 'supersedes'
+)
+SELECT e.from_node_id, e.to_node_id, fd.slug AS from_slug, td.slug AS to_slug,
+       canon_document_visible(fd, $1::boolean, $2::text[]) AS from_visible,
+       canon_document_visible(td, $1::boolean, $2::text[]) AS to_visible
+FROM kb_edges e
+JOIN ahead a ON a.node_id = e.from_node_id
+JOIN behind b ON b.node_id = e.to_node_id
+JOIN kb_nodes fn ON fn.project_id = e.project_id AND fn.id = e.from_node_id
+JOIN documents fd ON fd.project_id = fn.project_id AND fd.id = fn.document_id
+JOIN kb_nodes tn ON tn.project_id = e.project_id AND tn.id = e.to_node_id
+JOIN documents td ON td.project_id = tn.project_id AND td.id = tn.document_id
+WHERE e.project_id = $3 AND e.edge_type = 'supersedes'
+ORDER BY e.from_node_id, e.to_node_id
+`
+
+type LifecycleSupersedesChainParams struct {
+	AccessAll    bool
+	AccessGroups []string
+	ProjectID    int64
+	StartNodeID  int64
+	GoalNodeID   int64
+}
+
+type LifecycleSupersedesChainRow struct {
+	FromNodeID  int64
+	ToNodeID    int64
+	FromSlug    string
+	ToSlug      string
+	FromVisible bool
+	ToVisible   bool
+}
+
+// The supersedes edges on the chains from one node to another (start supersedes
+// ... supersedes goal), with their ends' slugs and whether the caller may see
+// them: none when there is no such chain. Supersede asks from OLD to NEW before
+// it adds NEW -supersedes-> OLD, which would close a cycle through these edges.
+// ahead: the start and every node it supersedes, directly or through others
+// (UNION keeps each node once, so a cycle the files already declare ends the walk).
+// behind: the goal and every node that supersedes it, directly or through others.
+// An edge is on a chain from the start to the goal exactly when the start reaches
+// its tail and its head reaches the goal.
+func (q *Queries) LifecycleSupersedesChain(ctx context.Context, arg LifecycleSupersedesChainParams) ([]LifecycleSupersedesChainRow, error) {
+	rows, err := q.db.Query(ctx, lifecycleSupersedesChain,
+		arg.AccessAll,
+		arg.AccessGroups,
+		arg.ProjectID,
+		arg.StartNodeID,
+		arg.GoalNodeID,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []LifecycleSupersedesChainRow
+	for rows.Next() {
+		var i LifecycleSupersedesChainRow
+		if err := rows.Scan(
+			&i.FromNodeID,
+			&i.ToNodeID,
+			&i.FromSlug,
+			&i.ToSlug,
+			&i.FromVisible,
+			&i.ToVisible,
 		); err != nil {
 			return nil, err
 		}
