@@ -167,15 +167,9 @@ func (t *txn) refuseSupersedesCycle(oldDoc, newDoc *document) error {
 	if err := t.q.GraphLock(t.ctx, t.projectID); err != nil {
 		return err
 	}
-	rows, err := t.q.LifecycleSupersedesChain(t.ctx, db.LifecycleSupersedesChainParams{
-		ProjectID: t.projectID, StartNodeID: *oldDoc.nodeID, GoalNodeID: *newDoc.nodeID,
-		AccessAll: t.viewer.AllDocuments, AccessGroups: t.viewer.DocumentGroups()})
-	if err != nil {
-		return fmt.Errorf("supersedes chain: %w", err)
-	}
-	chain := shortestChain(rows, *oldDoc.nodeID, *newDoc.nodeID)
-	if chain == nil {
-		return nil
+	chain, err := t.supersedesChain(*oldDoc.nodeID, *newDoc.nodeID)
+	if chain == nil || err != nil {
+		return err
 	}
 	if len(chain) == 2 {
 		return &StateError{Message: fmt.Sprintf("%s already supersedes %s; the reverse would make a cycle",
@@ -186,35 +180,43 @@ func (t *txn) refuseSupersedesCycle(oldDoc, newDoc *document) error {
 		oldDoc.slug, newDoc.slug, strings.Join(chain, " -supersedes-> "), oldDoc.slug, newDoc.slug)}
 }
 
-// shortestChain is the slugs of a shortest chain from start to goal over the
-// edges (breadth first), a document the caller may not see named as such; nil
-// when there is none.
-func shortestChain(edges []db.LifecycleSupersedesChainRow, start, goal int64) []string {
+// supersedesChain is the slugs of a shortest chain of supersedes edges from
+// start to goal (start and goal first and last; a cycle when they are one node),
+// a document the caller may not see named as such; nil when there is none.
+func (t *txn) supersedesChain(start, goal int64) ([]string, error) {
+	edges, err := t.q.LifecycleSupersedesChain(t.ctx, db.LifecycleSupersedesChainParams{
+		ProjectID: t.projectID, StartNodeID: start, GoalNodeID: goal,
+		AccessAll: t.viewer.AllDocuments, AccessGroups: t.viewer.DocumentGroups()})
+	if err != nil {
+		return nil, fmt.Errorf("supersedes chain: %w", err)
+	}
 	next := map[int64][]int64{}
 	name := map[int64]string{}
 	for _, e := range edges {
 		next[e.FromNodeID] = append(next[e.FromNodeID], e.ToNodeID)
 		name[e.FromNodeID], name[e.ToNodeID] = shown(e.FromSlug, e.FromVisible), shown(e.ToSlug, e.ToVisible)
 	}
+	// Breadth first, so the first edge found into goal ends a shortest chain.
 	prev := map[int64]int64{start: start}
 	for queue := []int64{start}; len(queue) > 0; queue = queue[1:] {
-		for _, m := range next[queue[0]] {
+		n := queue[0]
+		for _, m := range next[n] {
+			if m == goal {
+				chain := []string{name[goal]}
+				for ; n != start; n = prev[n] {
+					chain = append(chain, name[n])
+				}
+				chain = append(chain, name[start])
+				slices.Reverse(chain)
+				return chain, nil
+			}
 			if _, seen := prev[m]; !seen {
-				prev[m] = queue[0]
+				prev[m] = n
 				queue = append(queue, m)
 			}
 		}
 	}
-	if _, reached := prev[goal]; !reached || start == goal {
-		return nil
-	}
-	var chain []string
-	for n := goal; n != start; n = prev[n] {
-		chain = append(chain, name[n])
-	}
-	chain = append(chain, name[start])
-	slices.Reverse(chain)
-	return chain
+	return nil, nil
 }
 
 // shown is a slug as an error may name it: a document the caller may not see
@@ -359,12 +361,13 @@ func (s *Service) run(ctx context.Context, actor, op, project string, slugs []st
 				return &domain.NotFoundError{Message: fmt.Sprintf("no document %q in project %s", slug, project)}
 			}
 		}
-		p, err := decide(&txn{ctx: ctx, q: q, projectID: projectID, viewer: viewer}, docs)
+		t := &txn{ctx: ctx, q: q, projectID: projectID, viewer: viewer}
+		p, err := decide(t, docs)
 		if err != nil {
 			return err
 		}
 		ch.Before, ch.After = p.target.state, p.after
-		if err := apply(ctx, q, projectID, p, &ch); err != nil {
+		if err := apply(t, p, &ch); err != nil {
 			return err
 		}
 		if !ch.Changed {
@@ -392,7 +395,8 @@ func (s *Service) run(ctx context.Context, actor, op, project string, slugs []st
 }
 
 // apply writes the plan: the target's fields, its node, then the edges.
-func apply(ctx context.Context, q *db.Queries, projectID int64, p *plan, ch *Change) error {
+func apply(tx *txn, p *plan, ch *Change) error {
+	ctx, q, projectID := tx.ctx, tx.q, tx.projectID
 	t := p.target
 	if p.after != t.state {
 		err := q.LifecycleDocumentUpdate(ctx, db.LifecycleDocumentUpdateParams{
@@ -411,9 +415,8 @@ func apply(ctx context.Context, q *db.Queries, projectID int64, p *plan, ch *Cha
 			return fmt.Errorf("graph node of %s: %w", t.slug, err)
 		}
 		if t.nodeID == nil {
-			// Links declared to or from it while it was raw become edges now.
-			if _, err := q.EdgeResolve(ctx, db.EdgeResolveParams{ProjectID: projectID, Slugs: []string{t.slug}}); err != nil {
-				return fmt.Errorf("edges of %s: %w", t.slug, err)
+			if err := resolveLinks(tx, t, id); err != nil {
+				return err
 			}
 		}
 		t.nodeID = &id
@@ -431,6 +434,25 @@ func apply(ctx context.Context, q *db.Queries, projectID int64, p *plan, ch *Cha
 		}
 	}
 	return nil
+}
+
+// resolveLinks turns the links declared to or from a document while it was raw
+// into edges, now that it has a node, under the project's graph lock: they must
+// not close a supersedes cycle, which no lifecycle operation makes.
+func resolveLinks(tx *txn, d *document, nodeID int64) error {
+	if err := tx.q.GraphLock(tx.ctx, tx.projectID); err != nil {
+		return err
+	}
+	if _, err := tx.q.EdgeResolve(tx.ctx, db.EdgeResolveParams{ProjectID: tx.projectID, Slugs: []string{d.slug}}); err != nil {
+		return fmt.Errorf("edges of %s: %w", d.slug, err)
+	}
+	chain, err := tx.supersedesChain(nodeID, nodeID)
+	if chain == nil || err != nil {
+		return err
+	}
+	return &StateError{Message: fmt.Sprintf("%s cannot become canonical: the supersedes links files declare to and from it "+
+		"would make a cycle (%s); remove the supersedes entry that is wrong from its file first",
+		d.slug, strings.Join(chain, " -supersedes-> "))}
 }
 
 func requireCanonical(d *document) error {

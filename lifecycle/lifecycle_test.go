@@ -285,6 +285,34 @@ func TestSupersedeRefusesCycles(t *testing.T) {
 	}
 }
 
+// Promoting a raw document resolves the links files declared to and from it;
+// when they would close a supersedes cycle, the promote is refused.
+func TestPromoteRefusesToCloseACycle(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	e.ingest(t, map[string]string{
+		"cyc-a.md": decisionFile("cyc-a", "supersedes: [cyc-raw]"),
+		"cyc-b.md": decisionFile("cyc-b", "supersedes: [cyc-a]"),
+		"raw.md":   "---\nid: cyc-raw\nsupersedes: [cyc-b]\n---\n\nA raw note that claims to supersede cyc-b.\n",
+	})
+	for _, op := range []func() error{
+		func() error {
+			return err2(e.svc.Promote(ctx, "alice", lifecycle.PromoteRequest{Project: project, Slug: "cyc-raw", Type: "decision", Status: "accepted"}))
+		},
+		func() error { return err2(e.svc.Reject(ctx, "alice", project, "cyc-raw", "cyc-a")) },
+	} {
+		err := op()
+		var se *lifecycle.StateError
+		if !errors.As(err, &se) || !strings.Contains(err.Error(), "(cyc-raw -supersedes-> cyc-b -supersedes-> cyc-a -supersedes-> cyc-raw)") {
+			t.Errorf("got %v, want a StateError naming the cycle", err)
+		}
+	}
+	if e.state(t, "cyc-raw").CanonicalType != "" || e.edge(t, "cyc-raw", "supersedes", "cyc-b") != "" || e.audits(t) != 0 {
+		t.Error("a refused promote must change nothing")
+	}
+}
+
 // Two supersedes on disjoint documents that would each close half of a cycle
 // serialise on the project's graph lock: one is made, the other refused. The
 // test holds both at their audit row until each has passed its own checks or is
