@@ -528,6 +528,12 @@ func (in *Ingester) ingestProject(ctx context.Context, project string, docs []pa
 		res.Notices = append(res.Notices, fmt.Sprintf("%s: %s link %s -> %s waits for a document with that id",
 			u.DeclaredBy, u.EdgeType, u.FromSlug, u.ToSlug))
 	}
+	// Reported after every run while it stands, as a link that waits is.
+	cycles, err := q.EdgeSupersedesCycles(ctx, projectID)
+	if err != nil {
+		return changed, err
+	}
+	res.Notices = append(res.Notices, supersedesCycleNotices(cycles)...)
 	return changed, nil
 }
 

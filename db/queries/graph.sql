@@ -48,6 +48,41 @@ WHERE l.project_id = sqlc.arg(project_id)
        OR NOT EXISTS (SELECT 1 FROM documents x WHERE x.project_id = l.project_id AND x.slug = l.to_slug))
 ORDER BY d.slug, l.to_slug;
 
+-- name: EdgeSupersedesCycles :many
+-- The supersedes edges that lie on a cycle (documents that, through a chain,
+-- each supersede the others), with their ends and who made them: reported after
+-- an ingest. canon canon supersede refuses to close one; files may declare one.
+WITH RECURSIVE
+-- supersedes: the project's supersedes edges, of any provenance.
+supersedes AS (
+    SELECT from_node_id, to_node_id
+    FROM kb_edges
+    WHERE project_id = sqlc.arg(project_id) AND edge_type = 'supersedes'
+),
+-- reach: (start, node) when start supersedes node through a chain. Only a node
+-- that both supersedes and is superseded can be on a cycle, so only those start.
+reach (start_id, node_id) AS (
+    SELECT s.from_node_id, s.to_node_id
+    FROM supersedes s
+    WHERE EXISTS (SELECT 1 FROM supersedes i WHERE i.to_node_id = s.from_node_id)
+    UNION
+    SELECT r.start_id, s.to_node_id
+    FROM reach r
+    JOIN supersedes s ON s.from_node_id = r.node_id
+)
+-- An edge is on a cycle exactly when its head reaches its tail.
+SELECT e.from_node_id, e.to_node_id, fd.slug AS from_slug, td.slug AS to_slug, e.provenance,
+       coalesce(dd.slug, '')::text AS declared_by
+FROM kb_edges e
+JOIN reach r ON r.start_id = e.to_node_id AND r.node_id = e.from_node_id
+JOIN kb_nodes fn ON fn.project_id = e.project_id AND fn.id = e.from_node_id
+JOIN documents fd ON fd.project_id = fn.project_id AND fd.id = fn.document_id
+JOIN kb_nodes tn ON tn.project_id = e.project_id AND tn.id = e.to_node_id
+JOIN documents td ON td.project_id = tn.project_id AND td.id = tn.document_id
+LEFT JOIN documents dd ON dd.project_id = e.project_id AND dd.id = e.declared_by
+WHERE e.project_id = sqlc.arg(project_id) AND e.edge_type = 'supersedes'
+ORDER BY fd.slug, td.slug;
+
 -- name: GraphLock :exec
 -- Serialises the graph-link writes of concurrent ingest transactions of a project
 -- until they commit (ingest.storeBatch explains why).

@@ -54,6 +54,78 @@ func (q *Queries) EdgeResolve(ctx context.Context, arg EdgeResolveParams) (int64
 	return result.RowsAffected(), nil
 }
 
+const edgeSupersedesCycles = `-- name: EdgeSupersedesCycles :many
+WITH RECURSIVE
+supersedes AS (
+    SELECT from_node_id, to_node_id
+    FROM kb_edges
+    WHERE project_id = $1 AND edge_type = 'supersedes'
+),
+reach (start_id, node_id) AS (
+    SELECT s.from_node_id, s.to_node_id
+    FROM supersedes s
+    WHERE EXISTS (SELECT 1 FROM supersedes i WHERE i.to_node_id = s.from_node_id)
+    UNION
+    SELECT r.start_id, s.to_node_id
+    FROM reach r
+    JOIN supersedes s ON s.from_node_id = r.node_id
+)
+SELECT e.from_node_id, e.to_node_id, fd.slug AS from_slug, td.slug AS to_slug, e.provenance,
+       coalesce(dd.slug, '')::text AS declared_by
+FROM kb_edges e
+JOIN reach r ON r.start_id = e.to_node_id AND r.node_id = e.from_node_id
+JOIN kb_nodes fn ON fn.project_id = e.project_id AND fn.id = e.from_node_id
+JOIN documents fd ON fd.project_id = fn.project_id AND fd.id = fn.document_id
+JOIN kb_nodes tn ON tn.project_id = e.project_id AND tn.id = e.to_node_id
+JOIN documents td ON td.project_id = tn.project_id AND td.id = tn.document_id
+LEFT JOIN documents dd ON dd.project_id = e.project_id AND dd.id = e.declared_by
+WHERE e.project_id = $1 AND e.edge_type = 'supersedes'
+ORDER BY fd.slug, td.slug
+`
+
+type EdgeSupersedesCyclesRow struct {
+	FromNodeID int64
+	ToNodeID   int64
+	FromSlug   string
+	ToSlug     string
+	Provenance string
+	DeclaredBy string
+}
+
+// The supersedes edges that lie on a cycle (documents that, through a chain,
+// each supersede the others), with their ends and who made them: reported after
+// an ingest. canon canon supersede refuses to close one; files may declare one.
+// supersedes: the project's supersedes edges, of any provenance.
+// reach: (start, node) when start supersedes node through a chain. Only a node
+// that both supersedes and is superseded can be on a cycle, so only those start.
+// An edge is on a cycle exactly when its head reaches its tail.
+func (q *Queries) EdgeSupersedesCycles(ctx context.Context, projectID int64) ([]EdgeSupersedesCyclesRow, error) {
+	rows, err := q.db.Query(ctx, edgeSupersedesCycles, projectID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []EdgeSupersedesCyclesRow
+	for rows.Next() {
+		var i EdgeSupersedesCyclesRow
+		if err := rows.Scan(
+			&i.FromNodeID,
+			&i.ToNodeID,
+			&i.FromSlug,
+			&i.ToSlug,
+			&i.Provenance,
+			&i.DeclaredBy,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const graphLock = `-- name: GraphLock :exec
 SELECT pg_advisory_xact_lock(hashtextextended('canon.graph', $1::bigint))
 `
