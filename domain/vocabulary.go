@@ -17,6 +17,9 @@ var entityTypes = []string{"person", "team", "project"}
 // statuses of canonical documents, in lifecycle order.
 var statuses = []string{"draft", "review", "accepted", "active", "superseded", "deprecated", "archived"}
 
+// retiredStatuses say a canonical document is no longer in force.
+var retiredStatuses = []string{"superseded", "deprecated", "archived"}
+
 // evidenceTiers rank how far a document can be trusted as evidence.
 var evidenceTiers = []string{
 	"guideline", "peer_reviewed", "official", "preprint", "news", "blog", "search_hint", "unverified",
@@ -64,6 +67,9 @@ func IsEntityType(t string) bool { return slices.Contains(entityTypes, t) }
 // IsStatus reports whether s is a known status.
 func IsStatus(s string) bool { return slices.Contains(statuses, s) }
 
+// IsRetired reports whether a status says the document is no longer in force.
+func IsRetired(s string) bool { return slices.Contains(retiredStatuses, s) }
+
 // IsEvidenceTier reports whether t is a known evidence tier.
 func IsEvidenceTier(t string) bool { return slices.Contains(evidenceTiers, t) }
 
@@ -81,6 +87,9 @@ func EntityTypes() []string { return slices.Clone(entityTypes) }
 
 // Statuses of canonical documents, in lifecycle order.
 func Statuses() []string { return slices.Clone(statuses) }
+
+// RetiredStatuses say a canonical document is no longer in force.
+func RetiredStatuses() []string { return slices.Clone(retiredStatuses) }
 
 // EvidenceTiers rank how far a document can be trusted as evidence.
 func EvidenceTiers() []string { return slices.Clone(evidenceTiers) }

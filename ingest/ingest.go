@@ -943,6 +943,10 @@ func (in *Ingester) storeLinks(ctx context.Context, q *db.Queries, projectID int
 	if err := q.EdgeDeleteDeclaredBy(ctx, db.EdgeDeleteDeclaredByParams{ProjectID: projectID, DocumentIds: docIDs}); err != nil {
 		return describe("edges", err)
 	}
+	// Frontmatter wins over lifecycle edges too (lifecycle.Overrides has said which).
+	if err := lifecycle.DropContradictedEdges(ctx, q, projectID, docIDs); err != nil {
+		return describe("edges", err)
+	}
 	if _, err := q.EdgeResolve(ctx, db.EdgeResolveParams{ProjectID: projectID, Slugs: slugs}); err != nil {
 		return describe("edges", err)
 	}

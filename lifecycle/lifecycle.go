@@ -18,9 +18,13 @@
 // changes). When a document was changed by an operation after the last ingest
 // that rewrote it, and the new frontmatter's type, status or retrieval priority
 // differ from the stored values, the ingest applies the frontmatter and says so in
-// a notice (see Overrides). Lifecycle edges are not declared by any file and
-// survive re-ingests, unless the frontmatter makes the document non-canonical:
-// its graph node and every edge on it then go.
+// a notice (see Overrides). Lifecycle edges are not declared by any file; one
+// survives re-ingests while the rewritten document it is about agrees with it (a
+// supersedes edge into a document whose status is superseded, deprecated or
+// archived; a decision_for edge from a rejected approach). A rewrite that says
+// otherwise takes it with the change it recorded, and the notice names it
+// (DropContradictedEdges). Frontmatter that makes the document non-canonical
+// removes its graph node and every edge on it.
 package lifecycle
 
 import (
@@ -558,45 +562,96 @@ func Declare(d *markdown.Document) Declared {
 }
 
 // Overrides returns, for the documents about to be rewritten by an ingest, a
-// notice for each one a lifecycle operation changed after its last ingest and
-// whose frontmatter now says otherwise: the ingest applies the frontmatter (files
-// are the source of truth) and the notice tells the operator which change it
-// undid and how to keep it. Keyed by slug.
+// notice for each one whose frontmatter now says otherwise than lifecycle
+// operations: one changed it after its last ingest (the ingest applies the
+// frontmatter, as files are the source of truth, and the notice tells the
+// operator which change it undid and how to keep it), or a lifecycle edge about
+// it no longer agrees with it (see DropContradictedEdges: the edge goes, and the
+// notice names it). Keyed by slug.
 func Overrides(ctx context.Context, q *db.Queries, projectID int64, declared []Declared) (map[string]string, error) {
 	if len(declared) == 0 {
 		return nil, nil
 	}
 	slugs := make([]string, len(declared))
+	types, statuses := make([]string, len(declared)), make([]string, len(declared))
 	bySlug := make(map[string]State, len(declared))
 	for i, d := range declared {
-		slugs[i] = d.Slug
+		slugs[i], types[i], statuses[i] = d.Slug, d.CanonicalType, d.Status
 		bySlug[d.Slug] = d.State
 	}
 	rows, err := q.LifecycleOverrides(ctx, db.LifecycleOverridesParams{ProjectID: projectID, Slugs: slugs})
 	if err != nil {
 		return nil, fmt.Errorf("lifecycle overrides: %w", err)
 	}
+	contradicted, err := q.LifecycleEdgesContradicted(ctx, db.LifecycleEdgesContradictedParams{ProjectID: projectID,
+		Slugs: slugs, CanonicalTypes: types, Statuses: statuses, RetiredStatuses: domain.RetiredStatuses()})
+	if err != nil {
+		return nil, fmt.Errorf("lifecycle edges: %w", err)
+	}
+	edges := map[string][]string{}
+	for _, e := range contradicted {
+		edges[e.Slug] = append(edges[e.Slug], fmt.Sprintf("%s -%s-> %s", e.FromSlug, e.EdgeType, e.ToSlug))
+	}
 	out := map[string]string{}
 	for _, r := range rows {
 		stored := State{CanonicalType: deref(r.CanonicalType), Status: deref(r.Status), RetrievalPriority: int(r.RetrievalPriority)}
 		file := bySlug[r.Slug]
 		if diff := describeDiff(stored, file); diff != "" {
-			out[r.Slug] = fmt.Sprintf("%s: frontmatter overrides the lifecycle change %q by %s at %s (%s); "+
+			gone := ""
+			if e := edges[r.Slug]; len(e) > 0 {
+				gone = "; " + edgesGo(e) + " with it"
+			}
+			out[r.Slug] = fmt.Sprintf("%s: frontmatter overrides the lifecycle change %q by %s at %s (%s)%s; "+
 				"edit the file's frontmatter to keep the change", r.Slug, r.Operation, r.Actor,
-				r.At.UTC().Format(time.RFC3339), diff)
+				r.At.UTC().Format(time.RFC3339), diff, gone)
 		}
+	}
+	// An edge from a change that an earlier ingest let stand, which this file now
+	// contradicts.
+	for _, e := range contradicted {
+		if _, said := out[e.Slug]; said {
+			continue
+		}
+		var says []string
+		if slices.ContainsFunc(contradicted, func(o db.LifecycleEdgesContradictedRow) bool {
+			return o.Slug == e.Slug && o.EdgeType == "supersedes"
+		}) {
+			says = append(says, "status "+show(e.Status))
+		}
+		if slices.ContainsFunc(contradicted, func(o db.LifecycleEdgesContradictedRow) bool {
+			return o.Slug == e.Slug && o.EdgeType == "decision_for"
+		}) {
+			says = append(says, "type "+show(e.CanonicalType))
+		}
+		out[e.Slug] = fmt.Sprintf("%s: %s: the frontmatter (%s) no longer agrees; declare it in the files to keep it",
+			e.Slug, edgesGo(edges[e.Slug]), strings.Join(says, ", "))
 	}
 	return out, nil
 }
 
+// edgesGo names lifecycle edges as a notice does and says they go: "the
+// lifecycle edge a -supersedes-> b goes", "the lifecycle edges …, … go".
+func edgesGo(edges []string) string {
+	if len(edges) == 1 {
+		return "the lifecycle edge " + edges[0] + " goes"
+	}
+	return "the lifecycle edges " + strings.Join(edges, ", ") + " go"
+}
+
+// DropContradictedEdges deletes, in an ingest's transaction once it has
+// rewritten the documents' rows and before it resolves their links, the
+// lifecycle edges about them that their new fields contradict: a supersedes edge
+// stands only while the superseded document's status is retired (superseded,
+// deprecated or archived), a decision_for edge only while the document is a
+// rejected approach. An edge that a file declares as well is then made again as
+// declared.
+func DropContradictedEdges(ctx context.Context, q *db.Queries, projectID int64, documentIDs []int64) error {
+	return q.LifecycleEdgeDeleteContradicted(ctx, db.LifecycleEdgeDeleteContradictedParams{
+		ProjectID: projectID, DocumentIds: documentIDs, RetiredStatuses: domain.RetiredStatuses()})
+}
+
 func describeDiff(stored, file State) string {
 	var parts []string
-	show := func(s string) string {
-		if s == "" {
-			return "none"
-		}
-		return s
-	}
 	if stored.CanonicalType != file.CanonicalType {
 		parts = append(parts, fmt.Sprintf("type %s -> %s", show(stored.CanonicalType), show(file.CanonicalType)))
 	}
@@ -607,6 +662,14 @@ func describeDiff(stored, file State) string {
 		parts = append(parts, fmt.Sprintf("retrieval_priority %d -> %d", stored.RetrievalPriority, file.RetrievalPriority))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// show is a canonical field as a notice names it.
+func show(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }
 
 func invalidf(format string, args ...any) error {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -552,6 +553,115 @@ func TestReingestOverridesLifecycleWithNotice(t *testing.T) {
 	if n := overrideNotices(e.ingest(t, files)); len(n) != 0 {
 		t.Errorf("notice repeated: %v", n)
 	}
+}
+
+// A lifecycle edge stands only while the frontmatter of the document it is about
+// agrees with it: when a rewrite from the file overrides the change that made
+// it (or says otherwise later), the edge goes too, and the notice says so.
+func TestReingestTakesTheEdgesItContradicts(t *testing.T) {
+	t.Parallel()
+	setStatus := func(status string) func(map[string]string) {
+		return func(files map[string]string) {
+			files["dec-v1.md"] = statusLine.ReplaceAllString(files["dec-v1.md"], "status: "+status) + "\nEdited.\n"
+		}
+	}
+	edit := func(files map[string]string) { files["dec-v1.md"] += "\nOne more word.\n" }
+	const supersedes = "dec-v2 -supersedes-> dec-v1"
+	cases := []struct {
+		name string
+		// change runs after the supersede of dec-v1 by dec-v2; then the files are ingested once per edit.
+		change func(e *env, t *testing.T)
+		edits  []func(map[string]string)
+		// the last ingest's notice about dec-v1 (or mod-x), "" for none; the edge's provenance after it.
+		notice, edge string
+	}{
+		{name: "override takes the edge", edits: []func(map[string]string){edit},
+			notice: `dec-v1: frontmatter overrides the lifecycle change "supersede" by alice at * (status superseded -> accepted); ` +
+				"the lifecycle edge " + supersedes + " goes with it; edit the file's frontmatter to keep the change"},
+		{name: "frontmatter agrees", edits: []func(map[string]string){setStatus("superseded")}, edge: "lifecycle"},
+		{name: "a later retired status keeps it", edits: []func(map[string]string){setStatus("archived")}, edge: "lifecycle",
+			notice: `dec-v1: frontmatter overrides the lifecycle change "supersede" by alice at * (status superseded -> archived); ` +
+				"edit the file's frontmatter to keep the change"},
+		{name: "a file that agreed and then does not", edits: []func(map[string]string){setStatus("superseded"), setStatus("accepted")},
+			notice: "dec-v1: the lifecycle edge " + supersedes +
+				" goes: the frontmatter (status accepted) no longer agrees; declare it in the files to keep it"},
+		{name: "a file that declares it keeps it", edits: []func(map[string]string){
+			func(files map[string]string) {
+				files["dec-v2.md"] = strings.Replace(files["dec-v2.md"], "status: accepted\n", "status: accepted\nsupersedes: [dec-v1]\n", 1)
+			}, edit},
+			notice: `dec-v1: frontmatter overrides the lifecycle change "supersede" by alice at * (status superseded -> accepted); ` +
+				"edit the file's frontmatter to keep the change", edge: "frontmatter"},
+		{name: "an undone rejection takes its edge", change: func(e *env, t *testing.T) {
+			must(t)(e.svc.Reject(context.Background(), "bob", project, "mod-x", "dec-v2"))
+		}, edits: []func(map[string]string){func(files map[string]string) { files["mod-x.md"] += "\nEdited.\n" }},
+			notice: `mod-x: frontmatter overrides the lifecycle change "reject" by bob at * (type rejected-approach -> module-kb); ` +
+				"the lifecycle edge mod-x -decision_for-> dec-v2 goes with it; edit the file's frontmatter to keep the change"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := setup(t)
+			ctx := context.Background()
+			must(t)(e.svc.Supersede(ctx, "alice", project, "dec-v1", "dec-v2"))
+			if c.change != nil {
+				c.change(e, t)
+			}
+			files := corpus()
+			var res ingest.Result
+			for _, edit := range c.edits {
+				edit(files)
+				res = e.ingest(t, files)
+			}
+			var got []string
+			for _, n := range res.Notices {
+				if strings.HasPrefix(n, "dec-v1: ") || strings.HasPrefix(n, "mod-x: ") {
+					got = append(got, n)
+				}
+			}
+			wantNotices := 0
+			if c.notice != "" {
+				wantNotices = 1
+			}
+			if len(got) != wantNotices || c.notice != "" && !matches(got[0], c.notice) {
+				t.Errorf("notices %q, want %q", got, c.notice)
+			}
+			if c.change != nil {
+				if prov := e.edge(t, "mod-x", "decision_for", "dec-v2"); prov != "" {
+					t.Errorf("the rejection's edge should be gone, is %q", prov)
+				}
+				return
+			}
+			if prov := e.edge(t, "dec-v2", "supersedes", "dec-v1"); prov != c.edge {
+				t.Errorf("edge %s: provenance %q, want %q", supersedes, prov, c.edge)
+			}
+			// The graph agrees with the status: superseding again adds the edge again.
+			if c.edge == "" {
+				ch := must(t)(e.svc.Supersede(ctx, "alice", project, "dec-v1", "dec-v2"))
+				if len(ch.EdgesAdded) != 1 {
+					t.Errorf("supersede again: %+v", ch)
+				}
+			}
+		})
+	}
+}
+
+var statusLine = regexp.MustCompile(`(?m)^status: \w+$`)
+
+// matches reports whether s is pattern with each * standing for a run of characters.
+func matches(s, pattern string) bool {
+	parts := strings.Split(pattern, "*")
+	if !strings.HasPrefix(s, parts[0]) {
+		return false
+	}
+	s = s[len(parts[0]):]
+	for _, p := range parts[1:] {
+		i := strings.Index(s, p)
+		if i < 0 {
+			return false
+		}
+		s = s[i+len(p):]
+	}
+	return s == "" || parts[len(parts)-1] == ""
 }
 
 func overrideNotices(res ingest.Result) []string {

@@ -91,6 +91,87 @@ FROM lifecycle_audit
 WHERE project_id = sqlc.arg(project_id) AND slug = sqlc.arg(slug)
 ORDER BY at DESC, id DESC;
 
+-- name: LifecycleEdgesContradicted :many
+-- For ingest, before it rewrites documents: the lifecycle edges about them that
+-- their new frontmatter contradicts (zipped arrays: slug, type, status, each
+-- empty for none), for the notice. A lifecycle edge stands while the document it
+-- is about agrees with it: a supersedes edge into a document with a retired
+-- status, a decision_for edge from a rejected approach.
+-- LifecycleEdgeDeleteContradicted deletes them; an edge a file declares as well
+-- comes back as declared, so it is not named.
+WITH
+-- declared: what each rewritten document's frontmatter says.
+-- (Set-returning functions side by side in the select list zip the arrays row by row.)
+declared AS (
+    SELECT unnest(sqlc.arg(slugs)::text[]) AS slug, unnest(sqlc.arg(canonical_types)::text[]) AS canonical_type,
+           unnest(sqlc.arg(statuses)::text[]) AS status
+),
+-- nodes: the graph nodes those documents have before the rewrite.
+nodes AS (
+    SELECT x.slug, x.canonical_type, x.status, n.id AS node_id
+    FROM declared x
+    JOIN documents d ON d.project_id = sqlc.arg(project_id) AND d.slug = x.slug
+    JOIN kb_nodes n ON n.project_id = d.project_id AND n.document_id = d.id
+),
+-- contradicted: the edges each document's new fields no longer bear out.
+contradicted AS (
+    SELECT n.slug, n.canonical_type, n.status, e.from_node_id, e.to_node_id, e.edge_type
+    FROM nodes n
+    JOIN kb_edges e ON e.project_id = sqlc.arg(project_id) AND e.to_node_id = n.node_id
+    WHERE e.edge_type = 'supersedes' AND e.provenance = 'lifecycle'
+      AND NOT n.status = ANY (sqlc.arg(retired_statuses)::text[])
+    UNION ALL
+    SELECT n.slug, n.canonical_type, n.status, e.from_node_id, e.to_node_id, e.edge_type
+    FROM nodes n
+    JOIN kb_edges e ON e.project_id = sqlc.arg(project_id) AND e.from_node_id = n.node_id
+    WHERE e.edge_type = 'decision_for' AND e.provenance = 'lifecycle'
+      AND n.canonical_type <> 'rejected-approach'
+)
+SELECT c.slug::text AS slug, c.canonical_type::text AS canonical_type, c.status::text AS status, c.edge_type,
+       fd.slug AS from_slug, td.slug AS to_slug
+FROM contradicted c
+JOIN kb_nodes fn ON fn.project_id = sqlc.arg(project_id) AND fn.id = c.from_node_id
+JOIN documents fd ON fd.project_id = fn.project_id AND fd.id = fn.document_id
+JOIN kb_nodes tn ON tn.project_id = sqlc.arg(project_id) AND tn.id = c.to_node_id
+JOIN documents td ON td.project_id = tn.project_id AND td.id = tn.document_id
+WHERE NOT EXISTS (
+    SELECT 1
+    FROM doc_links l
+    WHERE l.project_id = sqlc.arg(project_id) AND l.from_slug = fd.slug AND l.to_slug = td.slug
+      AND l.edge_type = c.edge_type
+)
+ORDER BY c.slug, c.edge_type, fd.slug, td.slug;
+
+-- name: LifecycleEdgeDeleteContradicted :exec
+-- For ingest, once it has rewritten the documents' rows (and before it resolves
+-- their links): deletes the lifecycle edges about them that their new fields
+-- contradict, as LifecycleEdgesContradicted defines them.
+WITH
+-- nodes: the rewritten documents' graph nodes, with their new fields.
+nodes AS (
+    SELECT coalesce(d.canonical_type, '') AS canonical_type, coalesce(d.status, '') AS status, n.id AS node_id
+    FROM documents d
+    JOIN kb_nodes n ON n.project_id = d.project_id AND n.document_id = d.id
+    WHERE d.project_id = sqlc.arg(project_id) AND d.id = ANY (sqlc.arg(document_ids)::bigint[])
+),
+-- contradicted: the edges each document's new fields no longer bear out.
+contradicted AS (
+    SELECT e.id
+    FROM nodes n
+    JOIN kb_edges e ON e.project_id = sqlc.arg(project_id) AND e.to_node_id = n.node_id
+    WHERE e.edge_type = 'supersedes' AND e.provenance = 'lifecycle'
+      AND NOT n.status = ANY (sqlc.arg(retired_statuses)::text[])
+    UNION ALL
+    SELECT e.id
+    FROM nodes n
+    JOIN kb_edges e ON e.project_id = sqlc.arg(project_id) AND e.from_node_id = n.node_id
+    WHERE e.edge_type = 'decision_for' AND e.provenance = 'lifecycle'
+      AND n.canonical_type <> 'rejected-approach'
+)
+DELETE FROM kb_edges e
+USING contradicted c
+WHERE e.project_id = sqlc.arg(project_id) AND e.id = c.id;
+
 -- name: LifecycleOverrides :many
 -- For ingest: among the given documents, those changed by a lifecycle operation
 -- after the last ingest that rewrote them, with their current canonical fields

@@ -191,6 +191,48 @@ func (q *Queries) LifecycleDocumentsLock(ctx context.Context, arg LifecycleDocum
 	return items, nil
 }
 
+const lifecycleEdgeDeleteContradicted = `-- name: LifecycleEdgeDeleteContradicted :exec
+WITH
+nodes AS (
+    SELECT coalesce(d.canonical_type, '') AS canonical_type, coalesce(d.status, '') AS status, n.id AS node_id
+    FROM documents d
+    JOIN kb_nodes n ON n.project_id = d.project_id AND n.document_id = d.id
+    WHERE d.project_id = $1 AND d.id = ANY ($2::bigint[])
+),
+contradicted AS (
+    SELECT e.id
+    FROM nodes n
+    JOIN kb_edges e ON e.project_id = $1 AND e.to_node_id = n.node_id
+    WHERE e.edge_type = 'supersedes' AND e.provenance = 'lifecycle'
+      AND NOT n.status = ANY ($3::text[])
+    UNION ALL
+    SELECT e.id
+    FROM nodes n
+    JOIN kb_edges e ON e.project_id = $1 AND e.from_node_id = n.node_id
+    WHERE e.edge_type = 'decision_for' AND e.provenance = 'lifecycle'
+      AND n.canonical_type <> 'rejected-approach'
+)
+DELETE FROM kb_edges e
+USING contradicted c
+WHERE e.project_id = $1 AND e.id = c.id
+`
+
+type LifecycleEdgeDeleteContradictedParams struct {
+	ProjectID       int64
+	DocumentIds     []int64
+	RetiredStatuses []string
+}
+
+// For ingest, once it has rewritten the documents' rows (and before it resolves
+// their links): deletes the lifecycle edges about them that their new fields
+// contradict, as LifecycleEdgesContradicted defines them.
+// nodes: the rewritten documents' graph nodes, with their new fields.
+// contradicted: the edges each document's new fields no longer bear out.
+func (q *Queries) LifecycleEdgeDeleteContradicted(ctx context.Context, arg LifecycleEdgeDeleteContradictedParams) error {
+	_, err := q.db.Exec(ctx, lifecycleEdgeDeleteContradicted, arg.ProjectID, arg.DocumentIds, arg.RetiredStatuses)
+	return err
+}
+
 const lifecycleEdgeEnsure = `-- name: LifecycleEdgeEnsure :execrows
 INSERT INTO kb_edges (project_id, from_node_id, to_node_id, edge_type, weight, provenance, declared_by)
 VALUES ($1, $2, $3, $4,
@@ -220,6 +262,108 @@ func (q *Queries) LifecycleEdgeEnsure(ctx context.Context, arg LifecycleEdgeEnsu
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const lifecycleEdgesContradicted = `-- name: LifecycleEdgesContradicted :many
+WITH
+declared AS (
+    SELECT unnest($2::text[]) AS slug, unnest($3::text[]) AS canonical_type,
+           unnest($4::text[]) AS status
+),
+nodes AS (
+    SELECT x.slug, x.canonical_type, x.status, n.id AS node_id
+    FROM declared x
+    JOIN documents d ON d.project_id = $1 AND d.slug = x.slug
+    JOIN kb_nodes n ON n.project_id = d.project_id AND n.document_id = d.id
+),
+contradicted AS (
+    SELECT n.slug, n.canonical_type, n.status, e.from_node_id, e.to_node_id, e.edge_type
+    FROM nodes n
+    JOIN kb_edges e ON e.project_id = $1 AND e.to_node_id = n.node_id
+    WHERE e.edge_type = 'supersedes' AND e.provenance = 'lifecycle'
+      AND NOT n.status = ANY ($5::text[])
+    UNION ALL
+    SELECT n.slug, n.canonical_type, n.status, e.from_node_id, e.to_node_id, e.edge_type
+    FROM nodes n
+    JOIN kb_edges e ON e.project_id = $1 AND e.from_node_id = n.node_id
+    WHERE e.edge_type = 'decision_for' AND e.provenance = 'lifecycle'
+      AND n.canonical_type <> 'rejected-approach'
+)
+SELECT c.slug::text AS slug, c.canonical_type::text AS canonical_type, c.status::text AS status, c.edge_type,
+       fd.slug AS from_slug, td.slug AS to_slug
+FROM contradicted c
+JOIN kb_nodes fn ON fn.project_id = $1 AND fn.id = c.from_node_id
+JOIN documents fd ON fd.project_id = fn.project_id AND fd.id = fn.document_id
+JOIN kb_nodes tn ON tn.project_id = $1 AND tn.id = c.to_node_id
+JOIN documents td ON td.project_id = tn.project_id AND td.id = tn.document_id
+WHERE NOT EXISTS (
+    SELECT 1
+    FROM doc_links l
+    WHERE l.project_id = $1 AND l.from_slug = fd.slug AND l.to_slug = td.slug
+      AND l.edge_type = c.edge_type
+)
+ORDER BY c.slug, c.edge_type, fd.slug, td.slug
+`
+
+type LifecycleEdgesContradictedParams struct {
+	ProjectID       int64
+	Slugs           []string
+	CanonicalTypes  []string
+	Statuses        []string
+	RetiredStatuses []string
+}
+
+type LifecycleEdgesContradictedRow struct {
+	Slug          string
+	CanonicalType string
+	Status        string
+	EdgeType      string
+	FromSlug      string
+	ToSlug        string
+}
+
+// For ingest, before it rewrites documents: the lifecycle edges about them that
+// their new frontmatter contradicts (zipped arrays: slug, type, status, each
+// empty for none), for the notice. A lifecycle edge stands while the document it
+// is about agrees with it: a supersedes edge into a document with a retired
+// status, a decision_for edge from a rejected approach.
+// LifecycleEdgeDeleteContradicted deletes them; an edge a file declares as well
+// comes back as declared, so it is not named.
+// declared: what each rewritten document's frontmatter says.
+// (Set-returning functions side by side in the select list zip the arrays row by row.)
+// nodes: the graph nodes those documents have before the rewrite.
+// contradicted: the edges each document's new fields no longer bear out.
+func (q *Queries) LifecycleEdgesContradicted(ctx context.Context, arg LifecycleEdgesContradictedParams) ([]LifecycleEdgesContradictedRow, error) {
+	rows, err := q.db.Query(ctx, lifecycleEdgesContradicted,
+		arg.ProjectID,
+		arg.Slugs,
+		arg.CanonicalTypes,
+		arg.Statuses,
+		arg.RetiredStatuses,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []LifecycleEdgesContradictedRow
+	for rows.Next() {
+		var i LifecycleEdgesContradictedRow
+		if err := rows.Scan(
+			&i.Slug,
+			&i.CanonicalType,
+			&i.Status,
+			&i.EdgeType,
+			&i.FromSlug,
+			&i.ToSlug,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const lifecycleNodeEnsure = `-- name: LifecycleNodeEnsure :one
