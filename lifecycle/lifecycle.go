@@ -116,7 +116,8 @@ type PromoteRequest struct {
 
 // Promote gives a document a canonical type and status (and optionally a
 // retrieval priority). A raw document becomes a graph node, and links other
-// documents declared to or from it resolve into edges.
+// documents declared to or from it resolve into edges. An entity page cannot be
+// promoted, and a document becomes a rejected approach only as Reject allows.
 func (s *Service) Promote(ctx context.Context, actor string, r PromoteRequest) (Change, error) {
 	if !domain.IsNodeType(r.Type) {
 		return Change{}, invalidf("unknown canonical type %q (one of %v)", r.Type, domain.NodeTypes())
@@ -127,21 +128,26 @@ func (s *Service) Promote(ctx context.Context, actor string, r PromoteRequest) (
 	if r.Priority != nil && (*r.Priority < 0 || *r.Priority > 100) {
 		return Change{}, invalidf("retrieval priority must be between 0 and 100 (got %d)", *r.Priority)
 	}
-	return s.run(ctx, actor, OpPromote, r.Project, []string{r.Slug}, func(_ *txn, docs map[string]*document) (*plan, error) {
+	return s.run(ctx, actor, OpPromote, r.Project, []string{r.Slug}, func(t *txn, docs map[string]*document) (*plan, error) {
 		d := docs[r.Slug]
+		if err := refuseEntityPage(d); err != nil {
+			return nil, err
+		}
 		after := d.state
 		after.CanonicalType, after.Status = r.Type, r.Status
 		if r.Priority != nil {
 			after.RetrievalPriority = *r.Priority
 		}
-		return &plan{target: d, after: after}, nil
+		return &plan{target: d, after: after, check: t.rejectionCheck(d, after)}, nil
 	})
 }
 
 // Supersede marks oldSlug superseded by newSlug: old's status becomes superseded
-// and the edge new -supersedes-> old is added. Both must be canonical, and old
-// must not already supersede new through any chain of supersedes edges (of any
-// provenance): the new edge would close a cycle, every document on it superseded.
+// and the edge new -supersedes-> old is added. Both must be canonical documents
+// of the same type, neither a rejected approach; old must not already supersede
+// new through any chain of supersedes edges (of any provenance), which the new
+// edge would close into a cycle of superseded documents; and new must be in force
+// (accepted or active): a draft is not yet, a retired document no longer.
 func (s *Service) Supersede(ctx context.Context, actor, project, oldSlug, newSlug string) (Change, error) {
 	if oldSlug == newSlug {
 		return Change{}, invalidf("a document cannot supersede itself (%s)", oldSlug)
@@ -153,7 +159,13 @@ func (s *Service) Supersede(ctx context.Context, actor, project, oldSlug, newSlu
 				return nil, err
 			}
 		}
+		if err := supersedable(oldDoc, newDoc); err != nil {
+			return nil, err
+		}
 		if err := t.refuseSupersedesCycle(oldDoc, newDoc); err != nil {
+			return nil, err
+		}
+		if err := inForce(newDoc); err != nil {
 			return nil, err
 		}
 		after := oldDoc.state
@@ -161,6 +173,46 @@ func (s *Service) Supersede(ctx context.Context, actor, project, oldSlug, newSlu
 		return &plan{target: oldDoc, after: after,
 			edges: []edgeSpec{{from: newDoc, to: oldDoc, edgeType: "supersedes"}}}, nil
 	})
+}
+
+// supersedable fails unless newDoc may supersede oldDoc by their types.
+func supersedable(oldDoc, newDoc *document) error {
+	if newDoc.state.CanonicalType == "rejected-approach" {
+		return &StateError{Message: fmt.Sprintf("%s is a rejected approach: an approach that was turned down cannot supersede anything",
+			newDoc.slug)}
+	}
+	if oldDoc.state.CanonicalType == "rejected-approach" {
+		return &StateError{Message: fmt.Sprintf("%s is a rejected approach: it was turned down, never in force, so nothing supersedes it",
+			oldDoc.slug)}
+	}
+	if o, n := oldDoc.state.CanonicalType, newDoc.state.CanonicalType; o != n {
+		return invalidf("%s is %s and %s %s: a document is superseded only by one of its own type "+
+			"(if a type is wrong, promote the document with the right one first)", oldDoc.slug, article(o), newDoc.slug, article(n))
+	}
+	return nil
+}
+
+// inForce fails unless d is accepted or active: what supersedes a document is
+// what readers follow instead.
+func inForce(d *document) error {
+	switch st := d.state.Status; {
+	case st == "accepted" || st == "active":
+		return nil
+	case domain.IsRetired(st):
+		return &StateError{Message: fmt.Sprintf("%s's status is %s: it is no longer in force, "+
+			"and only an accepted or active document can supersede another", d.slug, st)}
+	default:
+		return &StateError{Message: fmt.Sprintf("%s's status is %s: only an accepted or active document can supersede another "+
+			"(accept it first: canon canon promote %s --type %s --status accepted)", d.slug, st, d.slug, d.state.CanonicalType)}
+	}
+}
+
+// article is a canonical type with its indefinite article.
+func article(canonicalType string) string {
+	if strings.IndexByte("aeiou", canonicalType[0]) >= 0 {
+		return "an " + canonicalType
+	}
+	return "a " + canonicalType
 }
 
 // refuseSupersedesCycle fails when oldDoc already supersedes newDoc through a
@@ -257,7 +309,10 @@ func (s *Service) setStatus(ctx context.Context, actor, op, project, slug, statu
 // Reject records slug as a rejected approach of decision: its type becomes
 // rejected-approach (a raw document gets status accepted, as a rejection on
 // record; a canonical one keeps its status) and the edge slug -decision_for->
-// decision is added, as frontmatter `rejects:` on the decision would.
+// decision is added, as frontmatter `rejects:` on the decision would. An entity
+// page cannot be rejected, nor a document that others were rejected in favour
+// of or that supersedes another: those edges would then point at, or come
+// from, an approach that was turned down.
 func (s *Service) Reject(ctx context.Context, actor, project, slug, decision string) (Change, error) {
 	if decision == "" {
 		return Change{}, invalidf("name the decision the approach was rejected for")
@@ -265,8 +320,11 @@ func (s *Service) Reject(ctx context.Context, actor, project, slug, decision str
 	if slug == decision {
 		return Change{}, invalidf("a document cannot be a rejected approach of itself (%s)", slug)
 	}
-	return s.run(ctx, actor, OpReject, project, []string{slug, decision}, func(_ *txn, docs map[string]*document) (*plan, error) {
+	return s.run(ctx, actor, OpReject, project, []string{slug, decision}, func(t *txn, docs map[string]*document) (*plan, error) {
 		d, dec := docs[slug], docs[decision]
+		if err := refuseEntityPage(d); err != nil {
+			return nil, err
+		}
 		if dec.state.CanonicalType != "decision" {
 			kind := dec.state.CanonicalType
 			if kind == "" {
@@ -282,7 +340,8 @@ func (s *Service) Reject(ctx context.Context, actor, project, slug, decision str
 		if after.Status == "" {
 			after.Status = "accepted"
 		}
-		return &plan{target: d, after: after, edges: []edgeSpec{{from: d, to: dec, edgeType: "decision_for"}}}, nil
+		return &plan{target: d, after: after, edges: []edgeSpec{{from: d, to: dec, edgeType: "decision_for"}},
+			check: t.rejectionCheck(d, after)}, nil
 	})
 }
 
@@ -302,10 +361,11 @@ func auditState(s State, edges []Edge) auditRecord {
 
 // document is a locked document row.
 type document struct {
-	id     int64
-	slug   string
-	nodeID *int64
-	state  State
+	id         int64
+	slug       string
+	nodeID     *int64
+	state      State
+	entityType string // person, team or project for an entity page
 }
 
 type edgeSpec struct {
@@ -319,6 +379,9 @@ type plan struct {
 	target *document
 	after  State
 	edges  []edgeSpec
+	// check runs once the plan is applied (the target's links resolved), in
+	// the same transaction: an error undoes it all.
+	check func() error
 }
 
 // txn is what an operation's decide may read besides the locked documents: its
@@ -357,7 +420,7 @@ func (s *Service) run(ctx context.Context, actor, op, project string, slugs []st
 		}
 		docs := map[string]*document{}
 		for _, r := range rows {
-			docs[r.Slug] = &document{id: r.ID, slug: r.Slug, nodeID: r.NodeID, state: State{
+			docs[r.Slug] = &document{id: r.ID, slug: r.Slug, nodeID: r.NodeID, entityType: deref(r.EntityType), state: State{
 				CanonicalType: deref(r.CanonicalType), Status: deref(r.Status), RetrievalPriority: int(r.RetrievalPriority)}}
 		}
 		for _, slug := range slugs {
@@ -373,6 +436,11 @@ func (s *Service) run(ctx context.Context, actor, op, project string, slugs []st
 		ch.Before, ch.After = p.target.state, p.after
 		if err := apply(t, p, &ch); err != nil {
 			return err
+		}
+		if p.check != nil {
+			if err := p.check(); err != nil {
+				return err
+			}
 		}
 		if !ch.Changed {
 			return nil
@@ -457,6 +525,75 @@ func resolveLinks(tx *txn, d *document, nodeID int64) error {
 	return &StateError{Message: fmt.Sprintf("%s cannot become canonical: the supersedes links files declare to and from it "+
 		"would make a cycle (%s); remove the supersedes entry that is wrong from its file first",
 		d.slug, strings.Join(chain, " -supersedes-> "))}
+}
+
+// refuseEntityPage fails for an entity page: a person, team or project page is
+// an entity, and its type is its file's.
+func refuseEntityPage(d *document) error {
+	if d.entityType == "" {
+		return nil
+	}
+	return invalidf("%s is a %s page: an entity page takes its type from its file and cannot be given a canonical type",
+		d.slug, d.entityType)
+}
+
+// rejectionCheck is the check of a plan that makes d a rejected approach (nil
+// when d is one already, or stays something else): nothing may have been
+// rejected in favour of it, and it may not supersede anything. Run after the
+// plan, it also sees the links a raw document's files declared.
+func (t *txn) rejectionCheck(d *document, after State) func() error {
+	if after.CanonicalType != "rejected-approach" || d.state.CanonicalType == "rejected-approach" {
+		return nil
+	}
+	return func() error {
+		nodeID, all, groups := *d.nodeID, t.viewer.AllDocuments, t.viewer.DocumentGroups()
+		rejected, err := t.q.LifecycleRejectedFor(t.ctx, db.LifecycleRejectedForParams{
+			ProjectID: t.projectID, NodeID: nodeID, AccessAll: all, AccessGroups: groups})
+		if err != nil {
+			return err
+		}
+		if len(rejected) > 0 {
+			names, verb := nameDocuments(rejected, func(r db.LifecycleRejectedForRow) (string, bool) { return r.Slug, r.Visible })
+			return &StateError{Message: fmt.Sprintf("%s is the decision %s %s rejected in favour of: "+
+				"it cannot be a rejected approach itself; to retire it, supersede or deprecate it", d.slug, names, verb)}
+		}
+		superseded, err := t.q.LifecycleSupersededBy(t.ctx, db.LifecycleSupersededByParams{
+			ProjectID: t.projectID, NodeID: nodeID, AccessAll: all, AccessGroups: groups})
+		if err != nil {
+			return err
+		}
+		if len(superseded) > 0 {
+			names, _ := nameDocuments(superseded, func(r db.LifecycleSupersededByRow) (string, bool) { return r.Slug, r.Visible })
+			return &StateError{Message: fmt.Sprintf("%s supersedes %s: a rejected approach cannot be what replaced it; "+
+				"to retire %s, supersede or deprecate it", d.slug, names, d.slug)}
+		}
+		return nil
+	}
+}
+
+// nameDocuments lists documents for a message, counting those the caller may not
+// see instead of naming them, with the verb their number takes ("was", "were").
+func nameDocuments[R any](rows []R, slug func(R) (string, bool)) (names, verb string) {
+	var shown []string
+	hidden := 0
+	for _, r := range rows {
+		if s, visible := slug(r); visible {
+			shown = append(shown, s)
+		} else {
+			hidden++
+		}
+	}
+	if hidden > 0 {
+		shown = append(shown, fmt.Sprintf("%d you may not see", hidden))
+	}
+	verb = "were"
+	if len(rows) == 1 {
+		verb = "was"
+	}
+	if len(shown) == 1 {
+		return shown[0], verb
+	}
+	return strings.Join(shown[:len(shown)-1], ", ") + " and " + shown[len(shown)-1], verb
 }
 
 func requireCanonical(d *document) error {

@@ -403,6 +403,114 @@ func TestDeprecateArchiveReject(t *testing.T) {
 	}
 }
 
+// The lifecycle refuses what would leave the canon contradicting itself: a
+// supersede by a document not in force or of another type, a rejected approach
+// that others were rejected in favour of or that replaced something, a
+// canonical type on an entity page.
+func TestLifecycleRules(t *testing.T) {
+	t.Parallel()
+	doc := func(slug, typ, status string, more ...string) string {
+		return "---\nid: " + slug + "\ntype: " + typ + "\nstatus: " + status + "\n" + strings.Join(more, "\n") +
+			"\n---\n\nAbout " + slug + ".\n"
+	}
+	files := map[string]string{
+		"rb-y.md":       doc("rb-y", "runbook", "accepted"),
+		"inc-z.md":      doc("inc-z", "incident", "accepted"),
+		"dec-draft.md":  doc("dec-draft", "decision", "draft"),
+		"dec-review.md": doc("dec-review", "decision", "review"),
+		"dec-old.md":    doc("dec-old", "decision", "superseded"),
+		"dec-dep.md":    doc("dec-dep", "decision", "deprecated"),
+		"dec-arch.md":   doc("dec-arch", "decision", "archived"),
+		"dec-act.md":    doc("dec-act", "decision", "active"),
+		"rej-x.md":      doc("rej-x", "rejected-approach", "accepted"),
+		"rej-y.md":      doc("rej-y", "rejected-approach", "accepted", "access: [vault]"),
+		"dec-target.md": doc("dec-target", "decision", "accepted", "rejects: [rej-x, rej-y]"),
+		"dec-v3.md":     doc("dec-v3", "decision", "accepted", "supersedes: [dec-old]"),
+		"dana.md":       "---\nid: dana\ntitle: Dana Okafor\ntype: person\nrole: Platform lead\n---\n\nDana leads the platform team.\n",
+	}
+	ctx := context.Background()
+	editor := domain.WithPrincipal(ctx, domain.Principal{Name: "ed", Projects: []string{project}, Role: domain.RoleEditor})
+	promote := func(slug, typ string) func(*lifecycle.Service) error {
+		return func(s *lifecycle.Service) error {
+			return err2(s.Promote(editor, "alice", lifecycle.PromoteRequest{Project: project, Slug: slug, Type: typ, Status: "accepted"}))
+		}
+	}
+	supersede := func(oldSlug, newSlug string) func(*lifecycle.Service) error {
+		return func(s *lifecycle.Service) error { return err2(s.Supersede(editor, "alice", project, oldSlug, newSlug)) }
+	}
+	reject := func(slug, decision string) func(*lifecycle.Service) error {
+		return func(s *lifecycle.Service) error { return err2(s.Reject(editor, "alice", project, slug, decision)) }
+	}
+	const (
+		allowed = iota
+		state   // failed_precondition
+		invalid // invalid_argument
+	)
+	cases := []struct {
+		name string
+		op   func(*lifecycle.Service) error
+		want int
+		msg  string
+	}{
+		{"supersede by an accepted decision", supersede("dec-v1", "dec-v2"), allowed, ""},
+		{"supersede by an active decision", supersede("dec-v1", "dec-act"), allowed, ""},
+		{"supersede by a rejected approach", supersede("rej-x", "rej-x-2"), state, ""},
+		{"new is a rejected approach", supersede("dec-v1", "rej-x"), state,
+			"rej-x is a rejected approach: an approach that was turned down cannot supersede anything"},
+		{"old is a rejected approach", supersede("rej-x", "dec-v2"), state,
+			"rej-x is a rejected approach: it was turned down, never in force, so nothing supersedes it"},
+		{"new is superseded", supersede("dec-v1", "dec-old"), state,
+			"dec-old's status is superseded: it is no longer in force, and only an accepted or active document can supersede another"},
+		{"new is deprecated", supersede("dec-v1", "dec-dep"), state, "dec-dep's status is deprecated: it is no longer in force"},
+		{"new is archived", supersede("dec-v1", "dec-arch"), state, "dec-arch's status is archived: it is no longer in force"},
+		{"new is a draft", supersede("dec-v1", "dec-draft"), state,
+			"dec-draft's status is draft: only an accepted or active document can supersede another " +
+				"(accept it first: canon canon promote dec-draft --type decision --status accepted)"},
+		{"new is in review", supersede("dec-v1", "dec-review"), state, "dec-review's status is review"},
+		{"another type", supersede("rb-y", "inc-z"), invalid,
+			"rb-y is a runbook and inc-z an incident: a document is superseded only by one of its own type"},
+		{"reject a decision others were rejected for", reject("dec-target", "dec-v2"), state,
+			"dec-target is the decision rej-x and 1 you may not see were rejected in favour of: it cannot be a rejected approach itself; " +
+				"to retire it, supersede or deprecate it"},
+		{"reject a document that supersedes another", reject("dec-v3", "dec-v2"), state,
+			"dec-v3 supersedes dec-old: a rejected approach cannot be what replaced it; to retire dec-v3, supersede or deprecate it"},
+		{"reject a person page", reject("dana", "dec-v2"), invalid,
+			"dana is a person page: an entity page takes its type from its file and cannot be given a canonical type"},
+		{"reject a raw note", reject("note-raw", "dec-v2"), allowed, ""},
+		{"promote a person page", promote("dana", "standard"), invalid,
+			"dana is a person page: an entity page takes its type from its file and cannot be given a canonical type"},
+		{"promote a decision others were rejected for to a rejected approach", promote("dec-target", "rejected-approach"), state,
+			"dec-target is the decision rej-x and 1 you may not see were rejected in favour of"},
+		{"promote a superseding decision to a rejected approach", promote("dec-v3", "rejected-approach"), state,
+			"dec-v3 supersedes dec-old: a rejected approach cannot be what replaced it"},
+		{"promote a raw note", promote("note-raw", "standard"), allowed, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := setup(t)
+			ingested := maps.Clone(files)
+			ingested["rej-x-2.md"] = doc("rej-x-2", "rejected-approach", "accepted")
+			e.ingest(t, ingested)
+			err := c.op(e.svc)
+			var se *lifecycle.StateError
+			switch {
+			case c.want == allowed && err != nil:
+				t.Fatalf("refused: %v", err)
+			case c.want == state && !errors.As(err, &se):
+				t.Fatalf("got %T %v, want a StateError (failed_precondition)", err, err)
+			case c.want == invalid && !domain.IsInvalid(err):
+				t.Fatalf("got %T %v, want an InvalidError (invalid_argument)", err, err)
+			case c.want != allowed && !strings.Contains(err.Error(), c.msg):
+				t.Errorf("message %q should contain %q", err, c.msg)
+			}
+			if c.want != allowed && e.audits(t) != 0 {
+				t.Error("a refused operation must change nothing")
+			}
+		})
+	}
+}
+
 func TestErrors(t *testing.T) {
 	t.Parallel()
 	e := setup(t)

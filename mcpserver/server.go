@@ -180,12 +180,13 @@ func (t *tools) register(srv *mcp.Server) {
 		Description: "List the questions canon could not answer in a project, most asked first: what the documentation is missing."},
 		handle(t, "content_gaps", domain.RoleReader, t.gaps))
 	mcp.AddTool(srv, &mcp.Tool{Name: "promote", Title: "Promote a document", Annotations: lifecycleAnnotations,
-		Description: "Make a document canonical with a type and status (and optionally a retrieval priority). Needs an editor key; " +
-			"audited; re-running changes nothing."},
+		Description: "Make a document canonical with a type and status (and optionally a retrieval priority); not an entity page " +
+			"(person, team, project). Needs an editor key; audited; re-running changes nothing."},
 		handle(t, "promote", domain.RoleEditor, t.promote))
 	mcp.AddTool(srv, &mcp.Tool{Name: "supersede", Title: "Supersede a document", Annotations: lifecycleAnnotations,
 		Description: "Mark old_slug superseded by new_slug: old's status becomes superseded and the edge new -supersedes-> old is added. " +
-			"Both must be canonical. Needs an editor key; audited."},
+			"Both must be canonical and of the same type, new accepted or active, neither a rejected approach; one that would close " +
+			"a cycle of supersedes is refused. Needs an editor key; audited."},
 		handle(t, "supersede", domain.RoleEditor, t.supersede))
 	mcp.AddTool(srv, &mcp.Tool{Name: "deprecate", Title: "Deprecate a document", Annotations: lifecycleAnnotations,
 		Description: "Set a canonical document's status to deprecated (ranked lower, still found). Needs an editor key; audited."},
@@ -195,7 +196,8 @@ func (t *tools) register(srv *mcp.Server) {
 		handle(t, "archive", domain.RoleEditor, t.setStatus(lifecycle.OpArchive)))
 	mcp.AddTool(srv, &mcp.Tool{Name: "reject", Title: "Record a rejected approach", Annotations: lifecycleAnnotations,
 		Description: "Record a document as an approach rejected for a decision: its type becomes rejected-approach and the edge " +
-			"slug -decision_for-> decision is added, so searches that find the decision show it. Needs an editor key; audited."},
+			"slug -decision_for-> decision is added, so searches that find the decision show it. Refused for an entity page, a " +
+			"decision others were rejected in favour of, and a document that supersedes another. Needs an editor key; audited."},
 		handle(t, "reject", domain.RoleEditor, t.reject))
 }
 

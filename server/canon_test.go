@@ -79,6 +79,26 @@ func TestCanonServiceErrorCodes(t *testing.T) {
 			_, err := c.Deprecate(ctx, connect.NewRequest(&canonv1.DeprecateRequest{ProjectKey: "platform", Slug: "note-cache-musings"}))
 			return err
 		}, connect.CodeFailedPrecondition},
+		{"supersede by another type", func() error {
+			_, err := c.Supersede(ctx, connect.NewRequest(&canonv1.SupersedeRequest{ProjectKey: "platform",
+				OldSlug: "rb-postgres-failover", NewSlug: "inc-2024-07-ledger-lag"}))
+			return err
+		}, connect.CodeInvalidArgument},
+		{"supersede by a superseded decision", func() error {
+			_, err := c.Supersede(ctx, connect.NewRequest(&canonv1.SupersedeRequest{ProjectKey: "platform",
+				OldSlug: "dec-deploy-v2", NewSlug: "dec-cache-v1"}))
+			return err
+		}, connect.CodeFailedPrecondition},
+		{"reject a decision others were rejected for", func() error {
+			_, err := c.Reject(ctx, connect.NewRequest(&canonv1.RejectRequest{ProjectKey: "platform",
+				Slug: "dec-api-gateway", DecisionSlug: "dec-cache-v2"}))
+			return err
+		}, connect.CodeFailedPrecondition},
+		{"promote a person page", func() error {
+			_, err := c.Promote(ctx, connect.NewRequest(&canonv1.PromoteRequest{ProjectKey: "platform",
+				Slug: "dana", CanonicalType: "standard", Status: "accepted"}))
+			return err
+		}, connect.CodeInvalidArgument},
 		{"supersede cycle", func() error {
 			_, err := c.Supersede(ctx, connect.NewRequest(&canonv1.SupersedeRequest{ProjectKey: "platform",
 				OldSlug: "dec-cache-v2", NewSlug: "dec-cache-v1"}))

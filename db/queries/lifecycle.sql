@@ -6,7 +6,7 @@
 -- The documents an operation reads or changes, with their graph node (NULL unless
 -- canonical), locked until the transaction ends. Locked in id order, so two
 -- operations on the same pair of documents cannot deadlock.
-SELECT d.id, d.slug, d.canonical_type, d.status, d.retrieval_priority, n.id AS node_id
+SELECT d.id, d.slug, d.canonical_type, d.status, d.retrieval_priority, d.entity_type, n.id AS node_id
 FROM documents d
 LEFT JOIN kb_nodes n ON n.project_id = d.project_id AND n.document_id = d.id
 WHERE d.project_id = sqlc.arg(project_id) AND d.slug = ANY (sqlc.arg(slugs)::text[])
@@ -76,6 +76,26 @@ JOIN kb_nodes tn ON tn.project_id = e.project_id AND tn.id = e.to_node_id
 JOIN documents td ON td.project_id = tn.project_id AND td.id = tn.document_id
 WHERE e.project_id = sqlc.arg(project_id) AND e.edge_type = 'supersedes'
 ORDER BY e.from_node_id, e.to_node_id;
+
+-- name: LifecycleRejectedFor :many
+-- The documents recorded as rejected in favour of a node (decision_for edges
+-- into it, any provenance), and whether the caller may see each.
+SELECT d.slug, canon_document_visible(d, sqlc.arg(access_all)::boolean, sqlc.arg(access_groups)::text[]) AS visible
+FROM kb_edges e
+JOIN kb_nodes n ON n.project_id = e.project_id AND n.id = e.from_node_id
+JOIN documents d ON d.project_id = n.project_id AND d.id = n.document_id
+WHERE e.project_id = sqlc.arg(project_id) AND e.to_node_id = sqlc.arg(node_id) AND e.edge_type = 'decision_for'
+ORDER BY d.slug;
+
+-- name: LifecycleSupersededBy :many
+-- The documents a node supersedes (supersedes edges from it, any provenance), and
+-- whether the caller may see each.
+SELECT d.slug, canon_document_visible(d, sqlc.arg(access_all)::boolean, sqlc.arg(access_groups)::text[]) AS visible
+FROM kb_edges e
+JOIN kb_nodes n ON n.project_id = e.project_id AND n.id = e.to_node_id
+JOIN documents d ON d.project_id = n.project_id AND d.id = n.document_id
+WHERE e.project_id = sqlc.arg(project_id) AND e.from_node_id = sqlc.arg(node_id) AND e.edge_type = 'supersedes'
+ORDER BY d.slug;
 
 -- name: LifecycleAuditInsert :one
 -- before and after arrive as JSON text (see ChatLogInsert).

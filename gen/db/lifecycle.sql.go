@@ -127,7 +127,7 @@ func (q *Queries) LifecycleDocumentUpdate(ctx context.Context, arg LifecycleDocu
 
 const lifecycleDocumentsLock = `-- name: LifecycleDocumentsLock :many
 
-SELECT d.id, d.slug, d.canonical_type, d.status, d.retrieval_priority, n.id AS node_id
+SELECT d.id, d.slug, d.canonical_type, d.status, d.retrieval_priority, d.entity_type, n.id AS node_id
 FROM documents d
 LEFT JOIN kb_nodes n ON n.project_id = d.project_id AND n.document_id = d.id
 WHERE d.project_id = $1 AND d.slug = ANY ($2::text[])
@@ -150,6 +150,7 @@ type LifecycleDocumentsLockRow struct {
 	CanonicalType     *string
 	Status            *string
 	RetrievalPriority int32
+	EntityType        *string
 	NodeID            *int64
 }
 
@@ -179,6 +180,7 @@ func (q *Queries) LifecycleDocumentsLock(ctx context.Context, arg LifecycleDocum
 			&i.CanonicalType,
 			&i.Status,
 			&i.RetrievalPriority,
+			&i.EntityType,
 			&i.NodeID,
 		); err != nil {
 			return nil, err
@@ -432,6 +434,102 @@ func (q *Queries) LifecycleOverrides(ctx context.Context, arg LifecycleOverrides
 			&i.Actor,
 			&i.At,
 		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const lifecycleRejectedFor = `-- name: LifecycleRejectedFor :many
+SELECT d.slug, canon_document_visible(d, $1::boolean, $2::text[]) AS visible
+FROM kb_edges e
+JOIN kb_nodes n ON n.project_id = e.project_id AND n.id = e.from_node_id
+JOIN documents d ON d.project_id = n.project_id AND d.id = n.document_id
+WHERE e.project_id = $3 AND e.to_node_id = $4 AND e.edge_type = 'decision_for'
+ORDER BY d.slug
+`
+
+type LifecycleRejectedForParams struct {
+	AccessAll    bool
+	AccessGroups []string
+	ProjectID    int64
+	NodeID       int64
+}
+
+type LifecycleRejectedForRow struct {
+	Slug    string
+	Visible bool
+}
+
+// The documents recorded as rejected in favour of a node (decision_for edges
+// into it, any provenance), and whether the caller may see each.
+func (q *Queries) LifecycleRejectedFor(ctx context.Context, arg LifecycleRejectedForParams) ([]LifecycleRejectedForRow, error) {
+	rows, err := q.db.Query(ctx, lifecycleRejectedFor,
+		arg.AccessAll,
+		arg.AccessGroups,
+		arg.ProjectID,
+		arg.NodeID,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []LifecycleRejectedForRow
+	for rows.Next() {
+		var i LifecycleRejectedForRow
+		if err := rows.Scan(&i.Slug, &i.Visible); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const lifecycleSupersededBy = `-- name: LifecycleSupersededBy :many
+SELECT d.slug, canon_document_visible(d, $1::boolean, $2::text[]) AS visible
+FROM kb_edges e
+JOIN kb_nodes n ON n.project_id = e.project_id AND n.id = e.to_node_id
+JOIN documents d ON d.project_id = n.project_id AND d.id = n.document_id
+WHERE e.project_id = $3 AND e.from_node_id = $4 AND e.edge_type = 'supersedes'
+ORDER BY d.slug
+`
+
+type LifecycleSupersededByParams struct {
+	AccessAll    bool
+	AccessGroups []string
+	ProjectID    int64
+	NodeID       int64
+}
+
+type LifecycleSupersededByRow struct {
+	Slug    string
+	Visible bool
+}
+
+// The documents a node supersedes (supersedes edges from it, any provenance), and
+// whether the caller may see each.
+func (q *Queries) LifecycleSupersededBy(ctx context.Context, arg LifecycleSupersededByParams) ([]LifecycleSupersededByRow, error) {
+	rows, err := q.db.Query(ctx, lifecycleSupersededBy,
+		arg.AccessAll,
+		arg.AccessGroups,
+		arg.ProjectID,
+		arg.NodeID,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []LifecycleSupersededByRow
+	for rows.Next() {
+		var i LifecycleSupersededByRow
+		if err := rows.Scan(&i.Slug, &i.Visible); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -148,7 +148,8 @@ func ExerciseAll(t *testing.T, cs *mcp.ClientSession) {
 		args map[string]any
 		want string
 	}{
-		{"promote", map[string]any{"project": "platform", "slug": "note-cache-benchmarks", "canonical_type": "domain-concept",
+		// A decision, so that a decision can supersede it (only a document of its own type can).
+		{"promote", map[string]any{"project": "platform", "slug": "note-cache-benchmarks", "canonical_type": "decision",
 			"status": "draft", "retrieval_priority": 40}, `"status":"draft"`},
 		{"supersede", map[string]any{"project": "platform", "old_slug": "note-cache-benchmarks", "new_slug": "dec-cache-v2"}, `"status":"superseded"`},
 		{"deprecate", map[string]any{"project": "platform", "slug": "rb-edge-proxy-upgrade"}, `"status":"deprecated"`},

@@ -53,7 +53,8 @@ const resource = await client.readResource({ uri: "canon://platform/dec-cache-v2
 assert.equal(resource.contents[0].mimeType, "text/markdown");
 
 const lifecycle: [string, Record<string, unknown>][] = [
-  ["promote", { project: "platform", slug: "note-cache-benchmarks", canonical_type: "domain-concept", status: "draft" }],
+  // A decision, so that a decision can supersede it (a document is superseded only by one of its own type).
+  ["promote", { project: "platform", slug: "note-cache-benchmarks", canonical_type: "decision", status: "draft" }],
   ["supersede", { project: "platform", old_slug: "note-cache-benchmarks", new_slug: "dec-cache-v2" }],
   ["deprecate", { project: "platform", slug: "rb-edge-proxy-upgrade" }],
   ["archive", { project: "platform", slug: "inc-2024-07-ledger-lag" }],
