@@ -528,12 +528,21 @@ func (in *Ingester) ingestProject(ctx context.Context, project string, docs []pa
 		res.Notices = append(res.Notices, fmt.Sprintf("%s: %s link %s -> %s waits for a document with that id",
 			u.DeclaredBy, u.EdgeType, u.FromSlug, u.ToSlug))
 	}
-	// Reported after every run while it stands, as a link that waits is.
-	cycles, err := q.EdgeSupersedesCycles(ctx, projectID)
-	if err != nil {
-		return changed, err
+	// A supersedes cycle is reported by every run that stores a document on it:
+	// every edge a run makes has one of its documents at an end.
+	var storedSlugs []string
+	for _, p := range todo {
+		if !failed[p.file.Path] {
+			storedSlugs = append(storedSlugs, p.slug)
+		}
 	}
-	res.Notices = append(res.Notices, supersedesCycleNotices(cycles)...)
+	if len(storedSlugs) > 0 {
+		cycles, err := q.EdgeSupersedesCycles(ctx, db.EdgeSupersedesCyclesParams{ProjectID: projectID, Slugs: storedSlugs})
+		if err != nil {
+			return changed, err
+		}
+		res.Notices = append(res.Notices, supersedesCycleNotices(cycles)...)
+	}
 	return changed, nil
 }
 

@@ -56,32 +56,57 @@ func (q *Queries) EdgeResolve(ctx context.Context, arg EdgeResolveParams) (int64
 
 const edgeSupersedesCycles = `-- name: EdgeSupersedesCycles :many
 WITH RECURSIVE
-supersedes AS (
-    SELECT from_node_id, to_node_id
-    FROM kb_edges
-    WHERE project_id = $1 AND edge_type = 'supersedes'
+seeds AS (
+    SELECT n.id AS node_id
+    FROM documents d
+    JOIN kb_nodes n ON n.project_id = d.project_id AND n.document_id = d.id
+    WHERE d.project_id = $1 AND d.slug = ANY ($2::text[])
 ),
-reach (start_id, node_id) AS (
-    SELECT s.from_node_id, s.to_node_id
-    FROM supersedes s
-    WHERE EXISTS (SELECT 1 FROM supersedes i WHERE i.to_node_id = s.from_node_id)
+ahead (seed_id, node_id) AS (
+    SELECT node_id, node_id FROM seeds
     UNION
-    SELECT r.start_id, s.to_node_id
-    FROM reach r
-    JOIN supersedes s ON s.from_node_id = r.node_id
+    SELECT a.seed_id, e.to_node_id
+    FROM ahead a
+    JOIN kb_edges e ON e.project_id = $1 AND e.from_node_id = a.node_id
+    WHERE e.edge_type = 'supersedes'
+),
+cyclic AS (
+    SELECT DISTINCT a.seed_id
+    FROM ahead a
+    JOIN kb_edges e ON e.project_id = $1 AND e.from_node_id = a.node_id AND e.to_node_id = a.seed_id
+    WHERE e.edge_type = 'supersedes'
+),
+behind (seed_id, node_id) AS (
+    SELECT seed_id, seed_id FROM cyclic
+    UNION
+    SELECT b.seed_id, e.from_node_id
+    FROM behind b
+    JOIN kb_edges e ON e.project_id = $1 AND e.to_node_id = b.node_id
+    WHERE e.edge_type = 'supersedes'
+),
+on_cycle AS (
+    SELECT DISTINCT e.id
+    FROM ahead a
+    JOIN behind b ON b.seed_id = a.seed_id
+    JOIN kb_edges e ON e.project_id = $1 AND e.from_node_id = a.node_id AND e.to_node_id = b.node_id
+    WHERE e.edge_type = 'supersedes'
 )
 SELECT e.from_node_id, e.to_node_id, fd.slug AS from_slug, td.slug AS to_slug, e.provenance,
        coalesce(dd.slug, '')::text AS declared_by
-FROM kb_edges e
-JOIN reach r ON r.start_id = e.to_node_id AND r.node_id = e.from_node_id
+FROM on_cycle c
+JOIN kb_edges e ON e.project_id = $1 AND e.id = c.id
 JOIN kb_nodes fn ON fn.project_id = e.project_id AND fn.id = e.from_node_id
 JOIN documents fd ON fd.project_id = fn.project_id AND fd.id = fn.document_id
 JOIN kb_nodes tn ON tn.project_id = e.project_id AND tn.id = e.to_node_id
 JOIN documents td ON td.project_id = tn.project_id AND td.id = tn.document_id
 LEFT JOIN documents dd ON dd.project_id = e.project_id AND dd.id = e.declared_by
-WHERE e.project_id = $1 AND e.edge_type = 'supersedes'
 ORDER BY fd.slug, td.slug
 `
+
+type EdgeSupersedesCyclesParams struct {
+	ProjectID int64
+	Slugs     []string
+}
 
 type EdgeSupersedesCyclesRow struct {
 	FromNodeID int64
@@ -92,15 +117,20 @@ type EdgeSupersedesCyclesRow struct {
 	DeclaredBy string
 }
 
-// The supersedes edges that lie on a cycle (documents that, through a chain,
-// each supersede the others), with their ends and who made them: reported after
-// an ingest. canon canon supersede refuses to close one; files may declare one.
-// supersedes: the project's supersedes edges, of any provenance.
-// reach: (start, node) when start supersedes node through a chain. Only a node
-// that both supersedes and is superseded can be on a cycle, so only those start.
-// An edge is on a cycle exactly when its head reaches its tail.
-func (q *Queries) EdgeSupersedesCycles(ctx context.Context, projectID int64) ([]EdgeSupersedesCyclesRow, error) {
-	rows, err := q.db.Query(ctx, edgeSupersedesCycles, projectID)
+// The supersedes edges (of any provenance) on the cycles through the given
+// documents (documents that, through a chain, each supersede the others), with
+// their ends and who made them: an ingest reports those through the documents it
+// stored, since every edge it makes has one of them at an end. canon canon
+// supersede refuses to close a cycle; files may declare one.
+// seeds: the given documents' graph nodes.
+// ahead: (seed, node) when the seed supersedes node through a chain (UNION keeps
+// each pair once, so a cycle ends the walk).
+// cyclic: the seeds a chain leads back to.
+// behind: (seed, node) when node supersedes a cyclic seed through a chain.
+// on_cycle: an edge is on a cycle through a seed when the seed reaches its tail
+// and its head reaches the seed.
+func (q *Queries) EdgeSupersedesCycles(ctx context.Context, arg EdgeSupersedesCyclesParams) ([]EdgeSupersedesCyclesRow, error) {
+	rows, err := q.db.Query(ctx, edgeSupersedesCycles, arg.ProjectID, arg.Slugs)
 	if err != nil {
 		return nil, err
 	}
