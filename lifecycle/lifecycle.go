@@ -202,8 +202,12 @@ func inForce(d *document) error {
 		return &StateError{Message: fmt.Sprintf("%s's status is %s: it is no longer in force, "+
 			"and only an accepted or active document can supersede another", d.slug, st)}
 	default:
-		return &StateError{Message: fmt.Sprintf("%s's status is %s: only an accepted or active document can supersede another "+
-			"(accept it first: canon canon promote %s --type %s --status accepted)", d.slug, st, d.slug, d.state.CanonicalType)}
+		has := d.slug + "'s status is " + st
+		if st == "" {
+			has = d.slug + " has no status"
+		}
+		return &StateError{Message: fmt.Sprintf("%s: only an accepted or active document can supersede another "+
+			"(accept it first: canon canon promote %s --type %s --status accepted)", has, d.slug, d.state.CanonicalType)}
 	}
 }
 

@@ -422,6 +422,7 @@ func TestLifecycleRules(t *testing.T) {
 		"dec-dep.md":    doc("dec-dep", "decision", "deprecated"),
 		"dec-arch.md":   doc("dec-arch", "decision", "archived"),
 		"dec-act.md":    doc("dec-act", "decision", "active"),
+		"dec-none.md":   "---\nid: dec-none\ntype: decision\n---\n\nA decision without a status.\n",
 		"rej-x.md":      doc("rej-x", "rejected-approach", "accepted"),
 		"rej-y.md":      doc("rej-y", "rejected-approach", "accepted", "access: [vault]"),
 		"dec-target.md": doc("dec-target", "decision", "accepted", "rejects: [rej-x, rej-y]"),
@@ -467,6 +468,7 @@ func TestLifecycleRules(t *testing.T) {
 			"dec-draft's status is draft: only an accepted or active document can supersede another " +
 				"(accept it first: canon canon promote dec-draft --type decision --status accepted)"},
 		{"new is in review", supersede("dec-v1", "dec-review"), state, "dec-review's status is review"},
+		{"new has no status", supersede("dec-v1", "dec-none"), state, "dec-none has no status: only an accepted or active document"},
 		{"another type", supersede("rb-y", "inc-z"), invalid,
 			"rb-y is a runbook and inc-z an incident: a document is superseded only by one of its own type"},
 		{"reject a decision others were rejected for", reject("dec-target", "dec-v2"), state,
