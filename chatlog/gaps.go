@@ -39,8 +39,8 @@ func contentGaps(ctx context.Context, pool *pgxpool.Pool, projectKey string, lim
 	if limit < 1 || limit > 1000 {
 		return nil, &domain.InvalidError{Message: "limit must be between 1 and 1000"}
 	}
-	if projectKey == "" {
-		return nil, &domain.InvalidError{Message: "project_key is required"}
+	if err := domain.ValidateProjectKey(projectKey); err != nil {
+		return nil, err
 	}
 	q := db.New(pool)
 	project, err := q.ProjectGetByKey(ctx, projectKey)

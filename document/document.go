@@ -45,8 +45,11 @@ type Chunk struct {
 // a document hidden by its access list is a *domain.NotFoundError, worded as
 // for one that does not exist. The caller checks the principal's project.
 func Read(ctx context.Context, pool *pgxpool.Pool, project, slug string) (*Document, error) {
-	if project == "" || slug == "" {
-		return nil, &domain.InvalidError{Message: "project and slug are required"}
+	if err := domain.ValidateProjectKey(project); err != nil {
+		return nil, err
+	}
+	if err := domain.ValidateSlug(slug); err != nil {
+		return nil, err
 	}
 	viewer := domain.PrincipalFrom(ctx)
 	q := db.New(pool)

@@ -77,10 +77,8 @@ type RawFilters struct {
 // ValidateQuery checks a question: present, not over-long, valid UTF-8.
 func ValidateQuery(q string) error {
 	switch {
-	case !utf8.ValidString(q):
-		return invalid("query is not valid UTF-8 text")
-	case strings.ContainsRune(q, 0):
-		return invalid("query contains a NUL character (U+0000), which text cannot hold")
+	case TextProblem(q) != "":
+		return invalid("query %s", TextProblem(q))
 	case strings.TrimSpace(q) == "":
 		return invalid("query is empty: ask a question or give search terms")
 	case utf8.RuneCountInString(q) > MaxQueryLength:
@@ -127,13 +125,18 @@ func ParseFilters(r RawFilters) (Filters, error) {
 	if len(keys) > MaxProjectKeys {
 		return f, invalid("a search names %d projects; the limit is %d", len(keys), MaxProjectKeys)
 	}
-	for _, list := range [][]string{keys, r.Tags, r.SourceTypes, r.CanonicalTypes, r.Statuses, r.EvidenceTiers, r.DocIDs} {
-		if len(list) > MaxFilterValues {
-			return f, invalid("a filter lists %d values; the limit is %d per filter", len(list), MaxFilterValues)
+	lists := []struct {
+		field  string
+		values []string
+	}{{"project_keys", keys}, {"tags", r.Tags}, {"source_types", r.SourceTypes}, {"canonical_types", r.CanonicalTypes},
+		{"statuses", r.Statuses}, {"evidence_tiers", r.EvidenceTiers}, {"doc_ids", r.DocIDs}}
+	for _, l := range lists {
+		if len(l.values) > MaxFilterValues {
+			return f, invalid("%s lists %d values; the limit is %d per filter", l.field, len(l.values), MaxFilterValues)
 		}
-		for _, v := range list {
-			if !utf8.ValidString(v) || strings.TrimSpace(v) == "" || strings.ContainsRune(v, 0) {
-				return f, invalid("filter values must be non-empty UTF-8 text without NUL characters")
+		for _, v := range l.values {
+			if err := ValidateName("a value of "+l.field, v); err != nil {
+				return f, err
 			}
 		}
 	}

@@ -404,10 +404,8 @@ func (s *Service) run(ctx context.Context, actor, op, project string, slugs []st
 	if actor == "" {
 		return Change{}, invalidf("no actor: every lifecycle change records who made it")
 	}
-	for _, slug := range slugs {
-		if slug == "" {
-			return Change{}, invalidf("a document slug is required")
-		}
+	if err := validateNames(project, slugs...); err != nil {
+		return Change{}, err
 	}
 	ch := Change{Operation: op, Project: project, Slug: slugs[0], Actor: actor}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -608,10 +606,21 @@ func requireCanonical(d *document) error {
 	return nil
 }
 
-func projectID(ctx context.Context, q *db.Queries, key string) (int64, error) {
-	if key == "" {
-		return 0, invalidf("a project key is required")
+// validateNames checks the project key and slugs an operation names before a
+// statement binds them (the CLI, the Connect API and the MCP tools all come here).
+func validateNames(project string, slugs ...string) error {
+	if err := domain.ValidateProjectKey(project); err != nil {
+		return err
 	}
+	for _, slug := range slugs {
+		if err := domain.ValidateSlug(slug); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func projectID(ctx context.Context, q *db.Queries, key string) (int64, error) {
 	p, err := q.ProjectGetByKey(ctx, key)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, &domain.NotFoundError{Message: fmt.Sprintf("unknown project %q (canon projects lists them)", key)}
@@ -654,8 +663,8 @@ func (s *Service) Graph(ctx context.Context, project, slug string) (Graph, error
 }
 
 func (s *Service) graph(ctx context.Context, project, slug string) (Graph, error) {
-	if slug == "" {
-		return Graph{}, invalidf("a document slug is required")
+	if err := validateNames(project, slug); err != nil {
+		return Graph{}, err
 	}
 	q := db.New(postgres.ReadPool(ctx, s.pool))
 	pid, err := projectID(ctx, q, project)

@@ -533,6 +533,16 @@ func TestErrors(t *testing.T) {
 		{"bad priority", err2(e.svc.Promote(ctx, "a", lifecycle.PromoteRequest{Project: project, Slug: "mod-x", Type: "decision", Status: "accepted", Priority: &prio})), false},
 		{"self supersede", err2(e.svc.Supersede(ctx, "a", project, "dec-v1", "dec-v1")), false},
 		{"no actor", err2(e.svc.Archive(ctx, "", project, "mod-x")), false},
+		// Text the database cannot hold is the caller's mistake, not a failed statement.
+		{"NUL in a slug", err2(e.svc.Deprecate(ctx, "a", project, "a\x00b")), false},
+		{"invalid UTF-8 in a slug", err2(e.svc.Archive(ctx, "a", project, "\xff")), false},
+		{"NUL in a project key", err2(e.svc.Deprecate(ctx, "a", "plat\x00form", "mod-x")), false},
+		{"invalid UTF-8 in the new slug", err2(e.svc.Supersede(ctx, "a", project, "dec-v1", "\xff")), false},
+		{"NUL in the decision", err2(e.svc.Reject(ctx, "a", project, "note-raw", "dec\x00")), false},
+		{"NUL in a promoted slug", err2(e.svc.Promote(ctx, "a", lifecycle.PromoteRequest{Project: project, Slug: "a\x00", Type: "decision", Status: "accepted"})), false},
+		{"graph of a slug that is not UTF-8", err3(e.svc.Graph(ctx, project, "\xff")), false},
+		{"graph in a project key with NUL", err3(e.svc.Graph(ctx, "plat\x00form", "mod-x")), false},
+		{"empty project key", err2(e.svc.Deprecate(ctx, "a", "", "mod-x")), false},
 	}
 	for _, c := range cases {
 		var nf *domain.NotFoundError

@@ -99,6 +99,30 @@ func TestCanonServiceErrorCodes(t *testing.T) {
 				Slug: "dana", CanonicalType: "standard", Status: "accepted"}))
 			return err
 		}, connect.CodeInvalidArgument},
+		// A NUL is valid UTF-8 on the wire but not text PostgreSQL can hold.
+		{"NUL in graph show's slug", func() error {
+			_, err := c.ShowGraph(ctx, connect.NewRequest(&canonv1.ShowGraphRequest{ProjectKey: "platform", Slug: "a\x00b"}))
+			return err
+		}, connect.CodeInvalidArgument},
+		{"NUL in a project key", func() error {
+			_, err := c.Deprecate(ctx, connect.NewRequest(&canonv1.DeprecateRequest{ProjectKey: "plat\x00form", Slug: "dec-cache-v1"}))
+			return err
+		}, connect.CodeInvalidArgument},
+		{"NUL in supersede's new slug", func() error {
+			_, err := c.Supersede(ctx, connect.NewRequest(&canonv1.SupersedeRequest{ProjectKey: "platform",
+				OldSlug: "dec-cache-v1", NewSlug: "a\x00b"}))
+			return err
+		}, connect.CodeInvalidArgument},
+		{"NUL in reject's decision", func() error {
+			_, err := c.Reject(ctx, connect.NewRequest(&canonv1.RejectRequest{ProjectKey: "platform",
+				Slug: "note-cache-musings", DecisionSlug: "a\x00b"}))
+			return err
+		}, connect.CodeInvalidArgument},
+		{"NUL in promote's slug", func() error {
+			_, err := c.Promote(ctx, connect.NewRequest(&canonv1.PromoteRequest{ProjectKey: "platform",
+				Slug: "a\x00b", CanonicalType: "standard", Status: "accepted"}))
+			return err
+		}, connect.CodeInvalidArgument},
 		{"supersede cycle", func() error {
 			_, err := c.Supersede(ctx, connect.NewRequest(&canonv1.SupersedeRequest{ProjectKey: "platform",
 				OldSlug: "dec-cache-v2", NewSlug: "dec-cache-v1"}))

@@ -396,6 +396,19 @@ func TestUIChat(t *testing.T) {
 		if res.StatusCode != http.StatusNotFound {
 			t.Errorf("unknown document: status %d", res.StatusCode)
 		}
+		// A path that is not text PostgreSQL can hold is the caller's mistake.
+		for path, want := range map[string]string{
+			"/api/doc/platform/a%00b": `slug \"a\\x00b\" contains a NUL character`,
+			"/api/doc/platform/%ff":   `slug \"\\xff\" is not valid UTF-8 text`,
+			"/api/doc/%ff/x":          `project key \"\\xff\" is not valid UTF-8 text`,
+		} {
+			res := getURL(t, srv.URL+path)
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if res.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), want) {
+				t.Errorf("%s: status %d %s, want 400 with %s", path, res.StatusCode, b, want)
+			}
+		}
 		for _, path := range []string{"/app/chat", "/app/doc/platform/dec-cache-v2", "/app/gaps"} {
 			res := getURL(t, srv.URL+path)
 			b, _ := io.ReadAll(res.Body)
