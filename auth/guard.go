@@ -255,7 +255,7 @@ func Authorize(ctx context.Context, role domain.Role, projects ...string) error 
 	}
 	for _, project := range projects {
 		if !p.MayUse(project) {
-			return connect.NewError(connect.CodePermissionDenied, fmt.Errorf("this key may not use project %q", project))
+			return connect.NewError(connect.CodePermissionDenied, fmt.Errorf("this key may not use project %s", domain.Quote(project)))
 		}
 	}
 	return nil

@@ -60,12 +60,12 @@ func (r *NewKeyRequest) validate() (domain.Role, error) {
 	}
 	for _, p := range r.Projects {
 		if !ingest.ValidProjectKey(p) {
-			return "", &domain.InvalidError{Message: fmt.Sprintf("project %q is not a project key: lowercase letters, digits, '-', '_' or '.'", p)}
+			return "", &domain.InvalidError{Message: fmt.Sprintf("project %s is not a project key: lowercase letters, digits, '-', '_' or '.'", domain.Quote(p))}
 		}
 	}
 	for _, g := range r.Groups {
 		if !domain.ValidGroup(g) {
-			return "", &domain.InvalidError{Message: fmt.Sprintf("group %q must be 1-63 letters, digits, '_', '.', ':' or '-'", g)}
+			return "", &domain.InvalidError{Message: fmt.Sprintf("group %s must be 1-63 letters, digits, '_', '.', ':' or '-'", domain.Quote(g))}
 		}
 	}
 	r.Name = strings.TrimSpace(r.Name)
@@ -152,7 +152,7 @@ func (s *Store) Revoke(ctx context.Context, id string) (KeyInfo, error) {
 func parseID(id string) (pgtype.UUID, error) {
 	var uid pgtype.UUID
 	if err := uid.Scan(id); err != nil {
-		return uid, &domain.InvalidError{Message: fmt.Sprintf("%q is not a key id (a UUID, as canon keys list shows)", id)}
+		return uid, &domain.InvalidError{Message: fmt.Sprintf("%s is not a key id (a UUID, as canon keys list shows)", domain.Quote(id))}
 	}
 	return uid, nil
 }

@@ -323,7 +323,7 @@ func validate(req *domain.ChatRequest) error {
 	}
 	for i, t := range req.History {
 		if t.Role != "user" && t.Role != "assistant" {
-			return &domain.InvalidError{Message: fmt.Sprintf("history[%d].role must be user or assistant (got %q)", i, t.Role)}
+			return &domain.InvalidError{Message: fmt.Sprintf("history[%d].role must be user or assistant (got %s)", i, domain.Quote(t.Role))}
 		}
 		if !utf8.ValidString(t.Content) || strings.ContainsRune(t.Content, 0) || utf8.RuneCountInString(t.Content) > maxTurnLength {
 			return &domain.InvalidError{Message: fmt.Sprintf("history[%d].content must be UTF-8 text of at most %d characters", i, maxTurnLength)}

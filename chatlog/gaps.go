@@ -45,7 +45,7 @@ func contentGaps(ctx context.Context, pool *pgxpool.Pool, projectKey string, lim
 	q := db.New(pool)
 	project, err := q.ProjectGetByKey(ctx, projectKey)
 	if err != nil {
-		return nil, &domain.NotFoundError{Message: fmt.Sprintf("unknown project %q", projectKey)}
+		return nil, &domain.NotFoundError{Message: fmt.Sprintf("unknown project %s", domain.Quote(projectKey))}
 	}
 	viewer := domain.PrincipalFrom(ctx)
 	rows, err := q.ContentGapList(ctx, db.ContentGapListParams{ProjectID: project.ID, RowLimit: int32(limit),

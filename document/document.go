@@ -53,7 +53,7 @@ func Read(ctx context.Context, pool *pgxpool.Pool, project, slug string) (*Docum
 	}
 	viewer := domain.PrincipalFrom(ctx)
 	q := db.New(pool)
-	missing := &domain.NotFoundError{Message: fmt.Sprintf("no document %q in project %s", slug, project)}
+	missing := &domain.NotFoundError{Message: fmt.Sprintf("no document %s in project %s", domain.Quote(slug), project)}
 	// The project first, so the read names its project_id (one shard on Citus).
 	p, err := q.ProjectGetByKey(ctx, project)
 	if errors.Is(err, pgx.ErrNoRows) {

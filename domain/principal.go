@@ -25,7 +25,7 @@ var Roles = []Role{RoleReader, RoleEditor, RoleAdmin}
 func ParseRole(s string) (Role, error) {
 	r := Role(s)
 	if !slices.Contains(Roles, r) {
-		return "", invalid("unknown role %q: use reader, editor or admin", s)
+		return "", invalid("unknown role %s: use reader, editor or admin", Quote(s))
 	}
 	return r, nil
 }

@@ -107,7 +107,7 @@ func ValidateFusion(fusion, def string) (string, error) {
 		return FusionWeighted, nil
 	}
 	if !slices.Contains(fusions, fusion) {
-		return "", invalid("unknown fusion %q: use one of %s", fusion, strings.Join(fusions, ", "))
+		return "", invalid("unknown fusion %s: use one of %s", Quote(fusion), strings.Join(fusions, ", "))
 	}
 	return fusion, nil
 }
@@ -128,14 +128,16 @@ func ParseFilters(r RawFilters) (Filters, error) {
 	lists := []struct {
 		field  string
 		values []string
-	}{{"project_keys", keys}, {"tags", r.Tags}, {"source_types", r.SourceTypes}, {"canonical_types", r.CanonicalTypes},
-		{"statuses", r.Statuses}, {"evidence_tiers", r.EvidenceTiers}, {"doc_ids", r.DocIDs}}
+		limit  int
+	}{{"project_keys", keys, MaxValueBytes}, {"tags", r.Tags, MaxValueBytes}, {"source_types", r.SourceTypes, MaxValueBytes},
+		{"canonical_types", r.CanonicalTypes, MaxValueBytes}, {"statuses", r.Statuses, MaxValueBytes},
+		{"evidence_tiers", r.EvidenceTiers, MaxValueBytes}, {"doc_ids", r.DocIDs, MaxSlugBytes}}
 	for _, l := range lists {
 		if len(l.values) > MaxFilterValues {
 			return f, invalid("%s lists %d values; the limit is %d per filter", l.field, len(l.values), MaxFilterValues)
 		}
 		for _, v := range l.values {
-			if err := ValidateName("a value of "+l.field, v); err != nil {
+			if err := ValidateName("a value of "+l.field, v, l.limit); err != nil {
 				return f, err
 			}
 		}
@@ -174,7 +176,7 @@ func ParseFilters(r RawFilters) (Filters, error) {
 			return f, invalid("doc_ids_mode \"filter\" needs at least one doc_id")
 		}
 	default:
-		return f, invalid("unknown doc_ids_mode %q: use boost or filter", r.DocIDsMode)
+		return f, invalid("unknown doc_ids_mode %s: use boost or filter", Quote(r.DocIDsMode))
 	}
 	return f, nil
 }
@@ -182,7 +184,7 @@ func ParseFilters(r RawFilters) (Filters, error) {
 func oneOf(field string, values, allowed []string) error {
 	for _, v := range values {
 		if !slices.Contains(allowed, v) {
-			return invalid("unknown value %q in %s: use %s", v, field, strings.Join(allowed, ", "))
+			return invalid("unknown value %s in %s: use %s", Quote(v), field, strings.Join(allowed, ", "))
 		}
 	}
 	return nil
@@ -194,7 +196,7 @@ func parseDate(field, s string) (*time.Time, error) {
 	}
 	t, err := time.Parse(time.DateOnly, s)
 	if err != nil {
-		return nil, invalid("%s must be a date as YYYY-MM-DD (got %q)", field, s)
+		return nil, invalid("%s must be a date as YYYY-MM-DD (got %s)", field, Quote(s))
 	}
 	return &t, nil
 }

@@ -161,12 +161,12 @@ func ValidProjectKey(key string) bool { return projectKeyPattern.MatchString(key
 func projectRefusal(ctx context.Context, project string, opts Options) string {
 	switch {
 	case !ValidProjectKey(project):
-		return fmt.Sprintf("invalid project %q: use lowercase letters, digits, '-', '_' or '.'", project)
+		return fmt.Sprintf("invalid project %s: use lowercase letters, digits, '-', '_' or '.'", domain.Quote(project))
 	case opts.ProjectOnly && project != opts.Project:
-		return fmt.Sprintf("the frontmatter names project %q, but this request ingests into project %q: "+
-			"send the file in a request for %q, or remove its `project:`", project, opts.Project, project)
+		return fmt.Sprintf("the frontmatter names project %s, but this request ingests into project %q: "+
+			"send the file in a request for that project, or remove its `project:`", domain.Quote(project), opts.Project)
 	case !domain.PrincipalFrom(ctx).MayUse(project):
-		return fmt.Sprintf("the frontmatter names project %q, which this key may not use", project)
+		return fmt.Sprintf("the frontmatter names project %s, which this key may not use", domain.Quote(project))
 	}
 	return ""
 }
@@ -189,7 +189,7 @@ func (in *Ingester) Ingest(ctx context.Context, files []File, opts Options) (Res
 	docs, sidecars, orphans := pairSidecars(files)
 	res := Result{Files: len(docs)}
 	if !ValidProjectKey(opts.Project) {
-		return res, fmt.Errorf("invalid project key %q: use lowercase letters, digits, '-', '_' or '.'", opts.Project)
+		return res, fmt.Errorf("invalid project key %s: use lowercase letters, digits, '-', '_' or '.'", domain.Quote(opts.Project))
 	}
 	if opts.Language != "" {
 		code, err := language.Normalize(opts.Language)

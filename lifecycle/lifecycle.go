@@ -120,10 +120,10 @@ type PromoteRequest struct {
 // promoted, and a document becomes a rejected approach only as Reject allows.
 func (s *Service) Promote(ctx context.Context, actor string, r PromoteRequest) (Change, error) {
 	if !domain.IsNodeType(r.Type) {
-		return Change{}, invalidf("unknown canonical type %q (one of %v)", r.Type, domain.NodeTypes())
+		return Change{}, invalidf("unknown canonical type %s (one of %v)", domain.Quote(r.Type), domain.NodeTypes())
 	}
 	if !domain.IsStatus(r.Status) {
-		return Change{}, invalidf("unknown status %q (one of %v)", r.Status, domain.Statuses())
+		return Change{}, invalidf("unknown status %s (one of %v)", domain.Quote(r.Status), domain.Statuses())
 	}
 	if r.Priority != nil && (*r.Priority < 0 || *r.Priority > 100) {
 		return Change{}, invalidf("retrieval priority must be between 0 and 100 (got %d)", *r.Priority)
@@ -150,7 +150,7 @@ func (s *Service) Promote(ctx context.Context, actor string, r PromoteRequest) (
 // (accepted or active): a draft is not yet, a retired document no longer.
 func (s *Service) Supersede(ctx context.Context, actor, project, oldSlug, newSlug string) (Change, error) {
 	if oldSlug == newSlug {
-		return Change{}, invalidf("a document cannot supersede itself (%s)", oldSlug)
+		return Change{}, invalidf("a document cannot supersede itself (%s)", domain.Quote(oldSlug))
 	}
 	return s.run(ctx, actor, OpSupersede, project, []string{oldSlug, newSlug}, func(t *txn, docs map[string]*document) (*plan, error) {
 		oldDoc, newDoc := docs[oldSlug], docs[newSlug]
@@ -322,7 +322,7 @@ func (s *Service) Reject(ctx context.Context, actor, project, slug, decision str
 		return Change{}, invalidf("name the decision the approach was rejected for")
 	}
 	if slug == decision {
-		return Change{}, invalidf("a document cannot be a rejected approach of itself (%s)", slug)
+		return Change{}, invalidf("a document cannot be a rejected approach of itself (%s)", domain.Quote(slug))
 	}
 	return s.run(ctx, actor, OpReject, project, []string{slug, decision}, func(t *txn, docs map[string]*document) (*plan, error) {
 		d, dec := docs[slug], docs[decision]
@@ -427,7 +427,7 @@ func (s *Service) run(ctx context.Context, actor, op, project string, slugs []st
 		}
 		for _, slug := range slugs {
 			if docs[slug] == nil {
-				return &domain.NotFoundError{Message: fmt.Sprintf("no document %q in project %s", slug, project)}
+				return &domain.NotFoundError{Message: fmt.Sprintf("no document %s in project %s", domain.Quote(slug), project)}
 			}
 		}
 		t := &txn{ctx: ctx, q: q, projectID: projectID, viewer: viewer}
@@ -623,7 +623,7 @@ func validateNames(project string, slugs ...string) error {
 func projectID(ctx context.Context, q *db.Queries, key string) (int64, error) {
 	p, err := q.ProjectGetByKey(ctx, key)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, &domain.NotFoundError{Message: fmt.Sprintf("unknown project %q (canon projects lists them)", key)}
+		return 0, &domain.NotFoundError{Message: fmt.Sprintf("unknown project %s (canon projects lists them)", domain.Quote(key))}
 	}
 	if err != nil {
 		return 0, err
@@ -675,7 +675,7 @@ func (s *Service) graph(ctx context.Context, project, slug string) (Graph, error
 	d, err := q.GraphDocument(ctx, db.GraphDocumentParams{ProjectID: pid, Slug: slug,
 		AccessAll: viewer.AllDocuments, AccessGroups: viewer.DocumentGroups()})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Graph{}, &domain.NotFoundError{Message: fmt.Sprintf("no document %q in project %s", slug, project)}
+		return Graph{}, &domain.NotFoundError{Message: fmt.Sprintf("no document %s in project %s", domain.Quote(slug), project)}
 	}
 	if err != nil {
 		return Graph{}, err

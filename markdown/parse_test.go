@@ -188,6 +188,9 @@ func TestErrors(t *testing.T) {
 		{"lone opening line", "a.md", "---", `a.md:1: unterminated frontmatter: no closing "---"`},
 		{"empty slug from path", ".md", "text", `.md:1: empty slug (from the file path; set "id:" in the frontmatter)`},
 		{"whitespace in path slug", "my notes/x.md", "text", `my notes/x.md:1: slug "my notes/x" contains whitespace (from the file path; set "id:" in the frontmatter)`},
+		{"NUL in path slug", "a\x00.md", "text", "a\x00.md:1: slug \"a\\x00\" contains a NUL character (U+0000), which text cannot hold (from the file path; set \"id:\" in the frontmatter)"},
+		{"control character in path slug", "a\x01.md", "text", "a\x01.md:1: slug \"a\\x01\" contains a control character (U+0001) (from the file path; set \"id:\" in the frontmatter)"},
+		{"path slug too long", strings.Repeat("p", 600) + ".md", "text", strings.Repeat("p", 600) + `.md:1: slug "` + strings.Repeat("p", 100) + `"… is 600 bytes long; the limit is 512 (from the file path; set "id:" in the frontmatter)`},
 
 		// YAML syntax, mapped to file lines.
 		{"mapping value", "a.md", "---\ntitle: a\ntype: b: c\n---\n", "a.md:3: invalid YAML: mapping values are not allowed in this context"},
@@ -240,6 +243,7 @@ func TestErrors(t *testing.T) {
 		// Slugs.
 		{"empty id", "a.md", "---\nid: ''\n---\n", "a.md:2: id: empty slug"},
 		{"id with whitespace", "a.md", "---\nid: dec cache\n---\n", `a.md:2: id: slug "dec cache" contains whitespace`},
+		{"id too long", "a.md", "---\nid: " + strings.Repeat("i", 513) + "\n---\n", `a.md:2: id: slug "` + strings.Repeat("i", 100) + `"… is 513 bytes long; the limit is 512`},
 
 		// Type-specific keys.
 		{"aliases on a decision", "a.md", "---\ntype: decision\naliases: [x]\n---\n", "a.md:3: aliases is only allowed on entity pages (type: person, team, project)"},

@@ -5,6 +5,8 @@ import (
 	"path"
 	"strings"
 	"unicode"
+
+	"github.com/canonkb/canon/domain"
 )
 
 // NormalizeSlug is the form every slug is compared in: trimmed, lower-cased,
@@ -19,13 +21,22 @@ func NormalizeSlug(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// checkSlug says what is wrong with a normalised slug, or "".
+// checkSlug says what is wrong with a normalised slug, or "": a request must be
+// able to name every stored slug (domain.ValidateSlug), and a slug is one word.
 func checkSlug(s string) string {
 	if s == "" {
 		return "empty slug"
 	}
-	if i := strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }); i >= 0 {
-		return fmt.Sprintf("slug %q contains whitespace", s)
+	if err := domain.ValidateSlug(s); err != nil {
+		return err.Error()
+	}
+	for _, r := range s {
+		switch {
+		case unicode.IsSpace(r):
+			return fmt.Sprintf("slug %s contains whitespace", domain.Quote(s))
+		case unicode.IsControl(r):
+			return fmt.Sprintf("slug %s contains a control character (%U)", domain.Quote(s), r)
+		}
 	}
 	return ""
 }

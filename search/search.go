@@ -334,7 +334,7 @@ func (s *Searcher) lookUpProjects(ctx context.Context, keys []string) ([]int64, 
 		return nil, err
 	}
 	if len(unknown) > 0 {
-		return nil, &domain.NotFoundError{Message: fmt.Sprintf("unknown project %q (canon projects lists them)", unknown[0])}
+		return nil, &domain.NotFoundError{Message: fmt.Sprintf("unknown project %s (canon projects lists them)", domain.Quote(unknown[0]))}
 	}
 	return ids, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"connectrpc.com/connect"
@@ -123,6 +124,15 @@ func TestCanonServiceErrorCodes(t *testing.T) {
 				Slug: "a\x00b", CanonicalType: "standard", Status: "accepted"}))
 			return err
 		}, connect.CodeInvalidArgument},
+		// A megabyte slug is refused, and not echoed back whole.
+		{"megabyte slug", func() error {
+			_, err := c.ShowGraph(ctx, connect.NewRequest(&canonv1.ShowGraphRequest{ProjectKey: "platform", Slug: strings.Repeat("s", 1_000_000)}))
+			return err
+		}, connect.CodeInvalidArgument},
+		{"megabyte project key", func() error {
+			_, err := c.Archive(ctx, connect.NewRequest(&canonv1.ArchiveRequest{ProjectKey: strings.Repeat("p", 1_000_000), Slug: "x"}))
+			return err
+		}, connect.CodeInvalidArgument},
 		{"supersede cycle", func() error {
 			_, err := c.Supersede(ctx, connect.NewRequest(&canonv1.SupersedeRequest{ProjectKey: "platform",
 				OldSlug: "dec-cache-v2", NewSlug: "dec-cache-v1"}))
@@ -138,6 +148,9 @@ func TestCanonServiceErrorCodes(t *testing.T) {
 			}
 			if ce.Message() == "" {
 				t.Error("the caller's mistake should keep its message")
+			}
+			if len(ce.Message()) > 500 {
+				t.Errorf("a message of %d bytes: %.200s", len(ce.Message()), ce.Message())
 			}
 		})
 	}

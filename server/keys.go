@@ -61,7 +61,7 @@ func (h *keyHandler) RevokeKey(ctx context.Context, req *connect.Request[canonv1
 	var notFound *domain.NotFoundError
 	if (err == nil && !managesKey(p, k)) || (errors.As(err, &notFound) && !p.AllProjects) {
 		// A key outside the admin's projects and no key at all look the same.
-		return nil, connect.NewError(connect.CodePermissionDenied, fmt.Errorf("this key may not manage key %q", req.Msg.GetId()))
+		return nil, connect.NewError(connect.CodePermissionDenied, fmt.Errorf("this key may not manage key %s", domain.Quote(req.Msg.GetId())))
 	}
 	if err != nil {
 		return nil, toConnect(ctx, h.log, "revoke key", err)

@@ -138,6 +138,7 @@ func TestSearchOverConnectGRPCAndGRPCWeb(t *testing.T) {
 func TestErrorsAreTypedConnectCodes(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
+	mega := strings.Repeat("d", 1_000_000)
 	c := canonv1connect.NewSearchServiceClient(srv.Client(), srv.URL)
 	cases := []struct {
 		req  *canonv1.SearchRequest
@@ -147,12 +148,18 @@ func TestErrorsAreTypedConnectCodes(t *testing.T) {
 		{&canonv1.SearchRequest{Query: "x", Filters: &canonv1.Filters{ProjectKeys: []string{"platform"}}, Options: &canonv1.SearchOptions{Limit: 500}}, connect.CodeInvalidArgument},
 		{&canonv1.SearchRequest{Query: "x", Filters: &canonv1.Filters{ProjectKeys: []string{"platform"}}, Options: &canonv1.SearchOptions{Fusion: "magic"}}, connect.CodeInvalidArgument},
 		{&canonv1.SearchRequest{Query: "x", Filters: &canonv1.Filters{ProjectKeys: []string{"nope"}}}, connect.CodeNotFound},
+		// A megabyte value is refused or quoted cut short, never echoed whole.
+		{&canonv1.SearchRequest{Query: "x", Filters: &canonv1.Filters{ProjectKeys: []string{"platform"}, DateFrom: mega}}, connect.CodeInvalidArgument},
+		{&canonv1.SearchRequest{Query: "x", Filters: &canonv1.Filters{ProjectKeys: []string{"platform"}, Statuses: []string{mega}}}, connect.CodeInvalidArgument},
+		{&canonv1.SearchRequest{Query: "x", Filters: &canonv1.Filters{ProjectKeys: []string{"platform"}, Tags: []string{mega}}}, connect.CodeInvalidArgument},
+		{&canonv1.SearchRequest{Query: "x", Filters: &canonv1.Filters{ProjectKeys: []string{mega}}}, connect.CodeInvalidArgument},
+		{&canonv1.SearchRequest{Query: "x", Filters: &canonv1.Filters{ProjectKeys: []string{"platform"}}, Options: &canonv1.SearchOptions{Fusion: mega}}, connect.CodeInvalidArgument},
 	}
 	for _, tc := range cases {
 		_, err := c.Search(context.Background(), connect.NewRequest(tc.req))
 		var ce *connect.Error
-		if !errors.As(err, &ce) || ce.Code() != tc.code || ce.Message() == "" {
-			t.Errorf("%+v: got %v, want %v with a message", tc.req, err, tc.code)
+		if !errors.As(err, &ce) || ce.Code() != tc.code || ce.Message() == "" || len(ce.Message()) > 500 {
+			t.Errorf("%.300v: got %.300v, want %v with a short message", tc.req, err, tc.code)
 		}
 	}
 

@@ -143,7 +143,7 @@ func decodeUIChat(w http.ResponseWriter, r *http.Request) (*canonv1.ChatRequest,
 	var turns []*canonv1.Turn
 	for i, m := range in.Messages {
 		if m.Role != "user" && m.Role != "assistant" {
-			return nil, fmt.Errorf("messages[%d].role must be user or assistant (got %q)", i, m.Role)
+			return nil, fmt.Errorf("messages[%d].role must be user or assistant (got %s)", i, domain.Quote(m.Role))
 		}
 		text := messageText(m)
 		if text == "" {

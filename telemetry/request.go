@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+
+	"github.com/canonkb/canon/domain"
 )
 
 // RequestIDHeader carries a request's id in and out; a caller's id is kept when it is sane.
@@ -41,11 +43,16 @@ func RequestID(ctx context.Context) string {
 	return ""
 }
 
+// maxLoggedProject bounds the project field of a request's log line: the names
+// come from the request before it is validated, and a search's 16 project keys
+// of at most 63 bytes fit.
+const maxLoggedProject = 1024
+
 // SetProject records the request's project for its log line.
 func SetProject(ctx context.Context, project string) {
 	if info := infoFrom(ctx); info != nil && project != "" {
 		info.mu.Lock()
-		info.project = project
+		info.project = domain.Clip(project, maxLoggedProject)
 		info.mu.Unlock()
 	}
 }
