@@ -491,15 +491,7 @@ const maxLoggedError = 1000
 // logError is err's text for the chat log: provider errors are redacted by the
 // llm package (no key, no URL, no body), and long ones are cut.
 func logError(err error) string {
-	msg := err.Error()
-	if len(msg) <= maxLoggedError {
-		return msg
-	}
-	cut := maxLoggedError
-	for cut > 0 && !utf8.RuneStart(msg[cut]) {
-		cut--
-	}
-	return msg[:cut] + "…"
+	return domain.Clip(err.Error(), maxLoggedError)
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

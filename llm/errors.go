@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/canonkb/canon/domain"
 )
 
 // ProviderError is a failure reported by, or on the way to, a remote provider.
@@ -137,15 +138,7 @@ func errorFromTransport(provider string, red redactor, err error, gotResponse bo
 }
 
 func trimMessage(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= maxServerMessage {
-		return s
-	}
-	cut := maxServerMessage
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+	return domain.Clip(strings.Join(strings.Fields(s), " "), maxServerMessage)
 }
 
 // parseErrorBody extracts the error type and message from the JSON error bodies
