@@ -72,8 +72,11 @@ func (r *NewKeyRequest) validate() (domain.Role, error) {
 	if r.Name == "" {
 		r.Name = string(role) + " key for " + strings.Join(r.Projects, ", ")
 	}
-	if len(r.Name) > maxKeyNameLen || strings.ContainsRune(r.Name, 0) {
-		return "", &domain.InvalidError{Message: fmt.Sprintf("the key's name must be at most %d bytes of text", maxKeyNameLen)}
+	if p := domain.TextProblem(r.Name); p != "" {
+		return "", &domain.InvalidError{Message: fmt.Sprintf("the key's name %s %s", domain.Quote(r.Name), p)}
+	}
+	if len(r.Name) > maxKeyNameLen {
+		return "", &domain.InvalidError{Message: fmt.Sprintf("the key's name is %d bytes long; the limit is %d", len(r.Name), maxKeyNameLen)}
 	}
 	r.Projects = sortedUnique(r.Projects)
 	r.Groups = sortedUnique(r.Groups)

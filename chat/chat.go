@@ -309,10 +309,8 @@ func (s *Service) Answer(ctx context.Context, req *domain.ChatRequest, acceptLan
 func validate(req *domain.ChatRequest) error {
 	q := req.Question
 	switch {
-	case !utf8.ValidString(q):
-		return &domain.InvalidError{Message: "question is not valid UTF-8 text"}
-	case strings.ContainsRune(q, 0):
-		return &domain.InvalidError{Message: "question contains a NUL character (U+0000), which text cannot hold"}
+	case domain.TextProblem(q) != "":
+		return &domain.InvalidError{Message: "question " + domain.TextProblem(q)}
 	case strings.TrimSpace(q) == "":
 		return &domain.InvalidError{Message: "question is empty"}
 	case utf8.RuneCountInString(q) > domain.MaxQueryLength:
@@ -325,8 +323,11 @@ func validate(req *domain.ChatRequest) error {
 		if t.Role != "user" && t.Role != "assistant" {
 			return &domain.InvalidError{Message: fmt.Sprintf("history[%d].role must be user or assistant (got %s)", i, domain.Quote(t.Role))}
 		}
-		if !utf8.ValidString(t.Content) || strings.ContainsRune(t.Content, 0) || utf8.RuneCountInString(t.Content) > maxTurnLength {
-			return &domain.InvalidError{Message: fmt.Sprintf("history[%d].content must be UTF-8 text of at most %d characters", i, maxTurnLength)}
+		if p := domain.TextProblem(t.Content); p != "" {
+			return &domain.InvalidError{Message: fmt.Sprintf("history[%d].content %s", i, p)}
+		}
+		if n := utf8.RuneCountInString(t.Content); n > maxTurnLength {
+			return &domain.InvalidError{Message: fmt.Sprintf("history[%d].content is %d characters long; the limit is %d", i, n, maxTurnLength)}
 		}
 	}
 	return nil

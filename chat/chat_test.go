@@ -501,17 +501,26 @@ func TestInvalidChatRequests(t *testing.T) {
 	for i := range long {
 		long[i] = domain.Turn{Role: "user", Content: "hi"}
 	}
-	cases := map[string]*domain.ChatRequest{
-		"empty":        ask("   "),
-		"too long":     ask(strings.Repeat("x", 4001)),
-		"history":      {Question: "q", History: long, Filters: domain.RawFilters{ProjectKeys: []string{"platform"}}},
-		"role":         {Question: "q", History: []domain.Turn{{Role: "system", Content: "x"}}, Filters: domain.RawFilters{ProjectKeys: []string{"platform"}}},
-		"bad filter":   {Question: "q", Filters: domain.RawFilters{ProjectKeys: []string{"platform"}, Statuses: []string{"done"}}},
-		"invalid utf8": ask("caf\xe9"),
+	platform := domain.RawFilters{ProjectKeys: []string{"platform"}}
+	cases := map[string]struct {
+		req  *domain.ChatRequest
+		want string
+	}{
+		"empty":        {ask("   "), "question is empty"},
+		"too long":     {ask(strings.Repeat("x", 4001)), "question is 4001 characters long; the limit is 4000"},
+		"history":      {&domain.ChatRequest{Question: "q", History: long, Filters: platform}, "history has 51 turns; the limit is 50"},
+		"role":         {&domain.ChatRequest{Question: "q", History: []domain.Turn{{Role: "system", Content: "x"}}, Filters: platform}, `history[0].role must be user or assistant (got "system")`},
+		"bad filter":   {&domain.ChatRequest{Question: "q", Filters: domain.RawFilters{ProjectKeys: []string{"platform"}, Statuses: []string{"done"}}}, `unknown value "done" in statuses`},
+		"invalid utf8": {ask("caf\xe9"), "question is not valid UTF-8 text"},
+		"NUL":          {ask("a\x00b"), "question contains a NUL character"},
+		// Each says what is wrong with the turn, not a list of every rule.
+		"NUL in history":          {&domain.ChatRequest{Question: "q", History: []domain.Turn{{Role: "user", Content: "a\x00b"}}, Filters: platform}, "history[0].content contains a NUL character (U+0000)"},
+		"invalid utf8 in history": {&domain.ChatRequest{Question: "q", History: []domain.Turn{{Role: "user", Content: "\xff"}}, Filters: platform}, "history[0].content is not valid UTF-8 text"},
+		"long history turn":       {&domain.ChatRequest{Question: "q", History: []domain.Turn{{Role: "user", Content: strings.Repeat("é", 20001)}}, Filters: platform}, "history[0].content is 20001 characters long; the limit is 20000"},
 	}
-	for name, r := range cases {
-		if _, err := svc.Answer(context.Background(), r, "", chat.Events{}); !domain.IsInvalid(err) {
-			t.Errorf("%s: want InvalidError, got %v", name, err)
+	for name, c := range cases {
+		if _, err := svc.Answer(context.Background(), c.req, "", chat.Events{}); !domain.IsInvalid(err) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: want InvalidError containing %q, got %v", name, c.want, err)
 		}
 	}
 	if fake.calls.Load() != 0 {

@@ -166,6 +166,16 @@ func TestKeyServiceAdmin(t *testing.T) {
 	if _, err := c.CreateKey(ctx, connect.NewRequest(&canonv1.CreateKeyRequest{ProjectKeys: []string{"platform"}, Role: "root"})); codeOf(err) != connect.CodeInvalidArgument {
 		t.Errorf("an unknown role: %v", err)
 	}
+	// A bad name is refused saying what is wrong with it.
+	for name, want := range map[string]string{
+		"a\x00b":                 `the key's name "a\x00b" contains a NUL character (U+0000)`,
+		strings.Repeat("n", 201): "the key's name is 201 bytes long; the limit is 200",
+	} {
+		_, err := c.CreateKey(ctx, connect.NewRequest(&canonv1.CreateKeyRequest{Name: name, ProjectKeys: []string{"platform"}, Role: "reader"}))
+		if codeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), want) {
+			t.Errorf("name %q: %v, want invalid_argument with %q", name, err, want)
+		}
+	}
 	list, err := c.ListKeys(ctx, connect.NewRequest(&canonv1.ListKeysRequest{}))
 	if err != nil {
 		t.Fatal(err)

@@ -388,13 +388,19 @@ func TestIngestAndProjectsRPC(t *testing.T) {
 		Files: []*canonv1.IngestFile{
 			{Path: "a.md", Content: []byte("# Alpha\n\nThe alpha service.\n")},
 			{Path: "b.md", Content: []byte("---\ntype: nonsense\n---\n# B\n")},
+			{Path: "c\x00.md", Content: []byte("# C\n")},
 		},
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Msg.GetCreated() != 1 || len(res.Msg.GetErrors()) != 1 || res.Msg.GetErrors()[0].GetLine() != 2 {
+	errs := res.Msg.GetErrors()
+	if res.Msg.GetCreated() != 1 || len(errs) != 2 || errs[0].GetLine() != 2 {
 		t.Fatalf("%+v", res.Msg)
+	}
+	// A path the slug cannot come from says what is wrong with it.
+	if r := errs[1].GetReason(); !strings.Contains(r, `slug "c\x00" contains a NUL character (U+0000)`) {
+		t.Errorf("NUL in a path: %s", r)
 	}
 	_, err = ic.Ingest(context.Background(), connect.NewRequest(&canonv1.IngestRequest{ProjectKey: "Bad Key"}))
 	if connect.CodeOf(err) != connect.CodeInvalidArgument {
