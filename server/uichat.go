@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -133,6 +134,11 @@ func decodeUIChat(w http.ResponseWriter, r *http.Request) (*canonv1.ChatRequest,
 	if err != nil {
 		return nil, fmt.Errorf("request body is unreadable or larger than %d MiB", maxUIChatBody>>20)
 	}
+	// encoding/json would read each stray byte as U+FFFD: the question would be
+	// answered, and logged, as other text than the one sent.
+	if !utf8.Valid(body) {
+		return nil, errors.New("the request body holds invalid UTF-8: send the conversation as UTF-8 JSON")
+	}
 	var in uiChatRequest
 	if err := json.Unmarshal(body, &in); err != nil {
 		return nil, fmt.Errorf("request body is not the JSON useChat sends ({id, messages, trigger, ...}): %w", err)
@@ -146,14 +152,14 @@ func decodeUIChat(w http.ResponseWriter, r *http.Request) (*canonv1.ChatRequest,
 			return nil, fmt.Errorf("messages[%d].role must be user or assistant (got %s)", i, domain.Quote(m.Role))
 		}
 		text := messageText(m)
-		if text == "" {
+		if text == "" && i < len(in.Messages)-1 {
 			continue // an answer stopped before its first word says nothing to the model
 		}
 		turns = append(turns, &canonv1.Turn{Role: m.Role, Content: text})
 	}
-	last := in.Messages[len(in.Messages)-1]
-	if last.Role != "user" || len(turns) == 0 || turns[len(turns)-1].GetRole() != "user" {
-		return nil, errors.New("the last message must be the user's question, with a text part")
+	// The question itself, even empty: chat's validation says what is wrong with it.
+	if in.Messages[len(in.Messages)-1].Role != "user" {
+		return nil, errors.New("the last message must be the user's question")
 	}
 	history := turns[:len(turns)-1]
 	if len(history) > chat.MaxHistory {

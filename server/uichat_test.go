@@ -360,6 +360,11 @@ func TestUIChat(t *testing.T) {
 			"system role":     {`{"messages":[{"id":"1","role":"system","parts":[{"type":"text","text":"hi"}]}]}`, "role must be user or assistant"},
 			"bad filters":     {`{"messages":[{"id":"1","role":"user","parts":[{"type":"text","text":"hi"}]}],"filters":{"tags":"x"}}`, "filters is not a valid"},
 			"question length": {useChatBody(long), "the limit is"},
+			// As the Chat RPC and /api/kb/chat answer, before the stream starts.
+			"invalid UTF-8":     {"{\"messages\":[{\"id\":\"m1\",\"role\":\"user\",\"parts\":[{\"type\":\"text\",\"text\":\"cache \xff\xfe?\"}]}],\"project\":\"platform\"}", "invalid UTF-8"},
+			"blank question":    {useChatBody("   "), "question is empty"},
+			"question no text":  {`{"messages":[{"id":"1","role":"user","parts":[{"type":"step-start"}]}]}`, "question is empty"},
+			"blank after turns": {useChatBody("q", "a", " \n "), "question is empty"},
 		}
 		for name, c := range cases {
 			t.Run(name, func(t *testing.T) {
