@@ -81,7 +81,7 @@ func (h *chatHandler) jsonChat(w http.ResponseWriter, r *http.Request) {
 	}
 	var req canonv1.ChatRequest
 	if err := (protojson.UnmarshalOptions{}).Unmarshal(body, &req); err != nil {
-		writeJSONError(w, connect.CodeInvalidArgument, "request body is not a valid chat request: "+err.Error())
+		writeJSONError(w, connect.CodeInvalidArgument, protoJSONError("the request body", &req, err).Error())
 		return
 	}
 	projects := filterProjects(req.GetFilters(), req.GetProjectKey())

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -63,5 +64,30 @@ func (strictJSON) Unmarshal(data []byte, message any) error {
 	if len(data) == 0 {
 		return errors.New("the request body is empty: send a JSON object")
 	}
-	return protojson.Unmarshal(data, m)
+	if err := protojson.Unmarshal(data, m); err != nil {
+		return protoJSONError("the request body", m, err)
+	}
+	return nil
+}
+
+// protoJSONText is protojson's error text: "proto: [syntax error ](line L:C): what".
+// The library follows "proto:" with a space or a no-break space, at random, so
+// that no one compares its text; only its parts are read here.
+var protoJSONText = regexp.MustCompile(`^proto:[\s\x{00a0}]*(?:syntax error )?(?:\(line (\d+):(\d+)\): )?(.*)$`)
+
+// protoJSONError words a protojson decode error for a person: the message as the
+// API names it, what is wrong (the field by its JSON name) and where, without
+// the library's prefix. subject is what held the JSON ("the request body").
+func protoJSONError(subject string, m proto.Message, err error) error {
+	what, where := err.Error(), ""
+	if g := protoJSONText.FindStringSubmatch(what); g != nil {
+		what = g[3]
+		if g[1] != "" {
+			where = fmt.Sprintf(" (line %s, column %s)", g[1], g[2])
+		}
+	}
+	if what == "unexpected EOF" {
+		what = "it ends before the JSON does"
+	}
+	return fmt.Errorf("%s is not valid JSON for %s: %s%s", subject, m.ProtoReflect().Descriptor().FullName(), what, where)
 }

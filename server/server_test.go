@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"net/http"
@@ -171,6 +172,11 @@ func TestErrorsAreTypedConnectCodes(t *testing.T) {
 		{`{"query":"rollbacks","filter":{"project_keys":["platform"]}}`, "400 Bad Request", `unknown field \"filter\"`},
 		{`{"query":"rollbacks","filters":{"project_keys":["platform"],"status":["active"]}}`, "400 Bad Request", `unknown field \"status\"`},
 		{``, "400 Bad Request", "the request body is empty"},
+		// A decode error reads as a person's message: the message and the field by
+		// their API names, and where, without the library's or Go's names.
+		{`{"query":123}`, "400 Bad Request", `the request body is not valid JSON for canon.v1.SearchRequest: invalid value for string field query: 123 (line 1, column 10)`},
+		{`{"query":`, "400 Bad Request", `the request body is not valid JSON for canon.v1.SearchRequest: it ends before the JSON does`},
+		{`[1]`, "400 Bad Request", `unexpected token [ (line 1, column 1)`},
 	} {
 		req, err := http.NewRequestWithContext(context.Background(), http.MethodPost,
 			srv.URL+"/"+canonv1connect.SearchServiceName+"/Search", strings.NewReader(tc.body))
@@ -189,6 +195,11 @@ func TestErrorsAreTypedConnectCodes(t *testing.T) {
 		}
 		if res.Status != "200 OK" && !strings.Contains(string(b), `"code":"invalid_argument"`) {
 			t.Errorf("%s: %s, want the code invalid_argument", tc.body, b)
+		}
+		for _, internal := range []string{"proto:", "canonv1.", "unmarshal into"} {
+			if strings.Contains(string(b), internal) {
+				t.Errorf("%s: %s names the implementation (%s)", tc.body, b, internal)
+			}
 		}
 	}
 }
@@ -367,10 +378,16 @@ func TestJSONChatEndpoint(t *testing.T) {
 		t.Errorf("want the German refusal text, got %q", out["answer"])
 	}
 	// Bad input: 400 with a typed code and a message.
-	for _, body := range []string{`{"question":""}`, `not json`, `{"question":"x","project_key":"platform","history":[{"role":"robot","content":"x"}]}`} {
+	for body, want := range map[string]string{
+		`{"question":""}`: "question is empty",
+		`not json`:        "the request body is not valid JSON for canon.v1.ChatRequest: invalid value not (line 1, column 1)",
+		`{"question":"x","project_key":"platform","history":[{"role":"robot","content":"x"}]}`: "history[0].role must be user or assistant",
+		`{"question":["x"]}`: "the request body is not valid JSON for canon.v1.ChatRequest: invalid value for string field question: [ (line 1, column 13)",
+		"{\"question\":\"cache \xff?\",\"project_key\":\"platform\"}": "invalid UTF-8",
+	} {
 		status, out = post(body)
-		if status != 400 || out["code"] != "invalid_argument" || out["message"] == "" {
-			t.Errorf("%s: %d %v", body, status, out)
+		if status != 400 || out["code"] != "invalid_argument" || !strings.Contains(fmt.Sprint(out["message"]), want) {
+			t.Errorf("%s: %d %v, want 400 with %q", body, status, out, want)
 		}
 	}
 	status, out = post(`{"question":"x","project_key":"nope"}`)

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -141,7 +142,7 @@ func decodeUIChat(w http.ResponseWriter, r *http.Request) (*canonv1.ChatRequest,
 	}
 	var in uiChatRequest
 	if err := json.Unmarshal(body, &in); err != nil {
-		return nil, fmt.Errorf("request body is not the JSON useChat sends ({id, messages, trigger, ...}): %w", err)
+		return nil, fmt.Errorf("request body is not the JSON useChat sends ({id, messages, trigger, ...}): %s", jsonProblem(err))
 	}
 	if len(in.Messages) == 0 {
 		return nil, errors.New("messages is empty: send the conversation, the question last")
@@ -170,13 +171,69 @@ func decodeUIChat(w http.ResponseWriter, r *http.Request) (*canonv1.ChatRequest,
 		Filters: &canonv1.Filters{}}
 	if len(in.Filters) > 0 && string(in.Filters) != "null" {
 		if err := (protojson.UnmarshalOptions{}).Unmarshal(in.Filters, req.Filters); err != nil {
-			return nil, fmt.Errorf("filters is not a valid canon Filters object: %w", err)
+			return nil, protoJSONError("filters", req.Filters, err)
 		}
 	}
 	if in.Project != "" && len(req.Filters.GetProjectKeys()) == 0 {
 		req.Filters.ProjectKeys = []string{in.Project}
 	}
 	return req, nil
+}
+
+// jsonProblem words a JSON decode error by the field as the body spells it and
+// the types involved: encoding/json's own text names Go types
+// ("uiChatRequest.messages of type []server.uiMessage").
+func jsonProblem(err error) string {
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.As(err, &typeErr):
+		field := typeErr.Field
+		if field == "" {
+			field = "the body"
+		}
+		return fmt.Sprintf("%s must be %s, not %s (byte %d)", field, jsonKind(typeErr.Type), jsonValue(typeErr.Value),
+			typeErr.Offset)
+	case errors.As(err, &syntaxErr):
+		return fmt.Sprintf("%v (byte %d)", syntaxErr, syntaxErr.Offset)
+	}
+	return err.Error()
+}
+
+// jsonKind is what JSON a Go type decodes from.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return "another kind of value"
+}
+
+// jsonValue names the JSON value an UnmarshalTypeError describes ("string",
+// "number 1.5").
+func jsonValue(v string) string {
+	kind, literal, _ := strings.Cut(v, " ")
+	if literal != "" {
+		return literal
+	}
+	switch kind {
+	case "array", "object":
+		return "an " + kind
+	case "bool":
+		return "a boolean"
+	}
+	return "a " + kind
 }
 
 // messageText is a message's text parts joined; a refusal stands for its body.

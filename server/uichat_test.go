@@ -354,12 +354,18 @@ func TestUIChat(t *testing.T) {
 		srv := uiChatServer(t, pool, s, h, in, llm.NewExtractive())
 		long := strings.Repeat("why ", domain.MaxQueryLength)
 		cases := map[string]struct{ body, want string }{
-			"not json":        {`{"messages": [`, "not the JSON useChat sends"},
-			"no messages":     {`{"id":"x","messages":[]}`, "messages is empty"},
-			"assistant last":  {useChatBody("q", "a"), "last message must be the user's question"},
-			"system role":     {`{"messages":[{"id":"1","role":"system","parts":[{"type":"text","text":"hi"}]}]}`, "role must be user or assistant"},
-			"bad filters":     {`{"messages":[{"id":"1","role":"user","parts":[{"type":"text","text":"hi"}]}],"filters":{"tags":"x"}}`, "filters is not a valid"},
-			"question length": {useChatBody(long), "the limit is"},
+			"not json":       {`{"messages": [`, "not the JSON useChat sends"},
+			"no messages":    {`{"id":"x","messages":[]}`, "messages is empty"},
+			"assistant last": {useChatBody("q", "a"), "last message must be the user's question"},
+			"system role":    {`{"messages":[{"id":"1","role":"system","parts":[{"type":"text","text":"hi"}]}]}`, "role must be user or assistant"},
+			"bad filters":    {`{"messages":[{"id":"1","role":"user","parts":[{"type":"text","text":"hi"}]}],"filters":{"tags":"x"}}`, `filters is not valid JSON for canon.v1.Filters: unexpected token "x" (line 1, column 9)`},
+			// Decode errors name the JSON field and the types, not Go's.
+			"messages not an array": {`{"messages":"x"}`, "messages must be an array, not a string (byte 15)"},
+			"text not a string":     {`{"messages":[{"id":"1","role":"user","parts":[{"type":"text","text":5}]}]}`, "messages.parts.text must be a string, not a number"},
+			"limit not whole":       {`{"messages":[],"limit":1.5}`, "limit must be a whole number, not 1.5"},
+			"role not a string":     {`{"messages":[{"role":true}]}`, "messages.role must be a string, not a boolean"},
+			"body not an object":    {`[]`, "the body must be an object, not an array"},
+			"question length":       {useChatBody(long), "the limit is"},
 			// As the Chat RPC and /api/kb/chat answer, before the stream starts.
 			"invalid UTF-8":     {"{\"messages\":[{\"id\":\"m1\",\"role\":\"user\",\"parts\":[{\"type\":\"text\",\"text\":\"cache \xff\xfe?\"}]}],\"project\":\"platform\"}", "invalid UTF-8"},
 			"blank question":    {useChatBody("   "), "question is empty"},
@@ -374,6 +380,9 @@ func TestUIChat(t *testing.T) {
 				json.NewDecoder(res.Body).Decode(&e) //nolint:errcheck // checked below
 				if res.StatusCode != http.StatusBadRequest || e.Code != "invalid_argument" || !strings.Contains(e.Message, c.want) {
 					t.Errorf("status %d, %+v: want 400 with %q", res.StatusCode, e, c.want)
+				}
+				if strings.Contains(e.Message, "Go struct") || strings.Contains(e.Message, "server.") || strings.Contains(e.Message, "proto:") {
+					t.Errorf("%q names the implementation", e.Message)
 				}
 			})
 		}
