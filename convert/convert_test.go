@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/canonkb/canon/domain"
 	"github.com/canonkb/canon/markdown"
 )
 
@@ -55,6 +56,18 @@ func TestFormatsByExtension(t *testing.T) {
 	msg := convertErr(t, &c, "notes.rst", []byte("text"))
 	if !strings.Contains(msg, `unsupported file type ".rst"`) || !strings.Contains(msg, ".docx") {
 		t.Errorf("unsupported: %s", msg)
+	}
+}
+
+// A search's source_types filter takes a format's name as known (domain.SourceFormats).
+func TestFormatsAreTheDomainsSourceFormats(t *testing.T) {
+	t.Parallel()
+	var names []string
+	for _, f := range formats {
+		names = append(names, f.name)
+	}
+	if want := domain.SourceFormats(); !reflect.DeepEqual(names, want) {
+		t.Errorf("formats %v, domain.SourceFormats %v", names, want)
 	}
 }
 

@@ -181,6 +181,35 @@ func ParseFilters(r RawFilters) (Filters, error) {
 	return f, nil
 }
 
+// maxListedSourceTypes bounds the declared source types a message lists.
+const maxListedSourceTypes = 20
+
+// ValidateSourceTypes checks a source_types filter, whose values are open: each
+// must be a format canon reads or a source_type a document of the searched
+// projects declares (declared; its reader needs it only when a value is not a
+// format). A value neither would find nothing, which reads as an answer.
+func ValidateSourceTypes(values, declared, projects []string) error {
+	for _, v := range values {
+		if IsSourceFormat(v) || slices.Contains(declared, v) {
+			continue
+		}
+		others := slices.DeleteFunc(slices.Clone(declared), IsSourceFormat)
+		msg := fmt.Sprintf("unknown value %s in source_types: use a format (%s)", Quote(v), strings.Join(sourceFormats, ", "))
+		switch {
+		case len(others) == 0:
+			msg += fmt.Sprintf("; no document of %s declares another source_type", strings.Join(projects, ", "))
+		case len(others) > maxListedSourceTypes:
+			msg += fmt.Sprintf(" or a source_type the documents of %s declare (%s, and %d more)", strings.Join(projects, ", "),
+				strings.Join(others[:maxListedSourceTypes], ", "), len(others)-maxListedSourceTypes)
+		default:
+			msg += fmt.Sprintf(" or a source_type the documents of %s declare (%s)", strings.Join(projects, ", "),
+				strings.Join(others, ", "))
+		}
+		return &InvalidError{Message: msg}
+	}
+	return nil
+}
+
 func oneOf(field string, values, allowed []string) error {
 	for _, v := range values {
 		if !slices.Contains(allowed, v) {

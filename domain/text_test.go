@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -100,5 +101,38 @@ func TestValidateFusionQuotesShort(t *testing.T) {
 	_, err := ValidateFusion(strings.Repeat("f", 1_000_000), FusionWeighted)
 	if !IsInvalid(err) || len(err.Error()) > 300 || !strings.Contains(err.Error(), `unknown fusion "fff`) {
 		t.Errorf("got %.300v (%d bytes)", err, len(err.Error()))
+	}
+}
+
+func TestValidateSourceTypes(t *testing.T) {
+	t.Parallel()
+	many := make([]string, maxListedSourceTypes+2)
+	for i := range many {
+		many[i] = fmt.Sprintf("kind-%02d", i)
+	}
+	projects := []string{"platform"}
+	cases := []struct {
+		name             string
+		values, declared []string
+		want             string // "" when valid
+	}{
+		{"a format nothing declares", []string{"pdf"}, nil, ""},
+		{"a declared type", []string{"adr", "markdown"}, []string{"adr", "markdown"}, ""},
+		{"unknown, others declared", []string{"bogus"}, []string{"adr", "markdown", "meeting-notes"},
+			`unknown value "bogus" in source_types: use a format (markdown, html, text, pdf, docx) or a source_type the documents of platform declare (adr, meeting-notes)`},
+		{"unknown, none declared", []string{"ADR"}, []string{"markdown"},
+			`unknown value "ADR" in source_types: use a format (markdown, html, text, pdf, docx); no document of platform declares another source_type`},
+		{"a long list is cut", []string{"bogus"}, many, "kind-19, and 2 more)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := ValidateSourceTypes(c.values, c.declared, projects)
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("got %v, want valid", err)
+			case c.want != "" && (!IsInvalid(err) || !strings.Contains(err.Error(), c.want)):
+				t.Errorf("got %v, want an InvalidError containing %q", err, c.want)
+			}
+		})
 	}
 }

@@ -28,6 +28,11 @@ var evidenceTiers = []string{
 // tiers say who wrote a document: a person, or an automated process.
 var tiers = []string{"human", "auto"}
 
+// sourceFormats are the formats canon reads, each the default source_type of
+// its documents (convert's table of formats names them); a frontmatter may
+// declare any other source_type (adr, meeting-notes).
+var sourceFormats = []string{"markdown", "html", "text", "pdf", "docx"}
+
 // EdgeType is a typed relation between two canonical documents.
 type EdgeType struct {
 	Name          string
@@ -96,6 +101,12 @@ func EvidenceTiers() []string { return slices.Clone(evidenceTiers) }
 
 // Tiers say who wrote a document: a person, or an automated process.
 func Tiers() []string { return slices.Clone(tiers) }
+
+// SourceFormats are the formats canon reads, each a source_type.
+func SourceFormats() []string { return slices.Clone(sourceFormats) }
+
+// IsSourceFormat reports whether t is the source_type of a format canon reads.
+func IsSourceFormat(t string) bool { return slices.Contains(sourceFormats, t) }
 
 // EdgeTypes lists the graph's edge types with their default weights.
 func EdgeTypes() []EdgeType { return slices.Clone(edgeTypes) }

@@ -252,6 +252,9 @@ func (s *Searcher) plan(ctx context.Context, req *domain.SearchRequest) (*plan, 
 	if err != nil {
 		return nil, err
 	}
+	if err := s.checkSourceTypes(ctx, projectIDs, filters); err != nil {
+		return nil, err
+	}
 	p := &plan{
 		query: req.Query, fusion: fusion, limit: limit, explain: opts.Explain,
 		ranking: ranking, filters: filters, projectIDs: projectIDs,
@@ -337,6 +340,22 @@ func (s *Searcher) lookUpProjects(ctx context.Context, keys []string) ([]int64, 
 		return nil, &domain.NotFoundError{Message: fmt.Sprintf("unknown project %s (canon projects lists them)", domain.Quote(unknown[0]))}
 	}
 	return ids, nil
+}
+
+// checkSourceTypes refuses a source_types value that is neither a format nor a
+// source_type a document of the projects the caller may see declares. Only a
+// value that is not a format costs the read.
+func (s *Searcher) checkSourceTypes(ctx context.Context, projectIDs []int64, filters domain.Filters) error {
+	if !slices.ContainsFunc(filters.SourceTypes, func(t string) bool { return !domain.IsSourceFormat(t) }) {
+		return nil
+	}
+	viewer := domain.PrincipalFrom(ctx)
+	declared, err := db.New(postgres.ReadPool(ctx, s.pool)).DocumentSourceTypes(ctx, db.DocumentSourceTypesParams{
+		ProjectIds: projectIDs, AccessAll: viewer.AllDocuments, AccessGroups: viewer.DocumentGroups()})
+	if err != nil {
+		return fmt.Errorf("source types of the projects: %w", err)
+	}
+	return domain.ValidateSourceTypes(filters.SourceTypes, declared, filters.ProjectKeys)
 }
 
 // projectIDsOf returns the ids of the keys' projects (sorted) and the keys no

@@ -155,6 +155,8 @@ func TestErrorsAreTypedConnectCodes(t *testing.T) {
 		{&canonv1.SearchRequest{Query: "x", Filters: &canonv1.Filters{ProjectKeys: []string{"platform"}, Tags: []string{mega}}}, connect.CodeInvalidArgument},
 		{&canonv1.SearchRequest{Query: "x", Filters: &canonv1.Filters{ProjectKeys: []string{mega}}}, connect.CodeInvalidArgument},
 		{&canonv1.SearchRequest{Query: "x", Filters: &canonv1.Filters{ProjectKeys: []string{"platform"}}, Options: &canonv1.SearchOptions{Fusion: mega}}, connect.CodeInvalidArgument},
+		// A source type no document declares (nor a format) would find nothing.
+		{&canonv1.SearchRequest{Query: "x", Filters: &canonv1.Filters{ProjectKeys: []string{"platform"}, SourceTypes: []string{"bogus"}}}, connect.CodeInvalidArgument},
 	}
 	for _, tc := range cases {
 		_, err := c.Search(context.Background(), connect.NewRequest(tc.req))

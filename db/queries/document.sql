@@ -57,3 +57,13 @@ FROM documents WHERE project_id = sqlc.arg(project_id) AND slug = sqlc.arg(slug)
 -- name: DocumentDeleteByIDs :exec
 -- Chunks, postings, nodes, edges, links and mentions go with it (cascades).
 DELETE FROM documents WHERE project_id = sqlc.arg(project_id) AND id = ANY (sqlc.arg(ids)::bigint[]);
+
+-- name: DocumentSourceTypes :many
+-- The source types of the projects' documents the caller may see: a search
+-- refuses a source_types filter value none of them has (nor any format), which
+-- would otherwise find nothing and read as an answer.
+SELECT DISTINCT d.source_type
+FROM documents d
+WHERE d.project_id = ANY (sqlc.arg(project_ids)::bigint[])
+  AND canon_document_visible(d, sqlc.arg(access_all)::boolean, sqlc.arg(access_groups)::text[])
+ORDER BY d.source_type;

@@ -115,6 +115,43 @@ func (q *Queries) DocumentHashes(ctx context.Context, arg DocumentHashesParams) 
 	return items, nil
 }
 
+const documentSourceTypes = `-- name: DocumentSourceTypes :many
+SELECT DISTINCT d.source_type
+FROM documents d
+WHERE d.project_id = ANY ($1::bigint[])
+  AND canon_document_visible(d, $2::boolean, $3::text[])
+ORDER BY d.source_type
+`
+
+type DocumentSourceTypesParams struct {
+	ProjectIds   []int64
+	AccessAll    bool
+	AccessGroups []string
+}
+
+// The source types of the projects' documents the caller may see: a search
+// refuses a source_types filter value none of them has (nor any format), which
+// would otherwise find nothing and read as an answer.
+func (q *Queries) DocumentSourceTypes(ctx context.Context, arg DocumentSourceTypesParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, documentSourceTypes, arg.ProjectIds, arg.AccessAll, arg.AccessGroups)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var source_type string
+		if err := rows.Scan(&source_type); err != nil {
+			return nil, err
+		}
+		items = append(items, source_type)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const documentUpsert = `-- name: DocumentUpsert :one
 INSERT INTO documents (
     project_id, slug, title, source_path, source_type, tags, owners, content_hash, effective_date,
