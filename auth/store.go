@@ -212,6 +212,10 @@ type AuditEntry struct {
 	Outcome string
 }
 
+// maxAuditedBytes bounds an audit row's project and document: a search's 16
+// project keys of at most 63 bytes, a slug of domain.MaxSlugBytes, fit.
+const maxAuditedBytes = 1024
+
 // Audit records e. It runs on its own deadline, so a cancelled request is still recorded.
 func (s *Store) Audit(ctx context.Context, e AuditEntry) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -226,6 +230,9 @@ func (s *Store) Audit(ctx context.Context, e AuditEntry) error {
 	if e.Principal.KeyID == "" {
 		actor = e.Principal.Name
 	}
+	// A refused call is recorded too, with the names it sent before they were
+	// validated: a NUL or a megabyte must not cost the row.
 	return db.New(s.pool).AuditInsert(ctx, db.AuditInsertParams{KeyID: keyID, Actor: actor, Rpc: e.RPC,
-		Project: e.Project, Document: e.Document, Outcome: e.Outcome})
+		Project: domain.Storable(e.Project, maxAuditedBytes), Document: domain.Storable(e.Document, maxAuditedBytes),
+		Outcome: e.Outcome})
 }

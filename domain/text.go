@@ -56,6 +56,13 @@ func ValidateSlug(slug string) error { return ValidateName("slug", slug, MaxSlug
 // ValidateProjectKey checks a project key a request names.
 func ValidateProjectKey(key string) error { return ValidateName("project key", key, MaxValueBytes) }
 
+// Storable is s as a text column can hold it, for a record of what a client
+// sent before it was validated (the audit log): invalid UTF-8 and NUL characters
+// become U+FFFD, and it is cut to n bytes (Clip).
+func Storable(s string, n int) string {
+	return Clip(strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD"), n)
+}
+
 // Quote is a client's value as a message or a log line shows it: Go-quoted (so
 // a NUL, a newline or a stray byte is visible), its first MaxQuotedBytes bytes
 // only, "…" after the quote marking the cut.

@@ -85,6 +85,8 @@ func TestQuoteAndClip(t *testing.T) {
 		{"clip short", Clip("abc", 3), "abc"},
 		{"clip long", Clip("abcdef", 3), "abc…"},
 		{"clip inside a character", Clip("aé", 2), "a…"},
+		{"storable", Storable("a\x00b\xffc", 100), "a\uFFFDb\uFFFDc"},
+		{"storable cut", Storable(strings.Repeat("x", 10), 4), "xxxx…"},
 	}
 	for _, c := range cases {
 		if c.got != c.want {

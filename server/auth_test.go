@@ -117,6 +117,11 @@ func TestAuthEndToEnd(t *testing.T) {
 	if a := res.Msg.GetChange().GetActor(); !strings.Contains(a, editorInfo.ID) {
 		t.Errorf("actor %q does not name the key %s", a, editorInfo.ID)
 	}
+	// A call refused for a slug that is not text is audited all the same.
+	if _, err := canon.Deprecate(context.Background(), connect.NewRequest(&canonv1.DeprecateRequest{ProjectKey: "platform",
+		Slug: "a\x00b"})); codeOf(err) != connect.CodeInvalidArgument {
+		t.Errorf("NUL in a slug: %v", err)
+	}
 	var outcomes []string
 	rows, err := pool.Query(context.Background(), `SELECT rpc || ' ' || project || ' ' || document || ' ' || outcome
 		FROM audit_log ORDER BY id`)
@@ -134,6 +139,7 @@ func TestAuthEndToEnd(t *testing.T) {
 		"/canon.v1.IngestService/Ingest platform  permission_denied",
 		"/canon.v1.IngestService/Ingest platform  ok",
 		"/canon.v1.CanonService/Promote platform new ok",
+		"/canon.v1.CanonService/Deprecate platform a\uFFFDb invalid_argument",
 	}
 	if strings.Join(outcomes, "\n") != strings.Join(want, "\n") {
 		t.Errorf("audit log:\n%s\nwant\n%s", strings.Join(outcomes, "\n"), strings.Join(want, "\n"))
