@@ -310,7 +310,7 @@ func (i *interceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) co
 		if err := Authorize(ctx, policy.Role); err != nil {
 			return err
 		}
-		release, err := i.g.acquireStream(domain.PrincipalFrom(ctx))
+		release, err := i.g.AcquireStream(domain.PrincipalFrom(ctx))
 		if err != nil {
 			return err
 		}
@@ -334,7 +334,11 @@ func (c *authorizedConn) Receive(msg any) error {
 	return Authorize(c.ctx, c.policy.Role, c.g.scope(msg).Projects...)
 }
 
-func (g *Guard) acquireStream(p domain.Principal) (func(), error) {
+// AcquireStream counts one more open stream of p's key against
+// MaxStreamsPerKey, or refuses it (ResourceExhausted) when the key is at the
+// cap; release ends it. Connect streams take it in the interceptor, plain HTTP
+// streams (the web chat) in their handler, so both share one count per key.
+func (g *Guard) AcquireStream(p domain.Principal) (release func(), err error) {
 	if p.KeyID == "" || g.cfg.MaxStreamsPerKey <= 0 {
 		return func() {}, nil
 	}

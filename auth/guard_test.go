@@ -16,23 +16,23 @@ func TestStreamCapPerKey(t *testing.T) {
 	g := NewGuard(nil, Config{MaxStreamsPerKey: 2}, nil, nil, nil)
 	a := domain.Principal{KeyID: "a", Role: domain.RoleReader}
 	b := domain.Principal{KeyID: "b", Role: domain.RoleReader}
-	r1, err := g.acquireStream(a)
+	r1, err := g.AcquireStream(a)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r2, err := g.acquireStream(a)
+	r2, err := g.AcquireStream(a)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.acquireStream(a); connect.CodeOf(err) != connect.CodeResourceExhausted {
+	if _, err := g.AcquireStream(a); connect.CodeOf(err) != connect.CodeResourceExhausted {
 		t.Fatalf("third stream: %v", err)
 	}
-	rb, err := g.acquireStream(b)
+	rb, err := g.AcquireStream(b)
 	if err != nil {
 		t.Fatalf("another key: %v", err)
 	}
 	r1()
-	r3, err := g.acquireStream(a)
+	r3, err := g.AcquireStream(a)
 	if err != nil {
 		t.Fatalf("after a release: %v", err)
 	}
@@ -42,7 +42,7 @@ func TestStreamCapPerKey(t *testing.T) {
 	if len(g.streams) != 0 {
 		t.Errorf("streams left: %v", g.streams)
 	}
-	if _, err := g.acquireStream(domain.Operator()); err != nil {
+	if _, err := g.AcquireStream(domain.Operator()); err != nil {
 		t.Errorf("the operator is not capped: %v", err)
 	}
 }

@@ -97,8 +97,16 @@ func authorizeHTTP(w http.ResponseWriter, r *http.Request, procedure string, pro
 	if err == nil {
 		return true
 	}
-	ce := connect.NewError(connect.CodePermissionDenied, err)
-	errors.As(err, &ce)
-	writeJSONError(w, ce.Code(), ce.Message())
+	writeConnectError(w, err)
 	return false
+}
+
+// writeConnectError answers a plain HTTP route with a Connect error's code and
+// message as JSON (an error of another type is internal: its text stays in the log).
+func writeConnectError(w http.ResponseWriter, err error) {
+	var ce *connect.Error
+	if !errors.As(err, &ce) {
+		ce = connect.NewError(connect.CodeInternal, errors.New("internal error"))
+	}
+	writeJSONError(w, ce.Code(), ce.Message())
 }

@@ -91,12 +91,7 @@ func (h *chatHandler) jsonChat(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := h.chat.Answer(r.Context(), ChatRequest(&req), r.Header.Get("Accept-Language"), chat.Events{})
 	if err != nil {
-		var ce *connect.Error
-		if errors.As(chatError(r.Context(), h.log, err), &ce) {
-			writeJSONError(w, ce.Code(), ce.Message())
-			return
-		}
-		writeJSONError(w, connect.CodeInternal, "chat failed")
+		writeConnectError(w, chatError(r.Context(), h.log, err))
 		return
 	}
 	b, err := protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}.Marshal(ChatResponseProto(res))

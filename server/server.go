@@ -140,7 +140,7 @@ func build(d Deps, tracking *inflight) (http.Handler, []string) {
 	chatH := &chatHandler{chat: d.Chat, pool: d.Pool, reads: d.Reads, log: d.Logger}
 	mux.Handle(canonv1connect.NewChatServiceHandler(chatH, opts...))
 	mux.HandleFunc("POST /api/kb/chat", jsonOnly(chatH.jsonChat))
-	mountWeb(mux, d)
+	mountWeb(mux, d, guard)
 	if d.MCP != nil {
 		mux.Handle("/mcp", d.MCP)
 	}

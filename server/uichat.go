@@ -18,6 +18,7 @@ import (
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/canonkb/canon/auth"
 	"github.com/canonkb/canon/chat"
 	"github.com/canonkb/canon/domain"
 	canonv1 "github.com/canonkb/canon/gen/canon/v1"
@@ -68,6 +69,8 @@ type uiPart struct {
 type uiChatHandler struct {
 	chat *chat.Service
 	log  *slog.Logger
+	// streams caps a key's open streams, this route's and ChatStream's together.
+	streams *auth.Guard
 }
 
 func (h *uiChatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -81,6 +84,12 @@ func (h *uiChatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !authorizeHTTP(w, r, canonv1connect.ChatServiceChatStreamProcedure, projects...) {
 		return
 	}
+	release, err := h.streams.AcquireStream(domain.PrincipalFrom(r.Context()))
+	if err != nil {
+		writeConnectError(w, err)
+		return
+	}
+	defer release()
 	s := &uiStream{w: w}
 	s.flusher, _ = w.(http.Flusher)
 	messageID := newUIID("msg")

@@ -13,9 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"connectrpc.com/connect"
+
+	"github.com/canonkb/canon/auth"
 	"github.com/canonkb/canon/chat"
 	"github.com/canonkb/canon/domain"
 	"github.com/canonkb/canon/embed"
+	canonv1 "github.com/canonkb/canon/gen/canon/v1"
+	"github.com/canonkb/canon/gen/canon/v1/canonv1connect"
 	"github.com/canonkb/canon/hierarchy"
 	"github.com/canonkb/canon/ingest"
 	"github.com/canonkb/canon/internal/dbtest"
@@ -63,7 +68,10 @@ func newFakeOpenAI(t *testing.T, f *fakeOpenAI) *httptest.Server {
 			if i == 0 && f.hold != nil {
 				select {
 				case <-r.Context().Done():
-					f.cancel <- struct{}{}
+					select { // the first cancellation is the one a test waits for
+					case f.cancel <- struct{}{}:
+					default:
+					}
 					return
 				case <-f.hold:
 				}
@@ -97,11 +105,18 @@ func handbookPool(t *testing.T) (*pgxpool.Pool, *search.Searcher, *hierarchy.Sea
 
 func uiChatServer(t *testing.T, pool *pgxpool.Pool, s *search.Searcher, h *hierarchy.Searcher, in *ingest.Ingester, p llm.Provider) *httptest.Server {
 	t.Helper()
+	return uiChatServerWith(t, auth.Config{}, pool, s, h, in, p)
+}
+
+// uiChatServerWith is uiChatServer behind the given guard settings.
+func uiChatServerWith(t *testing.T, cfg auth.Config, pool *pgxpool.Pool, s *search.Searcher, h *hierarchy.Searcher,
+	in *ingest.Ingester, p llm.Provider) *httptest.Server {
+	t.Helper()
 	prompt, _ := domain.ParsePrompt(domain.DefaultPromptTemplate())
 	svc := chat.New(h, p, prompt, nil, chat.Config{
 		Gate: domain.Gate{MinSimilarity: 0.26, MinKeywordCoverage: 0.70}, SupportThreshold: 0.5,
 		Prices: map[string]llm.Price{"fake-model": {PromptPerMTok: 1, CompletionPerMTok: 2}}})
-	srv := httptest.NewServer(server.Handler(server.Deps{Pool: pool, Searcher: s, SearchService: h, Ingester: in, Chat: svc}))
+	srv := httptest.NewServer(server.Handler(server.Deps{Pool: pool, Searcher: s, SearchService: h, Ingester: in, Chat: svc, Auth: cfg}))
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -189,8 +204,17 @@ func chunkCount(chunks []uiChunk, kind string) int {
 
 func postUIChat(ctx context.Context, t *testing.T, url, body string) *http.Response {
 	t.Helper()
+	return postUIChatAs(ctx, t, url, "", body)
+}
+
+// postUIChatAs posts as the holder of key ("": no Authorization header).
+func postUIChatAs(ctx context.Context, t *testing.T, url, key, body string) *http.Response {
+	t.Helper()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/api/chat", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -442,4 +466,93 @@ func getURL(t *testing.T, url string) *http.Response {
 		t.Fatal(err)
 	}
 	return res
+}
+
+// TestWebChatCountsAgainstTheStreamCap: a web chat is one of its key's open
+// streams, as a ChatStream call is; past KB_MAX_STREAMS_PER_KEY of them
+// together, /api/chat answers 429 before streaming, with the RPC's message.
+func TestWebChatCountsAgainstTheStreamCap(t *testing.T) {
+	t.Parallel()
+	pool, s, h, in := handbookPool(t)
+	fake := &fakeOpenAI{deltas: []string{"Redis ", "is the cache [1]."}, hold: make(chan struct{})}
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(fake.hold)
+		}
+	}
+	defer release()
+	srv := uiChatServerWith(t, auth.Config{Required: true, MaxStreamsPerKey: 2}, pool, s, h, in,
+		openAIProvider(t, newFakeOpenAI(t, fake).URL))
+	key, _ := newKey(t, pool, "reader", []string{"platform"})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const question = "what cache layer did we standardise on?"
+
+	// Two streams, held open by the model after its first words: a ChatStream and a web chat.
+	req := connect.NewRequest(&canonv1.ChatRequest{Question: question, ProjectKey: "platform"})
+	req.Header().Set("Authorization", "Bearer "+key)
+	rpc, err := canonv1connect.NewChatServiceClient(srv.Client(), srv.URL).ChatStream(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rpc.Receive() {
+		if rpc.Msg().GetDelta() != "" {
+			break
+		}
+	}
+	if rpc.Err() != nil {
+		t.Fatalf("the first stream: %v", rpc.Err())
+	}
+	web := postUIChatAs(ctx, t, srv.URL, key, useChatBody(question))
+	defer web.Body.Close()
+	if chunks, _ := readUIStream(t, web.Body, func(c uiChunk) bool { return c.Type != "text-delta" }); web.StatusCode != 200 ||
+		len(chunks) == 0 || chunks[len(chunks)-1].Type != "text-delta" {
+		t.Fatalf("the second stream: status %d, %s", web.StatusCode, kinds(chunks))
+	}
+
+	// The third, of either kind, is refused.
+	want := "this key already has 2 streams open (the limit); close one and retry"
+	third := postUIChatAs(ctx, t, srv.URL, key, useChatBody(question))
+	var e struct{ Code, Message string }
+	json.NewDecoder(third.Body).Decode(&e) //nolint:errcheck // checked below
+	third.Body.Close()
+	if third.StatusCode != http.StatusTooManyRequests || e.Code != "resource_exhausted" || e.Message != want {
+		t.Errorf("a third web chat: status %d, %+v: want 429 resource_exhausted %q", third.StatusCode, e, want)
+	}
+	// Bounded: a third stream let through would be held by the model.
+	actx, acancel := context.WithTimeout(ctx, 5*time.Second)
+	defer acancel()
+	again, err := canonv1connect.NewChatServiceClient(srv.Client(), srv.URL).ChatStream(actx, req)
+	if err == nil {
+		for again.Receive() {
+		}
+		err = again.Err()
+	}
+	if connect.CodeOf(err) != connect.CodeResourceExhausted {
+		t.Errorf("a third ChatStream: %v, want resource_exhausted", err)
+	}
+
+	// Once they end, the key streams again: the web chat gave its place back.
+	release()
+	for rpc.Receive() {
+	}
+	if _, done := readUIStream(t, web.Body, nil); rpc.Err() != nil || !done {
+		t.Fatalf("the held streams did not finish: %v, web done %v", rpc.Err(), done)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		res := postUIChatAs(ctx, t, srv.URL, key, useChatBody(question))
+		done := false
+		if res.StatusCode == 200 {
+			_, done = readUIStream(t, res.Body, nil)
+		}
+		res.Body.Close()
+		if done {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the streams ended, a web chat still gets status %d", res.StatusCode)
+		}
+	}
 }

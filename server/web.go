@@ -2,16 +2,15 @@ package server
 
 import (
 	"encoding/json"
-	"errors"
 	"io/fs"
 	"log/slog"
 	"net/http"
 	"strings"
 	"time"
 
-	"connectrpc.com/connect"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/canonkb/canon/auth"
 	"github.com/canonkb/canon/document"
 	"github.com/canonkb/canon/gen/canon/v1/canonv1connect"
 	"github.com/canonkb/canon/lifecycle"
@@ -22,8 +21,8 @@ import (
 // mountWeb adds the browser surface: the chat page and document view under
 // /app/ (embedded, built from web/), POST /api/chat (the AI SDK UI message
 // stream) and GET /api/doc/{project}/{slug}.
-func mountWeb(mux *routeMux, d Deps) {
-	mux.HandleFunc("POST /api/chat", jsonOnly((&uiChatHandler{chat: d.Chat, log: d.Logger}).ServeHTTP))
+func mountWeb(mux *routeMux, d Deps, guard *auth.Guard) {
+	mux.HandleFunc("POST /api/chat", jsonOnly((&uiChatHandler{chat: d.Chat, log: d.Logger, streams: guard}).ServeHTTP))
 	graph := lifecycle.New(d.Pool)
 	graph.Reads = d.Reads
 	docs := &docHandler{pool: d.Pool, graph: graph, log: d.Logger}
@@ -135,10 +134,7 @@ func (h *docHandler) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *docHandler) internal(w http.ResponseWriter, r *http.Request, err error) {
-	var ce *connect.Error
-	if errors.As(toConnect(r.Context(), h.log, "document view", err), &ce) {
-		writeJSONError(w, ce.Code(), ce.Message())
-	}
+	writeConnectError(w, toConnect(r.Context(), h.log, "document view", err))
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
