@@ -434,7 +434,7 @@ func IngestScenarioCorpus(ctx context.Context, in *ingest.Ingester, f *ScenarioF
 	// One run per stored project, each with prune (which acts on the run's
 	// default project), so every project mirrors its files exactly.
 	for _, p := range slices.Sorted(maps.Keys(byProject)) {
-		res, err := in.Ingest(ctx, byProject[p], ingest.Options{Project: p, Prune: true})
+		res, err := in.Ingest(ctx, byProject[p], ingest.Options{Project: p, Prune: true, PruneEmpty: true})
 		total.Files += res.Files
 		total.Created += res.Created
 		total.Updated += res.Updated

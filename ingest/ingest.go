@@ -141,8 +141,14 @@ type Options struct {
 	// ProjectOnly refuses a file whose frontmatter names another project: the
 	// Ingest RPC's caller was authorized, and is audited, for Project alone.
 	ProjectOnly bool
-	// Prune deletes the project's documents whose files are not in this run.
+	// Prune deletes the project's documents whose files are not in this run;
+	// a run with no documents is refused (it would delete them all) unless
+	// PruneEmpty is set.
 	Prune bool
+	// PruneEmpty lets a Prune run with no documents empty Project (creating it
+	// if missing), for a caller that knows its empty file list is the project's
+	// whole source (the scenario harness); no CLI flag or RPC field sets it.
+	PruneEmpty bool
 	// Language (ISO 639-1) is stored on Project: its documents without a
 	// frontmatter `lang:` are in it, this run and later ones ("": keep the
 	// project's, or detect each document's).
@@ -197,6 +203,12 @@ func (in *Ingester) Ingest(ctx context.Context, files []File, opts Options) (Res
 			return res, err
 		}
 		opts.Language = code
+	}
+	if opts.Prune && !opts.PruneEmpty && len(docs) == 0 {
+		// An empty upload or folder (a wrong path, a failed mount) is far more
+		// often a mistake than a project to empty.
+		return res, &domain.InvalidError{Message: fmt.Sprintf("prune with no files would delete every document of project %q: "+
+			"refused; send the project's files with prune, or leave prune off", opts.Project)}
 	}
 	res.Errors = append(res.Errors, orphans...)
 	// A file stored in the run's project from the same bytes (and sidecar) by
@@ -296,10 +308,11 @@ func (in *Ingester) Ingest(ctx context.Context, files []File, opts Options) (Res
 		}
 		byProject[project] = append(byProject[project], parsed{file: f, slug: doc.Slug, doc: doc, hash: doc.ContentHash + suffix})
 	}
-	if opts.Prune {
-		if _, ok := byProject[opts.Project]; !ok {
-			byProject[opts.Project] = nil
-		}
+	if _, ok := byProject[opts.Project]; opts.Prune && !ok && (len(known) > 0 || opts.PruneEmpty) {
+		// No file is stored in it (every one failed, or named another project):
+		// its other documents are still pruned. A project with none, or none
+		// yet, has nothing to prune and is not created.
+		byProject[opts.Project] = nil
 	}
 
 	projects := make([]string, 0, len(byProject))

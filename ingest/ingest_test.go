@@ -2,6 +2,7 @@ package ingest_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -197,6 +198,59 @@ func TestPrune(t *testing.T) {
 	}
 	// Statistics follow deletions exactly.
 	checkStats(t, pool)
+}
+
+// An empty upload or folder is far more often a mistake (a wrong path, a
+// failed mount) than a project to empty: prune with no files is refused, and
+// a run with nothing to store leaves an unknown project uncreated.
+func TestPruneWithoutFilesIsRefused(t *testing.T) {
+	t.Parallel()
+	in, pool := newIngester(t)
+	run(t, in, "kept", false, file("a.md", "# A\n\none\n"), file("b.md", "# B\n\ntwo\n"))
+	tests := []struct {
+		name    string
+		project string
+		prune   bool
+		files   []ingest.File
+		refused bool
+	}{
+		{"prune with no files", "kept", true, nil, true},
+		{"prune with a lone sidecar", "kept", true, []ingest.File{file("a.md.meta.yaml", "tags: [x]\n")}, true},
+		{"prune with no files, unknown project", "nosuchproj", true, nil, true},
+		{"no files, unknown project", "nosuchproj", false, nil, false},
+		{"prune with only a bad file, unknown project", "nosuchproj", true, []ingest.File{file("bad.md", "---\ntype: nonsense\n---\n# Bad\n")}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := in.Ingest(context.Background(), tt.files, ingest.Options{Project: tt.project, Prune: tt.prune})
+			var invalid *domain.InvalidError
+			switch {
+			case tt.refused && (!errors.As(err, &invalid) || !strings.Contains(err.Error(), "would delete every document of project \""+tt.project+"\"")):
+				t.Errorf("err = %v, want an InvalidError saying it would delete every document of %s", err, tt.project)
+			case !tt.refused && err != nil:
+				t.Errorf("err = %v", err)
+			}
+		})
+	}
+	if got := queryStrings(t, pool, "SELECT project_key FROM projects ORDER BY 1"); !slices.Equal(got, []string{"kept"}) {
+		t.Errorf("projects = %v: want the refused and empty runs to create none", got)
+	}
+	if n := scalar[int64](t, pool, "SELECT count(*) FROM documents"); n != 2 {
+		t.Errorf("%d documents left, want both", n)
+	}
+	// A caller that means it (the scenario harness) empties a project, and makes one.
+	for _, project := range []string{"kept", "made-empty"} {
+		res, err := in.Ingest(context.Background(), nil, ingest.Options{Project: project, Prune: true, PruneEmpty: true})
+		if err != nil {
+			t.Fatalf("PruneEmpty %s: %v", project, err)
+		}
+		if project == "kept" && res.Pruned != 2 {
+			t.Errorf("PruneEmpty pruned %d of kept, want 2", res.Pruned)
+		}
+	}
+	if got := queryStrings(t, pool, "SELECT project_key FROM projects ORDER BY 1"); !slices.Equal(got, []string{"kept", "made-empty"}) {
+		t.Errorf("projects = %v after PruneEmpty", got)
+	}
 }
 
 func checkStats(t *testing.T, pool *pgxpool.Pool) {

@@ -61,7 +61,7 @@ func TestTableLayoutConversion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run(t, in, "a", true, handbook...)
+	run(t, in, "platform", true, handbook...) // its pages name platform or payments
 	run(t, in, "b", true, file("b.md", "# B\n\nBeta runs KB_RRF_K.\n"))
 	if layoutOf(t, pool) != "single" && layoutOf(t, pool) != "partitioned" {
 		t.Fatalf("layout %q", layoutOf(t, pool))
@@ -103,15 +103,15 @@ func TestTableLayoutConversion(t *testing.T) {
 		}
 		parts := partitionsOf(t, pool)
 		if target == "partitioned" {
-			a := scalar[int64](t, pool, "SELECT id FROM projects WHERE project_key = 'a'")
+			a := scalar[int64](t, pool, "SELECT id FROM projects WHERE project_key = 'platform'")
 			for _, tbl := range []string{"chunks", "postings", "lexeme_stats"} {
 				if name := tbl + "_p" + itoa(a); !slices.Contains(parts, name) {
-					t.Errorf("partitions %v lack %s of project a", parts, name)
+					t.Errorf("partitions %v lack %s of project platform", parts, name)
 				}
 			}
 			hnsw := queryStrings(t, pool, `SELECT indexdef FROM pg_indexes WHERE indexname = $1`, "chunks_p"+itoa(a)+"_embedding_hnsw")
 			if len(hnsw) != 1 || !strings.Contains(hnsw[0], "ON public.chunks_p"+itoa(a)+" USING hnsw (embedding vector_cosine_ops)") {
-				t.Errorf("project a's HNSW index: %v", hnsw)
+				t.Errorf("project platform's HNSW index: %v", hnsw)
 			}
 			// A new project gets its partitions, and its rows land in them.
 			run(t, in, "c", true, file("c.md", "# C\n\nGamma runs KB_RRF_K too.\n"))

@@ -87,8 +87,10 @@ func TestHalfvecIngestBulkAndIncremental(t *testing.T) {
 		t.Fatalf("convert: %v, %v", changed, err)
 	}
 	compareDerived(t, "converted vector database", derivedRows(t, rowPool), derivedRows(t, convertedPool))
-	if got := indexDefinitions(t, convertedPool); !slices.Equal(got, wantIndexes) {
-		t.Errorf("indexes after converting:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(wantIndexes, "\n"))
+	// The change stored extra.md in project p, which the handbook's files (all
+	// naming their own projects) left uncreated: partitioned, p has partitions now.
+	if got, want := indexDefinitions(t, convertedPool), indexDefinitions(t, rowPool); !slices.Equal(got, want) {
+		t.Errorf("indexes after converting:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	if s := scalar[string](t, convertedPool, `SELECT attstorage::text FROM pg_attribute
 		WHERE attrelid = 'chunks'::regclass AND attname = 'embedding'`); s != "p" {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/canonkb/canon/domain"
 )
 
 // DefaultDebounce is how long Watch waits after the last change of a burst.
@@ -69,6 +71,12 @@ func (in *Ingester) Watch(ctx context.Context, roots []string, opts WatchOptions
 	// tried again after a while even without further changes.
 	runOnce := func() (failed bool) {
 		files, err := ReadDirs(roots)
+		if docs, _, _ := pairSidecars(files); err == nil && len(docs) == 0 {
+			// Ingest refuses to prune with no files; a watch waits for some.
+			report(Result{Notices: []string{fmt.Sprintf("the watched folders hold no documents: nothing is pruned "+
+				"(an empty folder is not taken to mean that every document of project %s is gone)", opts.Project)}}, nil)
+			return false
+		}
 		if err == nil {
 			var res Result
 			res, err = in.Ingest(ctx, files, Options{Project: opts.Project, Language: opts.Language, Prune: true})
@@ -80,7 +88,8 @@ func (in *Ingester) Watch(ctx context.Context, roots []string, opts WatchOptions
 		if ctx.Err() == nil {
 			report(Result{}, err)
 		}
-		return true
+		// Files refused as they are would be refused again: wait for a change.
+		return !domain.IsInvalid(err)
 	}
 	timer := time.NewTimer(0) // the first run
 	var first time.Time       // first change of the burst being waited out

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -129,6 +130,31 @@ func TestWatchFollowsTheFolder(t *testing.T) {
 	w.stop()
 	if got := queryStrings(t, pool, "SELECT slug FROM documents"); len(got) != 0 {
 		t.Errorf("documents left: %v", got)
+	}
+}
+
+// A folder that empties (a wrong checkout, an unmounted drive) is not taken
+// as a project to empty: the documents stay until files are back.
+func TestWatchKeepsTheProjectWhenTheFolderEmpties(t *testing.T) {
+	in, pool := newIngester(t)
+	dir := t.TempDir()
+	writeFile(t, dir, "a.md", "# A\n\nalpha\n")
+	w := startWatch(t, in, dir)
+	if res := w.next(); res.Created != 1 {
+		t.Fatalf("first run: %+v", res)
+	}
+	if err := os.Remove(filepath.Join(dir, "a.md")); err != nil {
+		t.Fatal(err)
+	}
+	if res := w.next(); res.Pruned != 0 || len(res.Notices) != 1 || !strings.Contains(res.Notices[0], "hold no documents") {
+		t.Fatalf("emptied: %+v", res)
+	}
+	if got := queryStrings(t, pool, "SELECT slug FROM documents"); !slices.Equal(got, []string{"a"}) {
+		t.Errorf("documents = %v after the folder emptied, want a kept", got)
+	}
+	writeFile(t, dir, "b.md", "# B\n\nbeta\n")
+	if res := w.next(); res.Created != 1 || res.Pruned != 1 {
+		t.Fatalf("a file back: %+v", res)
 	}
 }
 

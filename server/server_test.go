@@ -425,6 +425,14 @@ func TestIngestAndProjectsRPC(t *testing.T) {
 	if connect.CodeOf(err) != connect.CodeInvalidArgument {
 		t.Errorf("bad project key: %v", err)
 	}
+	// Prune with no files would empty the project: refused, for a known project
+	// and an unknown one alike, and neither is created nor emptied.
+	for _, project := range []string{"rpc", "nosuchproj"} {
+		_, err = ic.Ingest(context.Background(), connect.NewRequest(&canonv1.IngestRequest{ProjectKey: project, Prune: true}))
+		if connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), "would delete every document") {
+			t.Errorf("prune with no files in %s: %v", project, err)
+		}
+	}
 	pc := canonv1connect.NewProjectServiceClient(srv.Client(), srv.URL)
 	list, err := pc.ListProjects(context.Background(), connect.NewRequest(&canonv1.ListProjectsRequest{}))
 	if err != nil {
@@ -434,7 +442,7 @@ func TestIngestAndProjectsRPC(t *testing.T) {
 	for _, p := range list.Msg.GetProjects() {
 		keys[p.GetProjectKey()] = p.GetDocuments()
 	}
-	if keys["rpc"] != 1 || keys["platform"] < 40 || keys["payments"] < 5 {
+	if _, ok := keys["nosuchproj"]; ok || keys["rpc"] != 1 || keys["platform"] < 40 || keys["payments"] < 5 {
 		t.Errorf("projects = %v", keys)
 	}
 }

@@ -37,7 +37,10 @@ the language detected in its text, else English.
 --watch ingests, then watches the folders and ingests again after each burst of changes
 (debounced), deleting the documents of removed files (it implies --prune), until
 interrupted (Ctrl-C, SIGTERM); stopping at any moment leaves every document either as
-it was or as its file now is.`,
+it was or as its file now is.
+
+--prune over folders that hold no document is refused (it would empty the project), and
+a watch whose folders empty prunes nothing until files are back.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if project == "" {
@@ -93,7 +96,7 @@ it was or as its file now is.`,
 	cmd.Flags().StringVar(&databaseURL, "database-url", "", "PostgreSQL URL (default $DATABASE_URL)")
 	cmd.Flags().StringVarP(&project, "project", "p", "", "project key for files whose metadata names none (required)")
 	cmd.Flags().StringVar(&lang, "language", "", "ISO 639-1 language of the project's documents that declare no lang: (stored on the project; default: detect)")
-	cmd.Flags().BoolVar(&prune, "prune", false, "delete the project's documents whose files are gone")
+	cmd.Flags().BoolVar(&prune, "prune", false, "delete the project's documents whose files are gone (refused when the folders hold no document)")
 	cmd.Flags().BoolVar(&watch, "watch", false, "keep ingesting as the folders change, until interrupted (implies --prune)")
 	cmd.Flags().DurationVar(&debounce, "debounce", ingest.DefaultDebounce, "with --watch: quiet time after a change before ingesting")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON (with --watch, one object per run)")

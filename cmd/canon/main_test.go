@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -65,6 +66,15 @@ func TestCommandLineEndToEnd(t *testing.T) {
 	if !errors.As(err, &exit) || exit.code != 1 || !strings.Contains(out, "bad.md:2: unknown type \"decison\"") ||
 		!strings.Contains(out, "1 created") {
 		t.Fatalf("bad file: %v\n%s", err, out)
+	}
+
+	// --prune over a folder with no documents would empty the project: refused.
+	out, err = run(t, "ingest", t.TempDir(), "--project", "scratch", "--prune")
+	if err == nil || !strings.Contains(err.Error(), `would delete every document of project "scratch"`) {
+		t.Fatalf("ingest --prune of an empty folder: %v\n%s", err, out)
+	}
+	if out, err := run(t, "projects"); err != nil || !regexp.MustCompile(`(?m)^scratch\s+1\s`).MatchString(out) {
+		t.Fatalf("the refused prune emptied scratch: %v\n%s", err, out)
 	}
 
 	out, err = run(t, "search", "what cache layer did we standardise on?", "--project", "platform", "--json", "--limit", "3")

@@ -80,7 +80,8 @@ type IngestRequest struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	ProjectKey string                 `protobuf:"bytes,1,opt,name=project_key,json=projectKey,proto3" json:"project_key,omitempty"`
 	Files      []*IngestFile          `protobuf:"bytes,2,rep,name=files,proto3" json:"files,omitempty"`
-	// Remove the project's documents whose paths are not among files.
+	// Remove the project's documents whose paths are not among files. Refused
+	// (invalid_argument) with no files: that would remove every document.
 	Prune         bool `protobuf:"varint,3,opt,name=prune,proto3" json:"prune,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -53,7 +53,8 @@ export type IngestRequest = Message<"canon.v1.IngestRequest"> & {
   files: IngestFile[];
 
   /**
-   * Remove the project's documents whose paths are not among files.
+   * Remove the project's documents whose paths are not among files. Refused
+   * (invalid_argument) with no files: that would remove every document.
    *
    * @generated from field: bool prune = 3;
    */
