@@ -14,6 +14,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -192,11 +193,15 @@ type parsed struct {
 // is for failures of the run itself (database unreachable, embedder down).
 func (in *Ingester) Ingest(ctx context.Context, files []File, opts Options) (Result, error) {
 	start := time.Now()
+	if !ValidProjectKey(opts.Project) {
+		return Result{}, fmt.Errorf("invalid project key %s: use lowercase letters, digits, '-', '_' or '.'", domain.Quote(opts.Project))
+	}
+	files, err := cleanPaths(files)
+	if err != nil {
+		return Result{}, err
+	}
 	docs, sidecars, orphans := pairSidecars(files)
 	res := Result{Files: len(docs)}
-	if !ValidProjectKey(opts.Project) {
-		return res, fmt.Errorf("invalid project key %s: use lowercase letters, digits, '-', '_' or '.'", domain.Quote(opts.Project))
-	}
 	if opts.Language != "" {
 		code, err := language.Normalize(opts.Language)
 		if err != nil {
@@ -1178,6 +1183,51 @@ func pairSidecars(files []File) (docs []File, sidecars map[string]*markdown.Side
 	}
 	slices.SortFunc(orphans, func(a, b FileError) int { return strings.Compare(a.Path, b.Path) })
 	return docs, sidecars, orphans
+}
+
+// cleanPath is a file's path as documents store it (source_path): relative
+// to the knowledge root, '/'-separated ('\' separates too, as in slugs) and
+// path.Clean'ed ("./a//b.md" is a/b.md). An absolute path, or one with a ".."
+// element, names no file under the root: refused, naming it.
+func cleanPath(p string) (string, error) {
+	slashed := strings.ReplaceAll(p, "\\", "/")
+	switch {
+	case strings.TrimSpace(slashed) == "":
+		return "", &domain.InvalidError{Message: "every file needs a path (relative to the knowledge root)"}
+	case strings.HasPrefix(slashed, "/"):
+		return "", &domain.InvalidError{Message: fmt.Sprintf("path %q is absolute: send paths relative to the knowledge root", p)}
+	case slices.Contains(strings.Split(slashed, "/"), ".."):
+		return "", &domain.InvalidError{Message: fmt.Sprintf(`path %q has a ".." element: send paths relative to the knowledge root, without ".."`, p)}
+	}
+	clean := path.Clean(slashed)
+	if clean == "." {
+		return "", &domain.InvalidError{Message: fmt.Sprintf("path %q names no file", p)}
+	}
+	return clean, nil
+}
+
+// cleanPaths cleans every file's path (cleanPath) and refuses a path named
+// twice: two files for one document, whichever came last would win.
+func cleanPaths(files []File) ([]File, error) {
+	out := make([]File, len(files))
+	sent := make(map[string]string, len(files))
+	for i, f := range files {
+		p, err := cleanPath(f.Path)
+		if err != nil {
+			return nil, err
+		}
+		if first, twice := sent[p]; twice {
+			as := ""
+			if first != f.Path {
+				as = fmt.Sprintf(" (as %q and %q)", first, f.Path)
+			}
+			return nil, &domain.InvalidError{Message: fmt.Sprintf("path %q is named twice in one ingest%s: send each file once "+
+				"(folders ingested together must not hold the same relative path)", p, as)}
+		}
+		sent[p] = f.Path
+		out[i] = File{Path: p, Content: f.Content}
+	}
+	return out, nil
 }
 
 // ReadDirs collects the files canon ingests under each directory (by

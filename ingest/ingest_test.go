@@ -761,6 +761,66 @@ func TestStoredIDBelongsToItsFile(t *testing.T) {
 	}
 }
 
+// A path is relative to the knowledge root: an absolute one, or one with a
+// ".." element, names no file under it and is refused; "./a//b.md" is a/b.md.
+// A path named twice (after cleaning) would be two files for one document.
+func TestFilePathsAreCleanedOrRefused(t *testing.T) {
+	t.Parallel()
+	in, pool := newIngester(t)
+	page := "# Page\n\nSome text.\n"
+	tests := []struct {
+		name    string
+		paths   []string
+		stored  []string // source_path and slug of each document, when accepted
+		refusal string   // in the error, when refused
+	}{
+		{"cleaned", []string{"./a//b.md", "c/./d.md"}, []string{"a/b.md a/b", "c/d.md c/d"}, ""},
+		{"cleaned sidecar pairs with its file", []string{"./s.md", "./s.md.meta.yaml"}, []string{"s.md s"}, ""},
+		{"climbs out", []string{"ok.md", "../../etc/passwd.md"}, nil, `"../../etc/passwd.md" has a ".." element`},
+		{"climbs back in", []string{"a/../b.md"}, nil, `"a/../b.md" has a ".." element`},
+		{"climbs out, Windows separators", []string{`..\..\etc\passwd.md`}, nil, `has a ".." element`},
+		{"absolute", []string{"/abs/x.md"}, nil, `"/abs/x.md" is absolute`},
+		{"empty", []string{""}, nil, "every file needs a path"},
+		{"named twice", []string{"x.md", "x.md"}, nil, `"x.md" is named twice in one ingest`},
+		{"named twice once cleaned", []string{"y.md", "./y.md"}, nil, `"y.md" is named twice in one ingest (as "y.md" and "./y.md")`},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			project := "p" + strconv.Itoa(i)
+			var files []ingest.File
+			for _, p := range tc.paths {
+				content := page
+				if strings.HasSuffix(p, ".meta.yaml") {
+					content = "tags: [x]\n"
+				}
+				files = append(files, file(p, content))
+			}
+			res, err := in.Ingest(context.Background(), files, ingest.Options{Project: project})
+			var invalid *domain.InvalidError
+			if tc.refusal != "" {
+				if !errors.As(err, &invalid) || !strings.Contains(err.Error(), tc.refusal) {
+					t.Fatalf("err = %v, want an InvalidError with %q", err, tc.refusal)
+				}
+				if n := scalar[int64](t, pool, "SELECT count(*) FROM projects WHERE project_key = $1", project); n != 0 {
+					t.Errorf("a refused ingest created project %s", project)
+				}
+				return
+			}
+			if err != nil || len(res.Errors) > 0 {
+				t.Fatalf("err %v, file errors %v", err, res.Errors)
+			}
+			got := queryStrings(t, pool, `SELECT d.source_path || ' ' || d.slug FROM documents d
+				JOIN projects p ON p.id = d.project_id WHERE p.project_key = $1 ORDER BY 1`, project)
+			if !slices.Equal(got, tc.stored) {
+				t.Errorf("stored %v, want %v", got, tc.stored)
+			}
+		})
+	}
+	if n := scalar[int64](t, pool, "SELECT count(*) FROM documents WHERE tags @> ARRAY['x']"); n != 1 {
+		t.Errorf("%d documents carry the cleaned sidecar's tag, want 1", n)
+	}
+}
+
 // A file with no text (empty, or frontmatter alone) is stored with its title
 // and said so; one with text is not.
 func TestFileWithoutTextIsNoticed(t *testing.T) {

@@ -236,9 +236,7 @@ func (h *ingestHandler) Ingest(ctx context.Context, req *connect.Request[canonv1
 	}
 	files := make([]ingest.File, 0, len(m.GetFiles()))
 	for _, f := range m.GetFiles() {
-		if f.GetPath() == "" {
-			return nil, connect.NewError(connect.CodeInvalidArgument, errors.New("every file needs a path"))
-		}
+		// Ingest cleans the paths and refuses bad ones (invalid_argument, naming the path).
 		files = append(files, ingest.File{Path: f.GetPath(), Content: f.GetContent()})
 	}
 	res, err := h.ingester.Ingest(ctx, files, ingest.Options{Project: m.GetProjectKey(), ProjectOnly: true, Prune: m.GetPrune()})

@@ -425,6 +425,17 @@ func TestIngestAndProjectsRPC(t *testing.T) {
 	if connect.CodeOf(err) != connect.CodeInvalidArgument {
 		t.Errorf("bad project key: %v", err)
 	}
+	// A path outside the knowledge root, or named twice, is refused by name.
+	for _, paths := range [][]string{{"../../etc/passwd.md"}, {"/abs/x.md"}, {"x.md", "./x.md"}} {
+		var files []*canonv1.IngestFile
+		for _, p := range paths {
+			files = append(files, &canonv1.IngestFile{Path: p, Content: []byte("# X\n\nText.\n")})
+		}
+		_, err = ic.Ingest(context.Background(), connect.NewRequest(&canonv1.IngestRequest{ProjectKey: "rpc", Files: files}))
+		if connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), paths[len(paths)-1]) {
+			t.Errorf("paths %q: %v", paths, err)
+		}
+	}
 	// Prune with no files would empty the project: refused, for a known project
 	// and an unknown one alike, and neither is created nor emptied.
 	for _, project := range []string{"rpc", "nosuchproj"} {

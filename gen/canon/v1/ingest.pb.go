@@ -25,7 +25,9 @@ type IngestFile struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Path relative to the knowledge root; the default slug derives from it and
 	// its extension chooses the format. A file whose path is another's plus
-	// ".meta.yaml" is that file's metadata (its sidecar): send both.
+	// ".meta.yaml" is that file's metadata (its sidecar): send both. Paths are
+	// cleaned ("./a//b.md" is a/b.md); an absolute path, one with a ".." element
+	// or one named twice in a request is refused (invalid_argument).
 	Path          string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
 	Content       []byte `protobuf:"bytes,2,opt,name=content,proto3" json:"content,omitempty"`
 	unknownFields protoimpl.UnknownFields

@@ -19,7 +19,9 @@ export type IngestFile = Message<"canon.v1.IngestFile"> & {
   /**
    * Path relative to the knowledge root; the default slug derives from it and
    * its extension chooses the format. A file whose path is another's plus
-   * ".meta.yaml" is that file's metadata (its sidecar): send both.
+   * ".meta.yaml" is that file's metadata (its sidecar): send both. Paths are
+   * cleaned ("./a//b.md" is a/b.md); an absolute path, one with a ".." element
+   * or one named twice in a request is refused (invalid_argument).
    *
    * @generated from field: string path = 1;
    */
