@@ -109,6 +109,36 @@ func (s *Store) Create(ctx context.Context, r NewKeyRequest) (string, KeyInfo, e
 		Groups: r.Groups, CreatedAt: row.CreatedAt}, nil
 }
 
+// UnknownProjects returns, sorted, the well-formed keys among projects that
+// name no project (a malformed one is Create's to refuse): the API makes keys
+// for existing projects only, the CLI says which do not exist yet.
+func (s *Store) UnknownProjects(ctx context.Context, projects []string) ([]string, error) {
+	var valid []string
+	for _, p := range sortedUnique(projects) {
+		if ingest.ValidProjectKey(p) {
+			valid = append(valid, p)
+		}
+	}
+	if len(valid) == 0 {
+		return nil, nil
+	}
+	rows, err := db.New(s.pool).ProjectIDsByKeys(ctx, valid)
+	if err != nil {
+		return nil, fmt.Errorf("look up projects: %w", err)
+	}
+	found := make(map[string]bool, len(rows))
+	for _, r := range rows {
+		found[r.ProjectKey] = true
+	}
+	var unknown []string
+	for _, p := range valid {
+		if !found[p] {
+			unknown = append(unknown, p)
+		}
+	}
+	return unknown, nil
+}
+
 // List returns every key, oldest first.
 func (s *Store) List(ctx context.Context) ([]KeyInfo, error) {
 	rows, err := db.New(s.pool).APIKeyList(ctx)

@@ -207,6 +207,50 @@ func TestKeyServiceAdmin(t *testing.T) {
 	}
 }
 
+// A key is for projects that exist: CreateKey names the unknown ones
+// (NotFound), for the operator and for an admin whose own key lists them; a
+// malformed project key is still InvalidArgument.
+func TestCreateKeyForUnknownProject(t *testing.T) {
+	t.Parallel()
+	srv, pool := newServerWith(t, auth.Config{Required: true})
+	admin, _ := newKey(t, pool, "admin", []string{"platform", "future"})
+	operator, operatorPool := newServerWith(t, auth.Config{})
+	tests := []struct {
+		name     string
+		client   canonv1connect.KeyServiceClient
+		projects []string
+		want     connect.Code
+		inMsg    string
+	}{
+		{"operator, known project", canonv1connect.NewKeyServiceClient(operator.Client(), operator.URL), []string{"platform"}, 0, ""},
+		{"operator, unknown project", canonv1connect.NewKeyServiceClient(operator.Client(), operator.URL),
+			[]string{"nope"}, connect.CodeNotFound, `unknown project "nope"`},
+		{"operator, two unknown among known", canonv1connect.NewKeyServiceClient(operator.Client(), operator.URL),
+			[]string{"platform", "nope", "nada"}, connect.CodeNotFound, `unknown projects "nada", "nope"`},
+		{"operator, malformed project", canonv1connect.NewKeyServiceClient(operator.Client(), operator.URL),
+			[]string{"Bad Key"}, connect.CodeInvalidArgument, "not a project key"},
+		{"admin, its own project that does not exist", canonv1connect.NewKeyServiceClient(srv.Client(), srv.URL, bearer(admin)),
+			[]string{"future"}, connect.CodeNotFound, `unknown project "future"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := tt.client.CreateKey(context.Background(), connect.NewRequest(&canonv1.CreateKeyRequest{
+				ProjectKeys: tt.projects, Role: "reader"}))
+			if codeOf(err) != tt.want || (err != nil && !strings.Contains(err.Error(), tt.inMsg)) {
+				t.Errorf("CreateKey(%q) = %v, want %v with %q", tt.projects, err, tt.want, tt.inMsg)
+			}
+		})
+	}
+	// Nothing was created for an unknown project.
+	for _, p := range []*pgxpool.Pool{pool, operatorPool} {
+		var n int
+		if err := p.QueryRow(context.Background(), `SELECT count(*) FROM api_keys
+			WHERE role = 'reader' AND projects && ARRAY['nope', 'future']`).Scan(&n); err != nil || n != 0 {
+			t.Errorf("%d keys created for unknown projects (%v)", n, err)
+		}
+	}
+}
+
 // countingReader is an endless body that counts what the transport reads.
 type countingReader struct{ n atomic.Int64 }
 

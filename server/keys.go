@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"connectrpc.com/connect"
@@ -31,6 +33,16 @@ func (h *keyHandler) CreateKey(ctx context.Context, req *connect.Request[canonv1
 			return nil, connect.NewError(connect.CodePermissionDenied,
 				fmt.Errorf("this key may not grant group %q: it is not in that group", g))
 		}
+	}
+	// The guard let only projects the caller may use through, so naming the
+	// missing ones tells it nothing about projects it cannot see.
+	unknown, err := h.store.UnknownProjects(ctx, m.GetProjectKeys())
+	if err != nil {
+		return nil, toConnect(ctx, h.log, "create key", err)
+	}
+	if len(unknown) > 0 {
+		return nil, connect.NewError(connect.CodeNotFound, errors.New(unknownProjects(unknown)+
+			" (canon projects lists them; for a project its first ingest will create, the operator runs canon keys create)"))
 	}
 	key, info, err := h.store.Create(ctx, auth.NewKeyRequest{Name: m.GetName(), Projects: m.GetProjectKeys(),
 		Role: m.GetRole(), Groups: m.GetGroups()})
@@ -71,6 +83,19 @@ func (h *keyHandler) RevokeKey(ctx context.Context, req *connect.Request[canonv1
 		return nil, toConnect(ctx, h.log, "revoke key", err)
 	}
 	return connect.NewResponse(&canonv1.RevokeKeyResponse{Info: KeyProto(k)}), nil
+}
+
+// unknownProjects names projects that do not exist: `unknown project "a"`,
+// `unknown projects "a", "b"`.
+func unknownProjects(keys []string) string {
+	quoted := make([]string, len(keys))
+	for i, k := range keys {
+		quoted[i] = strconv.Quote(k)
+	}
+	if len(keys) == 1 {
+		return "unknown project " + quoted[0]
+	}
+	return "unknown projects " + strings.Join(quoted, ", ")
 }
 
 // managesKey: an admin manages a key when every project of the key is its own.

@@ -67,6 +67,15 @@ func newKeysCreateCmd() *cobra.Command {
 			fmt.Fprintf(out, "%s\n\nid %s · %s · projects %s · groups %s\n", key, info.ID, info.Role,
 				strings.Join(info.Projects, ","), strings.Join(info.Groups, ","))
 			fmt.Fprintln(cmd.ErrOrStderr(), "Store this key now: it is not shown again. Send it as 'Authorization: Bearer <key>'.")
+			// Unlike the API, the operator may make a key before the project's
+			// first ingest (an editor key for the job that will create it).
+			unknown, err := store.UnknownProjects(cmd.Context(), info.Projects)
+			if err != nil {
+				return err
+			}
+			for _, p := range unknown {
+				fmt.Fprintf(cmd.ErrOrStderr(), "note: project %q does not exist yet: the key covers it once an ingest creates it\n", p)
+			}
 			return nil
 		},
 	}

@@ -30,6 +30,11 @@ func TestKeysCommands(t *testing.T) {
 		created.Role != "editor" || len(created.Projects) != 2 || created.Groups[0] != "eng" {
 		t.Fatalf("created %+v", created)
 	}
+	// The operator may make a key before its project exists (the API may not); it is told.
+	out, err = run(t, "keys", "create", "--project", "platform", "--role", "reader")
+	if err != nil || !strings.Contains(out, `note: project "platform" does not exist yet`) {
+		t.Errorf("a key for a project not ingested yet: %v\n%s", err, out)
+	}
 	if _, err := run(t, "keys", "create", "--project", "platform", "--role", "owner"); err == nil || !strings.Contains(err.Error(), "unknown role") {
 		t.Errorf("unknown role: %v", err)
 	}

@@ -134,11 +134,13 @@ func (x *APIKey) GetRevokedAt() string {
 }
 
 type CreateKeyRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	ProjectKeys   []string               `protobuf:"bytes,2,rep,name=project_keys,json=projectKeys,proto3" json:"project_keys,omitempty"`
-	Role          string                 `protobuf:"bytes,3,opt,name=role,proto3" json:"role,omitempty"`
-	Groups        []string               `protobuf:"bytes,4,rep,name=groups,proto3" json:"groups,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Projects that exist: one that does not is not_found (canon keys create,
+	// the operator's command, may name a project before its first ingest).
+	ProjectKeys   []string `protobuf:"bytes,2,rep,name=project_keys,json=projectKeys,proto3" json:"project_keys,omitempty"`
+	Role          string   `protobuf:"bytes,3,opt,name=role,proto3" json:"role,omitempty"`
+	Groups        []string `protobuf:"bytes,4,rep,name=groups,proto3" json:"groups,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }

@@ -87,6 +87,9 @@ export type CreateKeyRequest = Message<"canon.v1.CreateKeyRequest"> & {
   name: string;
 
   /**
+   * Projects that exist: one that does not is not_found (canon keys create,
+   * the operator's command, may name a project before its first ingest).
+   *
    * @generated from field: repeated string project_keys = 2;
    */
   projectKeys: string[];
