@@ -228,8 +228,8 @@ func (s *Service) Answer(ctx context.Context, req *domain.ChatRequest, acceptLan
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		// Outages are Unavailable; anything else (a request the provider rejects as
-		// malformed) is our bug and surfaces as an internal error.
+		// Outages and rate limits are Unavailable; a provider refusing canon's key
+		// or the request keeps its *llm.ProviderError, which says which.
 		if errors.Is(err, llm.ErrUnavailable) {
 			return nil, &UnavailableError{Err: err}
 		}

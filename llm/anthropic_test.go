@@ -255,19 +255,19 @@ func TestAnthropicCancellationReachesTheServer(t *testing.T) {
 func TestAnthropicErrors(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name        string
-		status      int
-		body        string
-		unavailable bool
-		wantInMsg   string
-		requests    int
+		name      string
+		status    int
+		body      string
+		failure   Failure
+		wantInMsg string
+		requests  int
 	}{
-		{"401 echoing the key", 401, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key ` + testKey + `"}}`, true, "invalid x-api-key [redacted]", 1},
-		{"403", 403, `{"type":"error","error":{"type":"permission_error","message":"Your API key does not have permission to use the specified resource."}}`, true, "does not have permission", 1},
-		{"404 model", 404, `{"type":"error","error":{"type":"not_found_error","message":"model: claude-9"}}`, true, "model: claude-9", 1},
-		{"400 is our bug", 400, `{"type":"error","error":{"type":"invalid_request_error","message":"messages: at least one message is required"}}`, false, "at least one message is required", 1},
-		{"413", 413, `{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum allowed number of bytes."}}`, false, "maximum allowed number of bytes", 1},
-		{"500 after retries", 500, `{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`, true, "Internal server error", 3},
+		{"401 echoing the key", 401, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key ` + testKey + `"}}`, FailureCredentials, "invalid x-api-key [redacted]", 1},
+		{"403", 403, `{"type":"error","error":{"type":"permission_error","message":"Your API key does not have permission to use the specified resource."}}`, FailureCredentials, "does not have permission", 1},
+		{"404 model", 404, `{"type":"error","error":{"type":"not_found_error","message":"model: claude-9"}}`, FailureRejected, "model: claude-9", 1},
+		{"400 is our bug", 400, `{"type":"error","error":{"type":"invalid_request_error","message":"messages: at least one message is required"}}`, FailureRejected, "at least one message is required", 1},
+		{"413", 413, `{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum allowed number of bytes."}}`, FailureRejected, "maximum allowed number of bytes", 1},
+		{"500 after retries", 500, `{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`, FailureOutage, "Internal server error", 3},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -279,8 +279,13 @@ func TestAnthropicErrors(t *testing.T) {
 			if err == nil {
 				t.Fatal("no error")
 			}
-			if got := errors.Is(err, ErrUnavailable); got != tc.unavailable {
-				t.Errorf("errors.Is(err, ErrUnavailable) = %v, want %v (%v)", got, tc.unavailable, err)
+			var pe *ProviderError
+			if !errors.As(err, &pe) || pe.Failure != tc.failure {
+				t.Errorf("err = %#v, want a ProviderError with failure %v", err, tc.failure)
+			}
+			unavailable := tc.failure == FailureOutage || tc.failure == FailureRateLimited
+			if got := errors.Is(err, ErrUnavailable); got != unavailable {
+				t.Errorf("errors.Is(err, ErrUnavailable) = %v, want %v (%v)", got, unavailable, err)
 			}
 			if !strings.Contains(err.Error(), tc.wantInMsg) {
 				t.Errorf("error %q lacks %q", err, tc.wantInMsg)
@@ -301,8 +306,10 @@ func TestAnthropicInvalidRequestEventIsNotUnavailable(t *testing.T) {
 	})
 	p := newTestAnthropic(t, srv.URL, nil)
 	_, err := p.Stream(testContext(t), testRequest, (&collector{}).add)
-	if err == nil || errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "prompt is too long") {
-		t.Fatalf("err = %v", err)
+	var pe *ProviderError
+	if !errors.As(err, &pe) || pe.Failure != FailureRejected || errors.Is(err, ErrUnavailable) ||
+		pe.Detail != "prompt is too long" || pe.Reason() != "invalid_request_error" {
+		t.Fatalf("err = %v, want a rejected request quoting the provider", err)
 	}
 	if n := len(srv.requests()); n != 1 {
 		t.Errorf("%d requests, want 1", n)

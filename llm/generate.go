@@ -124,7 +124,7 @@ func (r *remote) generate(ctx context.Context, onDelta func(string) error, attem
 			return resp, fmt.Errorf("%s: generation stopped: %w", r.provider, callerCtx.Err())
 		case errors.Is(context.Cause(ctx), errTimedOut):
 			return resp, &ProviderError{
-				Provider: r.provider, Attempts: attemptsMade, Unavailable: true,
+				Provider: r.provider, Attempts: attemptsMade, Failure: FailureOutage,
 				Message: fmt.Sprintf("no complete answer within %s", r.timeout),
 				cause:   context.DeadlineExceeded,
 			}

@@ -8,9 +8,10 @@
 // retries, configured only from OpenAIConfig/AnthropicConfig (never from the
 // SDKs' environment variables). They retry before the first token only, close
 // the upstream request when ctx is cancelled, and fail with a *ProviderError
-// whose message never contains the API key and which matches ErrUnavailable
-// unless the server rejected the request itself (400/413/422). Cost prices a
-// Usage from a configurable table of indicative list prices.
+// whose message never contains the API key, classified by what it asks of the
+// caller (Failure: an outage or a rate limit, which match ErrUnavailable, or a
+// refusal of canon's key or of the request). Cost prices a Usage from a
+// configurable table of indicative list prices.
 package llm
 
 import (
@@ -112,6 +113,7 @@ type Provider interface {
 }
 
 // ErrUnavailable marks failures of the provider itself (unreachable, 5xx after
-// retries, rate limited, bad credentials): the caller reports them as Unavailable,
-// never as a refusal.
+// retries, rate limited): the caller reports them as Unavailable, never as a
+// refusal. A provider refusing canon's key or the request does not match it
+// (ProviderError.Failure says which).
 var ErrUnavailable = errors.New("language model unavailable")

@@ -313,19 +313,20 @@ func TestOpenAICallbackErrorStopsTheStream(t *testing.T) {
 func TestOpenAIErrors(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name        string
-		status      int
-		body        string
-		unavailable bool
-		wantInMsg   string
-		requests    int
+		name      string
+		status    int
+		body      string
+		failure   Failure
+		wantInMsg string
+		requests  int
 	}{
-		{"401 echoing the key", 401, `{"error":{"message":"Incorrect API key provided: ` + testKey + `. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","code":"invalid_api_key"}}`, true, "check the API key", 1},
-		{"403", 403, `{"error":{"message":"You are not allowed to use this model","type":"invalid_request_error"}}`, true, "not allowed to use this model", 1},
-		{"404 model (Ollama)", 404, `{"error":{"message":"model \"llama3\" not found, try pulling it first","type":"api_error"}}`, true, "try pulling it first", 1},
-		{"400 is our bug, not unavailability", 400, `{"error":{"message":"Invalid value for 'messages[0].role'","type":"invalid_request_error","param":"messages"}}`, false, "Invalid value for 'messages[0].role'", 1},
-		{"400 in vLLM's format", 400, `{"object":"error","message":"This model's maximum context length is 4096 tokens","type":"BadRequestError","param":null,"code":400}`, false, "maximum context length is 4096", 1},
-		{"500 after retries", 500, `{"error":{"message":"Internal error","type":"server_error"}}`, true, "HTTP 500", 3},
+		{"401 echoing the key", 401, `{"error":{"message":"Incorrect API key provided: ` + testKey + `. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","code":"invalid_api_key"}}`, FailureCredentials, "check the API key", 1},
+		{"403", 403, `{"error":{"message":"You are not allowed to use this model","type":"invalid_request_error"}}`, FailureCredentials, "not allowed to use this model", 1},
+		{"404 model (Ollama)", 404, `{"error":{"message":"model \"llama3\" not found, try pulling it first","type":"api_error"}}`, FailureRejected, "try pulling it first", 1},
+		{"400 is a rejected request, not unavailability", 400, `{"error":{"message":"Invalid value for 'messages[0].role'","type":"invalid_request_error","param":"messages"}}`, FailureRejected, "Invalid value for 'messages[0].role'", 1},
+		{"400 in vLLM's format", 400, `{"object":"error","message":"This model's maximum context length is 4096 tokens","type":"BadRequestError","param":null,"code":400}`, FailureRejected, "maximum context length is 4096", 1},
+		{"429 out of quota", 429, `{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","code":"insufficient_quota"}}`, FailureRejected, "check your plan and billing", 3},
+		{"500 after retries", 500, `{"error":{"message":"Internal error","type":"server_error"}}`, FailureOutage, "HTTP 500", 3},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -337,8 +338,13 @@ func TestOpenAIErrors(t *testing.T) {
 			if err == nil {
 				t.Fatal("no error")
 			}
-			if got := errors.Is(err, ErrUnavailable); got != tc.unavailable {
-				t.Errorf("errors.Is(err, ErrUnavailable) = %v, want %v (%v)", got, tc.unavailable, err)
+			var pe *ProviderError
+			if !errors.As(err, &pe) || pe.Failure != tc.failure {
+				t.Errorf("err = %#v, want a ProviderError with failure %v", err, tc.failure)
+			}
+			unavailable := tc.failure == FailureOutage || tc.failure == FailureRateLimited
+			if got := errors.Is(err, ErrUnavailable); got != unavailable {
+				t.Errorf("errors.Is(err, ErrUnavailable) = %v, want %v (%v)", got, unavailable, err)
 			}
 			if !strings.Contains(err.Error(), tc.wantInMsg) {
 				t.Errorf("error %q lacks %q", err, tc.wantInMsg)

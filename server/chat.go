@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 	"github.com/canonkb/canon/domain"
 	canonv1 "github.com/canonkb/canon/gen/canon/v1"
 	"github.com/canonkb/canon/gen/canon/v1/canonv1connect"
+	"github.com/canonkb/canon/llm"
 	"github.com/canonkb/canon/postgres"
 	"github.com/canonkb/canon/telemetry"
 )
@@ -60,8 +62,32 @@ func (h *chatHandler) ContentGaps(ctx context.Context, req *connect.Request[cano
 	return connect.NewResponse(ContentGapsProto(gaps)), nil
 }
 
+// chatError maps a turn's failure: the language model's by what it asks of
+// the caller (the provider's own words only for a rejected request: a 401's
+// may quote part of the key), anything else as toConnect does.
 func chatError(ctx context.Context, log *slog.Logger, err error) error {
-	if chat.IsUnavailable(err) {
+	var pe *llm.ProviderError
+	switch {
+	case errors.As(err, &pe) && pe.Failure == llm.FailureCredentials:
+		log.ErrorContext(ctx, "the language model provider refused canon's credentials", "err", err)
+		hint := "check KB_LLM_API_KEY"
+		if pe.StatusCode == http.StatusForbidden {
+			hint += " and its access to the model KB_LLM_MODEL names"
+		}
+		return connect.NewError(connect.CodeFailedPrecondition, fmt.Errorf(
+			"the language model provider refused canon's credentials (%s); %s", pe.Reason(), hint))
+	case errors.As(err, &pe) && pe.Failure == llm.FailureRejected:
+		log.WarnContext(ctx, "the language model provider rejected the request", "err", err)
+		msg := fmt.Sprintf("the language model provider rejected the request (%s)", pe.Reason())
+		if pe.Detail != "" {
+			msg += ": " + pe.Detail
+		}
+		return connect.NewError(connect.CodeFailedPrecondition, errors.New(msg))
+	case errors.As(err, &pe) && pe.Failure == llm.FailureRateLimited:
+		log.WarnContext(ctx, "the language model provider is rate-limiting canon", "err", err)
+		return connect.NewError(connect.CodeUnavailable, fmt.Errorf(
+			"the language model provider is rate-limiting canon (%s); try again in a minute", pe.Reason()))
+	case chat.IsUnavailable(err):
 		log.WarnContext(ctx, "language model unavailable", "err", err)
 		return connect.NewError(connect.CodeUnavailable, errors.New("the language model is unavailable; try again shortly"))
 	}

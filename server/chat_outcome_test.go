@@ -48,7 +48,7 @@ func TestWebChatOutcomeIsTheRequestsCode(t *testing.T) {
 	}{
 		{"model refuses the key", func(t *testing.T) llm.Provider {
 			return openAIProvider(t, newFakeOpenAI(t, &fakeOpenAI{status: http.StatusUnauthorized}).URL)
-		}, false, "unavailable"},
+		}, false, "failed_precondition"},
 		{"model overloaded", func(t *testing.T) llm.Provider {
 			return openAIProvider(t, newFakeOpenAI(t, &fakeOpenAI{status: http.StatusServiceUnavailable}).URL)
 		}, false, "unavailable"},

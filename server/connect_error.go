@@ -9,6 +9,7 @@ import (
 
 	"github.com/canonkb/canon/chat"
 	"github.com/canonkb/canon/lifecycle"
+	"github.com/canonkb/canon/llm"
 )
 
 // ConnectError is the Connect error the API answers err with, for any operation
@@ -20,9 +21,10 @@ func ConnectError(ctx context.Context, log *slog.Logger, op string, err error) *
 		return ce
 	}
 	var state *lifecycle.StateError
+	var provider *llm.ProviderError
 	var out error
 	switch {
-	case chat.IsUnavailable(err):
+	case chat.IsUnavailable(err) || errors.As(err, &provider):
 		out = chatError(ctx, log, err)
 	case errors.As(err, &state):
 		out = (&canonHandler{log: log}).lifecycleError(ctx, op, err)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -37,6 +38,7 @@ import (
 type fakeOpenAI struct {
 	deltas []string
 	status int           // non-zero: answer with this HTTP status instead
+	body   string        // with status: the error body ("": an overloaded server's)
 	hold   chan struct{} // non-nil: after the first delta, wait for it or the client to leave
 	mu     sync.Mutex
 	bodies []map[string]any
@@ -53,8 +55,13 @@ func newFakeOpenAI(t *testing.T, f *fakeOpenAI) *httptest.Server {
 		f.bodies = append(f.bodies, body)
 		f.mu.Unlock()
 		if f.status != 0 {
+			body := f.body
+			if body == "" {
+				body = `{"error":{"message":"overloaded","type":"server_error"}}`
+			}
+			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(f.status)
-			fmt.Fprint(w, `{"error":{"message":"overloaded","type":"server_error"}}`)
+			fmt.Fprint(w, body)
 			return
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -555,4 +562,101 @@ func TestWebChatCountsAgainstTheStreamCap(t *testing.T) {
 			t.Fatalf("after the streams ended, a web chat still gets status %d", res.StatusCode)
 		}
 	}
+}
+
+// TestProviderRefusalsAreTyped: a provider that refuses canon's request, or
+// its credentials, or throttles it, is answered on every chat route with a
+// code and a message that say which (and never the key), not as an internal
+// error; an outage stays unavailable.
+func TestProviderRefusalsAreTyped(t *testing.T) {
+	t.Parallel()
+	pool, s, h, in := handbookPool(t)
+	const key = "sk-canon-test-0123456789abcdef"
+	tests := []struct {
+		name   string
+		status int
+		body   string
+		code   connect.Code
+		msg    string
+	}{
+		{"400: a model that does not exist", 400, `{"error":{"message":"model \"x\" does not exist","type":"invalid_request_error"}}`,
+			connect.CodeFailedPrecondition, `the language model provider rejected the request (HTTP 400): model "x" does not exist`},
+		{"400: a context too long (vLLM)", 400, `{"object":"error","message":"This model's maximum context length is 4096 tokens","type":"BadRequestError"}`,
+			connect.CodeFailedPrecondition, "rejected the request (HTTP 400): This model's maximum context length is 4096 tokens"},
+		{"404: a model not pulled (Ollama)", 404, `{"error":{"message":"model \"llama3\" not found, try pulling it first","type":"api_error"}}`,
+			connect.CodeFailedPrecondition, `rejected the request (HTTP 404): model "llama3" not found, try pulling it first`},
+		{"401: a bad key, echoed", 401, `{"error":{"message":"Incorrect API key provided: ` + key + `","type":"invalid_request_error","code":"invalid_api_key"}}`,
+			connect.CodeFailedPrecondition, "the language model provider refused canon's credentials (HTTP 401); check KB_LLM_API_KEY"},
+		{"403: no access to the model", 403, `{"error":{"message":"You are not allowed to use this model","type":"invalid_request_error"}}`,
+			connect.CodeFailedPrecondition, "refused canon's credentials (HTTP 403); check KB_LLM_API_KEY"},
+		{"429: rate limited", 429, `{"error":{"message":"Rate limit reached for requests","type":"requests"}}`,
+			connect.CodeUnavailable, "the language model provider is rate-limiting canon (HTTP 429); try again in a minute"},
+		{"429: out of quota", 429, `{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota"}}`,
+			connect.CodeFailedPrecondition, "rejected the request (HTTP 429): You exceeded your current quota"},
+		{"500: an outage", 500, `{"error":{"message":"Internal error","type":"server_error"}}`,
+			connect.CodeUnavailable, "the language model is unavailable; try again shortly"},
+	}
+	question := "what cache layer did we standardise on?"
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			fake := &fakeOpenAI{status: tt.status, body: tt.body}
+			provider, err := llm.NewOpenAI(llm.OpenAIConfig{BaseURL: newFakeOpenAI(t, fake).URL + "/v1", Model: "fake-model",
+				APIKey: key, MaxRetries: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := uiChatServer(t, pool, s, h, in, provider)
+			check := func(route string, code connect.Code, msg string) {
+				t.Helper()
+				if code != tt.code || !strings.Contains(msg, tt.msg) || strings.Contains(msg, key) {
+					t.Errorf("%s: %v %q, want %v with %q (and never the key)", route, code, msg, tt.code, tt.msg)
+				}
+			}
+			req := &canonv1.ChatRequest{Question: question, ProjectKey: "platform"}
+			client := canonv1connect.NewChatServiceClient(srv.Client(), srv.URL)
+			_, err = client.Chat(context.Background(), connect.NewRequest(req))
+			check("Chat", connect.CodeOf(err), connectMessage(err))
+
+			stream, err := client.ChatStream(context.Background(), connect.NewRequest(req))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for stream.Receive() {
+			}
+			check("ChatStream", connect.CodeOf(stream.Err()), connectMessage(stream.Err()))
+			stream.Close()
+
+			body, _ := json.Marshal(map[string]any{"question": question, "project_key": "platform"})
+			res, err := http.Post(srv.URL+"/api/kb/chat", "application/json", strings.NewReader(string(body))) //nolint:noctx // a test's request
+			if err != nil {
+				t.Fatal(err)
+			}
+			var e struct{ Code, Message string }
+			json.NewDecoder(res.Body).Decode(&e) //nolint:errcheck // checked below
+			res.Body.Close()
+			var code connect.Code
+			if err := code.UnmarshalText([]byte(e.Code)); err != nil {
+				t.Errorf("/api/kb/chat: status %d, code %q", res.StatusCode, e.Code)
+			}
+			check("/api/kb/chat", code, e.Message)
+
+			res = postUIChat(context.Background(), t, srv.URL, useChatBody(question))
+			chunks, _ := readUIStream(t, res.Body, nil)
+			res.Body.Close()
+			last := chunks[len(chunks)-1]
+			if last.Type != "error" || !strings.Contains(last.ErrorText, tt.msg) || strings.Contains(last.ErrorText, key) {
+				t.Errorf("/api/chat: last chunk %+v, want an error chunk with %q", last, tt.msg)
+			}
+		})
+	}
+}
+
+// connectMessage is a Connect error's message without its code prefix.
+func connectMessage(err error) string {
+	var ce *connect.Error
+	if errors.As(err, &ce) {
+		return ce.Message()
+	}
+	return fmt.Sprint(err)
 }
