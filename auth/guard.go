@@ -125,7 +125,7 @@ func (g *Guard) Middleware(next http.Handler) http.Handler {
 		if r.ContentLength > limit {
 			// Refused from the header: the body is never read.
 			g.writeError(w, r, connect.NewError(connect.CodeResourceExhausted,
-				fmt.Errorf("request body is %d bytes; the limit here is %d", r.ContentLength, limit)))
+				&BodyTooLargeError{Size: r.ContentLength, Limit: limit}))
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
@@ -207,6 +207,13 @@ func (g *Guard) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if !errors.As(err, &ce) {
 		ce = connect.NewError(connect.CodeInternal, errors.New("internal error"))
 	}
+	// A plain HTTP route's JSON body looks like a Connect call to the error
+	// writer; only a procedure's path is one.
+	var tooLarge *BodyTooLargeError
+	if _, procedure := g.policies[r.URL.Path]; !procedure && errors.As(err, &tooLarge) {
+		WriteBodyTooLarge(w, tooLarge)
+		return
+	}
 	if g.errors.IsSupported(r) {
 		if ce.Code() == connect.CodeUnauthenticated {
 			// RFC 9110 wants it on every 401; Connect's error writer does not add it.
@@ -221,6 +228,27 @@ func (g *Guard) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	WriteJSONError(w, ce.Code(), ce.Message())
 }
 
+// BodyTooLargeError is a request body over its route's limit. A Connect, gRPC
+// or gRPC-web caller reads resource_exhausted, as connect-go answers a body
+// over its own read limit; a plain HTTP route answers 413 (WriteBodyTooLarge).
+type BodyTooLargeError struct {
+	Size  int64 // from Content-Length; 0 when the body was found too large while read
+	Limit int64
+}
+
+func (e *BodyTooLargeError) Error() string {
+	if e.Size > 0 {
+		return fmt.Sprintf("request body is %d bytes; the limit here is %d", e.Size, e.Limit)
+	}
+	return fmt.Sprintf("request body is larger than the limit here (%d bytes)", e.Limit)
+}
+
+// WriteBodyTooLarge answers a plain HTTP route's oversized body: 413, with the
+// code and message a Connect caller gets.
+func WriteBodyTooLarge(w http.ResponseWriter, e *BodyTooLargeError) {
+	writeJSONError(w, http.StatusRequestEntityTooLarge, connect.CodeResourceExhausted, e.Error())
+}
+
 // WriteJSONError writes a Connect code and message as JSON with the matching HTTP status.
 func WriteJSONError(w http.ResponseWriter, code connect.Code, msg string) {
 	status := map[connect.Code]int{
@@ -233,6 +261,10 @@ func WriteJSONError(w http.ResponseWriter, code connect.Code, msg string) {
 	if status == 0 {
 		status = http.StatusInternalServerError
 	}
+	writeJSONError(w, status, code, msg)
+}
+
+func writeJSONError(w http.ResponseWriter, status int, code connect.Code, msg string) {
 	if code == connect.CodeUnauthenticated {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="canon"`)
 	}

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -259,10 +260,17 @@ func (r *countingReader) Read(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// A body over the limit is refused from its Content-Length, unread: a
+// Connect RPC with resource_exhausted (HTTP 429, connect-go's own mapping for a
+// body over its read limit), a plain HTTP route with 413.
 func TestOversizeBodyIsRefusedUnread(t *testing.T) {
 	t.Parallel()
 	srv, _ := newServerWith(t, auth.Config{})
-	for _, path := range []string{canonv1connect.SearchServiceSearchProcedure, "/api/kb/chat"} {
+	for path, want := range map[string]int{
+		canonv1connect.SearchServiceSearchProcedure: http.StatusTooManyRequests,
+		"/api/kb/chat": http.StatusRequestEntityTooLarge,
+		"/api/chat":    http.StatusRequestEntityTooLarge,
+	} {
 		t.Run(path, func(t *testing.T) {
 			body := &countingReader{}
 			const size = 64 << 20
@@ -279,8 +287,8 @@ func TestOversizeBodyIsRefusedUnread(t *testing.T) {
 			}
 			msg, _ := io.ReadAll(res.Body)
 			res.Body.Close()
-			if res.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(msg), "limit") {
-				t.Fatalf("status %d: %s", res.StatusCode, msg)
+			if res.StatusCode != want || !strings.Contains(string(msg), "the limit here is 8388608") {
+				t.Fatalf("status %d: %s; want %d naming the limit", res.StatusCode, msg, want)
 			}
 			// The client stops sending once answered; what it sent fits in socket buffers.
 			if sent := body.n.Load(); sent > size/4 {
@@ -288,6 +296,59 @@ func TestOversizeBodyIsRefusedUnread(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A plain HTTP route's body over its limit, found while reading it (no
+// Content-Length, or a route whose own limit is below the server's), is 413
+// too, not a 400 for a bad body.
+func TestPlainRoutesAnswer413WhileReading(t *testing.T) {
+	t.Parallel()
+	srv, _ := newServerWith(t, auth.Config{})
+	tests := []struct {
+		name          string
+		path          string
+		size          int64
+		contentLength bool
+	}{
+		{"/api/kb/chat, chunked, over the server's limit", "/api/kb/chat", 9 << 20, false},
+		{"/api/kb/chat, declared, over its own limit", "/api/kb/chat", 3 << 20, true},
+		{"/api/chat, chunked, over its limit", "/api/chat", 9 << 20, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// A JSON string that never ends: only its size can be wrong.
+			body := io.MultiReader(strings.NewReader(`{"question":"`), io.LimitReader(repeatReader('a'), tt.size))
+			req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, srv.URL+tt.path, body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.contentLength {
+				req.ContentLength = tt.size + int64(len(`{"question":"`))
+			}
+			req.Header.Set("Content-Type", "application/json")
+			res, err := srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var e struct{ Code, Message string }
+			json.NewDecoder(res.Body).Decode(&e) //nolint:errcheck // checked below
+			res.Body.Close()
+			if res.StatusCode != http.StatusRequestEntityTooLarge || e.Code != "resource_exhausted" ||
+				!strings.Contains(e.Message, "larger than the limit here") {
+				t.Errorf("status %d, %+v: want 413 resource_exhausted naming the limit", res.StatusCode, e)
+			}
+		})
+	}
+}
+
+// repeatReader is an endless run of one byte.
+type repeatReader byte
+
+func (r repeatReader) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(r)
+	}
+	return len(p), nil
 }
 
 func TestRateLimitPerKey(t *testing.T) {

@@ -100,9 +100,8 @@ const maxJSONBody = 2 << 20
 // jsonChat serves POST /api/kb/chat: the ChatService contract as plain JSON with
 // snake_case fields. The legacy body {question, project_key} works as is.
 func (h *chatHandler) jsonChat(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBody))
-	if err != nil {
-		writeJSONError(w, connect.CodeInvalidArgument, "request body is too large or unreadable")
+	body, ok := readBody(w, r, maxJSONBody)
+	if !ok {
 		return
 	}
 	var req canonv1.ChatRequest
@@ -131,4 +130,21 @@ func (h *chatHandler) jsonChat(w http.ResponseWriter, r *http.Request) {
 
 func writeJSONError(w http.ResponseWriter, code connect.Code, msg string) {
 	auth.WriteJSONError(w, code, msg)
+}
+
+// readBody reads a plain HTTP route's body, at most limit bytes; false means
+// it answered: 413 for a longer body (as the guard answers one declared
+// longer), 400 for one that cannot be read.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		auth.WriteBodyTooLarge(w, &auth.BodyTooLargeError{Limit: tooLarge.Limit})
+		return nil, false
+	case err != nil:
+		writeJSONError(w, connect.CodeInvalidArgument, "request body is unreadable: "+err.Error())
+		return nil, false
+	}
+	return body, true
 }

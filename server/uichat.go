@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"reflect"
@@ -74,7 +73,11 @@ type uiChatHandler struct {
 }
 
 func (h *uiChatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	creq, err := decodeUIChat(w, r)
+	body, ok := readBody(w, r, maxUIChatBody)
+	if !ok {
+		return
+	}
+	creq, err := decodeUIChat(body)
 	if err != nil {
 		writeJSONError(w, connect.CodeInvalidArgument, err.Error())
 		return
@@ -139,11 +142,7 @@ func (h *uiChatHandler) fail(ctx context.Context, s *uiStream, err error) {
 
 // decodeUIChat reads useChat's body into a ChatRequest: the last message is the
 // question, the ones before it the history (its most recent chat.MaxHistory turns).
-func decodeUIChat(w http.ResponseWriter, r *http.Request) (*canonv1.ChatRequest, error) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxUIChatBody))
-	if err != nil {
-		return nil, fmt.Errorf("request body is unreadable or larger than %d MiB", maxUIChatBody>>20)
-	}
+func decodeUIChat(body []byte) (*canonv1.ChatRequest, error) {
 	// encoding/json would read each stray byte as U+FFFD: the question would be
 	// answered, and logged, as other text than the one sent.
 	if !utf8.Valid(body) {
