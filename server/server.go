@@ -85,12 +85,20 @@ type routeMux struct {
 
 func (m *routeMux) Handle(pattern string, h http.Handler) {
 	m.routes = append(m.routes, pattern)
-	m.ServeMux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// The request log and metrics name plain HTTP routes by pattern; a
-		// Connect RPC's interceptor later names its procedure instead.
-		telemetry.SetRoute(r.Context(), r.Pattern)
-		h.ServeHTTP(w, r)
-	}))
+	m.ServeMux.Handle(pattern, h)
+}
+
+// named gives the request log and metrics the route's pattern before the guard
+// runs, so a request it refuses (a missing or revoked key, a body too large) is
+// counted under its route, not as unmatched; a Connect RPC's interceptor later
+// names its procedure instead. Patterns, never paths: labels stay bounded.
+func (m *routeMux) named(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := m.Handler(r); pattern != "" {
+			telemetry.SetRoute(r.Context(), pattern)
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func (m *routeMux) HandleFunc(pattern string, h http.HandlerFunc) { m.Handle(pattern, h) }
@@ -158,7 +166,7 @@ func build(d Deps, tracking *inflight) (http.Handler, []string) {
 	if d.Metrics != nil {
 		mux.Handle("GET /metrics", d.Metrics.Handler())
 	}
-	h := telemetry.Middleware(guard.Middleware(readAfterMiddleware(mux)), d.Logger, d.Metrics)
+	h := telemetry.Middleware(mux.named(guard.Middleware(readAfterMiddleware(mux))), d.Logger, d.Metrics)
 	if tracking != nil {
 		h = tracking.wrap(h)
 	}

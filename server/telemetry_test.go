@@ -15,6 +15,7 @@ import (
 
 	"connectrpc.com/connect"
 
+	"github.com/canonkb/canon/auth"
 	canonv1 "github.com/canonkb/canon/gen/canon/v1"
 	"github.com/canonkb/canon/gen/canon/v1/canonv1connect"
 	"github.com/canonkb/canon/llm"
@@ -179,5 +180,32 @@ func TestMetricsAndRequestLog(t *testing.T) {
 	resp.Body.Close()
 	if resp.Header.Get(telemetry.RequestIDHeader) == "" {
 		t.Errorf("healthz: no %s header", telemetry.RequestIDHeader)
+	}
+}
+
+// A request the guard refuses before routing (no key, a revoked one) is logged
+// and counted under its route's pattern, never its path, rather than unmatched.
+func TestRefusedRequestsKeepTheirRoute(t *testing.T) {
+	t.Parallel()
+	var logs lockedBuffer
+	s := newStack(t, llm.NewExtractive(), func(d *server.Deps) {
+		d.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+		d.Auth = auth.Config{Required: true}
+	})
+	srv := httptest.NewServer(server.Handler(s.deps))
+	defer srv.Close()
+	for _, path := range []string{"/api/doc/platform/dec-cache-v2", "/api/doc/platform/other"} {
+		res, err := srv.Client().Get(srv.URL + path) //nolint:noctx // a test's request
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("%s without a key: status %d", path, res.StatusCode)
+		}
+	}
+	waitMetric(t, srv.URL, `canon_requests_total{code="unauthenticated",route="GET /api/doc/{project}/{slug}"} 2`)
+	if want := `route="GET /api/doc/{project}/{slug}" project="" code=unauthenticated`; !strings.Contains(logs.String(), want) {
+		t.Errorf("the request log lacks %s:\n%s", want, logs.String())
 	}
 }
