@@ -147,7 +147,7 @@ func serve(ctx context.Context, addr string, cfg config.Config, log *slog.Logger
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("canon shutting down", "in_flight", srv.InFlight(), "timeout", cfg.ShutdownTimeout)
+	log.Info("canon shutting down", "in_flight", srv.InFlight(), "timeout", cfg.ShutdownTimeout.String()) // "10s", not nanoseconds, in JSON too
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx, shutdownGrace); err != nil {
