@@ -16,6 +16,7 @@ import (
 	canonv1 "github.com/canonkb/canon/gen/canon/v1"
 	"github.com/canonkb/canon/gen/canon/v1/canonv1connect"
 	"github.com/canonkb/canon/internal/mcptest"
+	"github.com/canonkb/canon/internal/syncbuf"
 	"github.com/canonkb/canon/llm"
 	"github.com/canonkb/canon/mcpserver"
 	"github.com/canonkb/canon/server"
@@ -58,7 +59,7 @@ func TestWebChatOutcomeIsTheRequestsCode(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			var logs lockedBuffer
+			var logs syncbuf.Buffer
 			log := slog.New(slog.NewTextHandler(&logs, nil))
 			s := newStack(t, c.provider(t), func(d *server.Deps) { d.Logger = log })
 			srv := httptest.NewServer(server.Handler(s.deps))

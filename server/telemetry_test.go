@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,28 +16,11 @@ import (
 	"github.com/canonkb/canon/auth"
 	canonv1 "github.com/canonkb/canon/gen/canon/v1"
 	"github.com/canonkb/canon/gen/canon/v1/canonv1connect"
+	"github.com/canonkb/canon/internal/syncbuf"
 	"github.com/canonkb/canon/llm"
 	"github.com/canonkb/canon/server"
 	"github.com/canonkb/canon/telemetry"
 )
-
-// lockedBuffer is a log sink the handlers write to concurrently.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestMetricsAndRequestLog: a search, a chat answer, a refusal and an ingest show
 // in /metrics (requests by RPC and code, stage latencies, refusals, chat-log rows,
@@ -49,7 +30,7 @@ func (l *lockedBuffer) String() string {
 func TestMetricsAndRequestLog(t *testing.T) {
 	t.Parallel()
 	const llmKey, bearer = "sk-test-llm-key-0123456789", "sk-caller-token-9876543210"
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	log, err := telemetry.NewLogger("json", &logs, slog.LevelDebug, llmKey)
 	if err != nil {
 		t.Fatal(err)
@@ -187,7 +168,7 @@ func TestMetricsAndRequestLog(t *testing.T) {
 // and counted under its route's pattern, never its path, rather than unmatched.
 func TestRefusedRequestsKeepTheirRoute(t *testing.T) {
 	t.Parallel()
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	s := newStack(t, llm.NewExtractive(), func(d *server.Deps) {
 		d.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 		d.Auth = auth.Config{Required: true}

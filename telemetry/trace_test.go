@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/canonkb/canon/embed"
+	"github.com/canonkb/canon/internal/syncbuf"
 	"github.com/canonkb/canon/llm"
 	"github.com/canonkb/canon/telemetry"
 )
@@ -189,7 +190,7 @@ func TestOTLPExportFailureIsAWarning(t *testing.T) {
 	defer receiver.Close()
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.URL)
 	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "20") // milliseconds: export soon
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	tp, shutdown, err := telemetry.StartTracing(context.Background(), "test", slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -203,22 +204,4 @@ func TestOTLPExportFailureIsAWarning(t *testing.T) {
 	if out := logs.String(); !strings.Contains(out, "level=WARN") || !strings.Contains(out, "tracing failed") {
 		t.Errorf("the failed export was not logged as a warning: %q", out)
 	}
-}
-
-// lockedBuffer is a log sink the SDK's goroutine writes to while the test reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

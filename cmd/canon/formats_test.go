@@ -1,35 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/canonkb/canon/internal/dbtest"
+	"github.com/canonkb/canon/internal/syncbuf"
 )
-
-// syncBuffer is an output a command writes from its goroutine while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func TestIngestFormatsWatchAndReembed(t *testing.T) {
 	t.Setenv("DATABASE_URL", dbtest.FreshURL(t))
@@ -67,7 +48,7 @@ func TestIngestFormatsWatchAndReembed(t *testing.T) {
 
 	// --watch: a first run, a run per change, a clean stop on interrupt.
 	ctx, cancel := context.WithCancel(context.Background())
-	var buf syncBuffer
+	var buf syncbuf.Buffer
 	root := newRoot()
 	root.SetOut(&buf)
 	root.SetErr(&buf)
