@@ -85,19 +85,25 @@ type routeMux struct {
 
 func (m *routeMux) Handle(pattern string, h http.Handler) {
 	m.routes = append(m.routes, pattern)
-	m.ServeMux.Handle(pattern, h)
+	m.ServeMux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The request log and metrics name plain HTTP routes by pattern; a
+		// Connect RPC's interceptor later names its procedure instead.
+		telemetry.SetRoute(r.Context(), r.Pattern)
+		h.ServeHTTP(w, r)
+	}))
 }
 
-// named gives the request log and metrics the route's pattern before the guard
-// runs, so a request it refuses (a missing or revoked key, a body too large) is
-// counted under its route, not as unmatched; a Connect RPC's interceptor later
-// names its procedure instead. Patterns, never paths: labels stay bounded.
+// named gives a request the guard refused before it reached its handler (a
+// missing or revoked key, a body too large) its route's pattern, so the log and
+// metrics count it under its route, not as unmatched. Patterns, never paths:
+// labels stay bounded. Only such requests pay for matching the route again.
 func (m *routeMux) named(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, pattern := m.Handler(r); pattern != "" {
-			telemetry.SetRoute(r.Context(), pattern)
-		}
 		next.ServeHTTP(w, r)
+		telemetry.NameRoute(r.Context(), func() string {
+			_, pattern := m.Handler(r)
+			return pattern
+		})
 	})
 }
 

@@ -77,6 +77,18 @@ func SetRoute(ctx context.Context, route string) {
 	}
 }
 
+// NameRoute records the route route() gives when nothing named the request yet
+// (a request refused before reaching its handler); route runs only then.
+func NameRoute(ctx context.Context, route func() string) {
+	if info := infoFrom(ctx); info != nil {
+		info.mu.Lock()
+		defer info.mu.Unlock()
+		if info.route == "" {
+			info.route = route()
+		}
+	}
+}
+
 // codeName is the Connect code's name, "ok" for success (code 0).
 func codeName(code connect.Code) string {
 	if code == 0 {
