@@ -46,6 +46,13 @@ func latencyMethods(s LatencySetup, o LatencyOptions, rep *LatencyReport, projec
 		return &vec, nil
 	}
 	rk := s.Ranking
+	// What canon serve answers SearchService.Search with: the two-pass searcher,
+	// whose pass 1 runs beside the flat ranking of a question that names no entity.
+	var servedBy Searcher = s.Searcher
+	served := "Searcher.Search as served"
+	if s.Hierarchy != nil {
+		servedBy, served = s.Hierarchy, "hierarchy.Searcher.Search as canon serve answers it (pass 1 of the entity search beside the flat ranking)"
+	}
 	ms := []method{
 		{"canon/weighted", "Searcher.Search, fusion weighted, graph step off: embed + project lookup + the ranking statement",
 			search(s.Searcher, domain.FusionWeighted, false)},
@@ -54,12 +61,12 @@ func latencyMethods(s LatencySetup, o LatencyOptions, rep *LatencyReport, projec
 			search(s.Searcher, domain.FusionSemanticOnly, false)},
 		{"canon/keyword_only", "the same, fusion keyword_only (the statement with the vector leg off)",
 			search(s.Searcher, domain.FusionKeywordOnly, false)},
-		{"canon/weighted+graph", "Searcher.Search as served by default: weighted plus the graph step (expansion, rejected injection)",
-			search(s.Searcher, domain.FusionWeighted, true)},
+		{"canon/weighted+graph", served + ", weighted, graph step (expansion, rejected injection) on",
+			search(servedBy, domain.FusionWeighted, true)},
 		{"canon/key+graph", "the same as an API key's reader (not the operator: every leg probes documents' access lists; this corpus has none, so it sees everything)",
 			func(ctx context.Context, q string) (int, error) {
 				key := domain.Principal{KeyID: "bench", Name: "bench", Projects: []string{rep.Project}, Role: domain.RoleReader}
-				return search(s.Searcher, domain.FusionWeighted, true)(domain.WithPrincipal(ctx, key), q)
+				return search(servedBy, domain.FusionWeighted, true)(domain.WithPrincipal(ctx, key), q)
 			}},
 	}
 	if s.HTTP != nil {

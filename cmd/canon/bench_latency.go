@@ -183,7 +183,7 @@ func loopbackSearch(ctx context.Context, a *app, levels []int) (bench.Searcher, 
 		return nil, nil, err
 	}
 	srv := server.NewHTTPServer(ln.Addr().String(), server.Handler(server.Deps{
-		Pool: a.pool, Searcher: a.searcher, Ingester: a.ingester, Chat: a.chat,
+		Pool: a.pool, Searcher: a.searcher, SearchService: a.hierarchy, Ingester: a.ingester, Chat: a.chat,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}))
 	go srv.Serve(ln) //nolint:errcheck // ends with Shutdown
