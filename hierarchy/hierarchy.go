@@ -312,13 +312,29 @@ func (h *Searcher) search(ctx context.Context, req *domain.SearchRequest) (*doma
 	if pr.Fusion() == domain.FusionKeywordOnly {
 		return h.runFlat(ctx, pr, ReasonKeywordOnly, nil)
 	}
-	p1, err := h.Pass1(ctx, pr)
+	key := h.pass1Key(ctx, pr)
+	if p1, ok := h.pass1.Get(key); ok {
+		if p1.Reason != ReasonConfident {
+			return h.runFlat(ctx, pr, p1.Reason, p1)
+		}
+		return h.twoPass(ctx, pr, p1, alpha)
+	}
+	// Most questions name no entity and end flat: their ranking runs beside
+	// pass 1 instead of after it, and is dropped when pass 1 chooses two passes.
+	ahead := pr.RankAhead(ctx)
+	p1, err := h.runPass1(ctx, pr, key)
 	if err != nil {
+		ahead.Wait() //nolint:errcheck // pass 1's error is the request's
 		return nil, err
 	}
 	if p1.Reason != ReasonConfident {
-		return h.runFlat(ctx, pr, p1.Reason, p1)
+		rows, err := ahead.Wait()
+		if err != nil {
+			return nil, err
+		}
+		return h.flatResult(ctx, pr, rows, p1.Reason, p1)
 	}
+	defer ahead.Wait() //nolint:errcheck // its rows are not needed
 	return h.twoPass(ctx, pr, p1, alpha)
 }
 
@@ -342,10 +358,20 @@ func (h *Searcher) ProjectIDs(ctx context.Context, keys []string) ([]int64, erro
 
 // Pass1 runs (or reads from the cache) pass 1 for a prepared request.
 func (h *Searcher) Pass1(ctx context.Context, pr *search.Prepared) (*Pass1Result, error) {
-	key := strings.Join(pr.ProjectKeys(), ",") + "\x00" + pr.Fusion() + "\x00" + domain.PrincipalFrom(ctx).DocumentView() + "\x00" + pr.Query()
+	key := h.pass1Key(ctx, pr)
 	if r, ok := h.pass1.Get(key); ok {
 		return r, nil
 	}
+	return h.runPass1(ctx, pr, key)
+}
+
+// pass1Key is a request's entry in the pass-1 cache: what pass 1's rows depend on.
+func (h *Searcher) pass1Key(ctx context.Context, pr *search.Prepared) string {
+	return strings.Join(pr.ProjectKeys(), ",") + "\x00" + pr.Fusion() + "\x00" + domain.PrincipalFrom(ctx).DocumentView() + "\x00" + pr.Query()
+}
+
+// runPass1 runs pass 1 and caches its result under key.
+func (h *Searcher) runPass1(ctx context.Context, pr *search.Prepared, key string) (*Pass1Result, error) {
 	start := time.Now()
 	_, configs := pr.QueryConfigs()
 	r, err := Pass1(ctx, Session(postgres.ReadPool(ctx, h.pool)), pr.Query(), pr.QueryEmbedding(), pr.ProjectIDs(),
@@ -363,6 +389,11 @@ func (h *Searcher) runFlat(ctx context.Context, pr *search.Prepared, reason stri
 	if err != nil {
 		return nil, err
 	}
+	return h.flatResult(ctx, pr, rows, reason, p1)
+}
+
+// flatResult is the flat search's result for rows, with why it is flat.
+func (h *Searcher) flatResult(ctx context.Context, pr *search.Prepared, rows []db.SearchRankRow, reason string, p1 *Pass1Result) (*domain.SearchResult, error) {
 	res, err := pr.Result(ctx, rows)
 	if err != nil {
 		return nil, err

@@ -162,10 +162,17 @@ func TestFallsBackToFlat(t *testing.T) {
 			if m.SearchMode != ModeFlat {
 				t.Errorf("mode %q, want flat", m.SearchMode)
 			}
-			// Flat means exactly the plain search.
+			// Flat means exactly the plain search, whether its ranking ran beside
+			// pass 1 (the first time) or after pass 1's cached decision.
 			flat := mustSearch(t, tt.s.flat, tt.r)
-			if !slices.Equal(chunkIDs(res.Primary), chunkIDs(flat.Primary)) {
-				t.Errorf("flat fallback %v differs from plain search %v", docIDs(res.Primary), docIDs(flat.Primary))
+			again := mustSearch(t, tt.s, tt.r)
+			for _, got := range []*domain.SearchResult{res, again} {
+				if !slices.Equal(chunkIDs(got.Primary), chunkIDs(flat.Primary)) || !slices.Equal(scores(got.Primary), scores(flat.Primary)) {
+					t.Errorf("flat fallback %v differs from plain search %v", docIDs(got.Primary), docIDs(flat.Primary))
+				}
+				if got.Meta.SearchStrategy.KeywordMode != flat.Meta.SearchStrategy.KeywordMode {
+					t.Errorf("keyword mode %q, plain search %q", got.Meta.SearchStrategy.KeywordMode, flat.Meta.SearchStrategy.KeywordMode)
+				}
 			}
 			for _, hit := range res.Primary {
 				if hit.LinkingEntity != "" || hit.ParentEntityScore != 0 {
@@ -554,6 +561,14 @@ func TestEvidenceIsAgainstTheQuestionAsked(t *testing.T) {
 			t.Errorf("%s #%d: keyword coverage %.3f, want 1", hit.DocID, hit.ChunkID, hit.KeywordCoverage)
 		}
 	}
+}
+
+func scores(hits []*domain.Hit) []float64 {
+	out := make([]float64, len(hits))
+	for i, h := range hits {
+		out[i] = h.Score
+	}
+	return out
 }
 
 func chunkIDs(hits []*domain.Hit) []int64 {

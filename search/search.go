@@ -194,6 +194,40 @@ func (pr *Prepared) Rank(ctx context.Context, documentIDs []int64) ([]db.SearchR
 	return pr.s.run(ctx, p)
 }
 
+// Ahead is a flat ranking (Rank(nil)) running on its own connection while the
+// caller does something else; Wait returns its rows.
+type Ahead struct {
+	pr   *Prepared
+	p    *plan
+	done chan struct{}
+	rows []db.SearchRankRow
+	err  error
+}
+
+// RankAhead starts Rank(nil) in the background on a copy of pr's plan, so pr
+// stays free for anything meanwhile (pass 1 and pass 2 of a two-pass search).
+// Wait before the request ends: a query cancelled with its request closes its
+// connection.
+func (pr *Prepared) RankAhead(ctx context.Context) *Ahead {
+	q := *pr.p
+	a := &Ahead{pr: pr, p: &q, done: make(chan struct{})}
+	go func() {
+		defer close(a.done)
+		a.rows, a.err = pr.s.run(ctx, a.p)
+	}()
+	return a
+}
+
+// Wait returns the ranking's rows. The plan keeps what the ranking learnt
+// (a short keyword leg turns it exact), as after Rank(nil).
+func (a *Ahead) Wait() ([]db.SearchRankRow, error) {
+	<-a.done
+	if a.err == nil {
+		a.pr.p.params.Bm25Exact = a.p.params.Bm25Exact
+	}
+	return a.rows, a.err
+}
+
 // listing is the plan ranking only the given documents: exact in both legs (so
 // nothing is left to widen), on the generic plan whatever the filters, since the
 // statement starts from the listed ids.
