@@ -1646,3 +1646,14 @@ ALTER TABLE entities
     GENERATED ALWAYS AS (canon_entity_name_parts(entity_type, name, aliases)) STORED;
 DROP FUNCTION canon_person_name_parts(text, text, text[]);
 
+-- db/migrations/00075_entity_lexemes.sql
+ALTER TABLE entities
+    ADD COLUMN role_lexemes text[] NOT NULL DEFAULT '{}',
+    ADD COLUMN facts_lexemes text[] NOT NULL DEFAULT '{}';
+
+UPDATE entities e
+SET role_lexemes = tsvector_to_array(to_tsvector(canon_text_config(d.language), e.role)),
+    facts_lexemes = tsvector_to_array(to_tsvector(canon_text_config(d.language), array_to_string(e.facts, ' ')))
+FROM documents d
+WHERE d.project_id = e.project_id AND d.id = e.document_id;
+

@@ -110,14 +110,19 @@ func addSyntheticEntities(b *testing.B, pool *pgxpool.Pool, n int) {
 			FROM p, generate_series(1, $1::integer) g
 			RETURNING project_id, id, slug, title, entity_type
 		)
-		INSERT INTO entities (project_id, document_id, slug, entity_type, name, aliases, role, facts, embedding)
-		SELECT d.project_id, d.id, d.slug, d.entity_type,
-		       CASE WHEN d.entity_type = 'team' THEN 'Squad ' || md5(d.slug) ELSE initcap(left(md5(d.slug), 7)) || ' ' || initcap(left(md5(d.slug || 'x'), 9)) END,
-		       ARRAY[upper(left(md5(d.slug), 1)) || '. ' || initcap(left(md5(d.slug || 'x'), 9))],
-		       'Engineer, ' || (ARRAY['payments', 'search', 'ledger', 'identity'])[1 + length(d.slug) % 4],
-		       ARRAY['owns the ' || left(md5(d.slug || 'y'), 6) || ' service', 'wrote the ' || left(md5(d.slug || 'z'), 6) || ' runbook'],
-		       (SELECT array_agg(random() - 0.5 + 0 * k)::vector FROM generate_series(1, $2::integer) k WHERE d.id IS NOT NULL)
-		FROM docs d`, n+n/10, dim)
+		INSERT INTO entities (project_id, document_id, slug, entity_type, name, aliases, role, facts, embedding,
+		                      role_lexemes, facts_lexemes)
+		SELECT x.*, tsvector_to_array(to_tsvector(canon_text_config(NULL), x.role)),
+		       tsvector_to_array(to_tsvector(canon_text_config(NULL), array_to_string(x.facts, ' ')))
+		FROM (
+			SELECT d.project_id, d.id, d.slug, d.entity_type,
+			       CASE WHEN d.entity_type = 'team' THEN 'Squad ' || md5(d.slug) ELSE initcap(left(md5(d.slug), 7)) || ' ' || initcap(left(md5(d.slug || 'x'), 9)) END,
+			       ARRAY[upper(left(md5(d.slug), 1)) || '. ' || initcap(left(md5(d.slug || 'x'), 9))],
+			       'Engineer, ' || (ARRAY['payments', 'search', 'ledger', 'identity'])[1 + length(d.slug) % 4] AS role,
+			       ARRAY['owns the ' || left(md5(d.slug || 'y'), 6) || ' service', 'wrote the ' || left(md5(d.slug || 'z'), 6) || ' runbook'] AS facts,
+			       (SELECT array_agg(random() - 0.5 + 0 * k)::vector FROM generate_series(1, $2::integer) k WHERE d.id IS NOT NULL)
+			FROM docs d
+		) AS x`, n+n/10, dim)
 	if err != nil {
 		b.Fatal(err)
 	}

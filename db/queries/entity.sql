@@ -1,7 +1,15 @@
 -- name: EntityUpsert :one
-INSERT INTO entities (project_id, document_id, slug, entity_type, name, aliases, role, facts, embedding)
-VALUES (sqlc.arg(project_id), sqlc.arg(document_id), sqlc.arg(slug), sqlc.arg(entity_type), sqlc.arg(name),
-        sqlc.arg(aliases)::text[], sqlc.arg(role), sqlc.arg(facts)::text[], sqlc.arg(embedding)::vector)
+-- The role and facts are analysed here, with the configuration of the page's
+-- language (stored before its entity), for pass 1's role and facts signals.
+INSERT INTO entities (project_id, document_id, slug, entity_type, name, aliases, role, facts, embedding,
+                      role_lexemes, facts_lexemes)
+SELECT sqlc.arg(project_id), sqlc.arg(document_id), sqlc.arg(slug), sqlc.arg(entity_type), sqlc.arg(name),
+       sqlc.arg(aliases)::text[], sqlc.arg(role), sqlc.arg(facts)::text[], sqlc.arg(embedding)::vector,
+       tsvector_to_array(to_tsvector(c.config, sqlc.arg(role))),
+       tsvector_to_array(to_tsvector(c.config, array_to_string(sqlc.arg(facts)::text[], ' ')))
+FROM (SELECT canon_text_config((SELECT d.language FROM documents d
+                                WHERE d.project_id = sqlc.arg(project_id) AND d.id = sqlc.arg(document_id)))
+          AS config) AS c
 ON CONFLICT (project_id, document_id) DO UPDATE SET
     slug = excluded.slug,
     entity_type = excluded.entity_type,
@@ -9,7 +17,9 @@ ON CONFLICT (project_id, document_id) DO UPDATE SET
     aliases = excluded.aliases,
     role = excluded.role,
     facts = excluded.facts,
-    embedding = excluded.embedding
+    embedding = excluded.embedding,
+    role_lexemes = excluded.role_lexemes,
+    facts_lexemes = excluded.facts_lexemes
 RETURNING id;
 
 -- name: EntityDeleteByDocument :execrows

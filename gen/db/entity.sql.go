@@ -29,9 +29,15 @@ func (q *Queries) EntityDeleteByDocument(ctx context.Context, arg EntityDeleteBy
 }
 
 const entityUpsert = `-- name: EntityUpsert :one
-INSERT INTO entities (project_id, document_id, slug, entity_type, name, aliases, role, facts, embedding)
-VALUES ($1, $2, $3, $4, $5,
-        $6::text[], $7, $8::text[], $9::vector)
+INSERT INTO entities (project_id, document_id, slug, entity_type, name, aliases, role, facts, embedding,
+                      role_lexemes, facts_lexemes)
+SELECT $1, $2, $3, $4, $5,
+       $6::text[], $7, $8::text[], $9::vector,
+       tsvector_to_array(to_tsvector(c.config, $7)),
+       tsvector_to_array(to_tsvector(c.config, array_to_string($8::text[], ' ')))
+FROM (SELECT canon_text_config((SELECT d.language FROM documents d
+                                WHERE d.project_id = $1 AND d.id = $2))
+          AS config) AS c
 ON CONFLICT (project_id, document_id) DO UPDATE SET
     slug = excluded.slug,
     entity_type = excluded.entity_type,
@@ -39,7 +45,9 @@ ON CONFLICT (project_id, document_id) DO UPDATE SET
     aliases = excluded.aliases,
     role = excluded.role,
     facts = excluded.facts,
-    embedding = excluded.embedding
+    embedding = excluded.embedding,
+    role_lexemes = excluded.role_lexemes,
+    facts_lexemes = excluded.facts_lexemes
 RETURNING id
 `
 
@@ -55,6 +63,8 @@ type EntityUpsertParams struct {
 	Embedding  *pgvector.Vector
 }
 
+// The role and facts are analysed here, with the configuration of the page's
+// language (stored before its entity), for pass 1's role and facts signals.
 func (q *Queries) EntityUpsert(ctx context.Context, arg EntityUpsertParams) (int64, error) {
 	row := q.db.QueryRow(ctx, entityUpsert,
 		arg.ProjectID,

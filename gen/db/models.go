@@ -127,17 +127,19 @@ type Document struct {
 }
 
 type Entity struct {
-	ProjectID  int64
-	ID         int64
-	DocumentID int64
-	Slug       string
-	EntityType string
-	Name       string
-	Aliases    []string
-	Role       string
-	Facts      []string
-	Embedding  *pgvector.Vector
-	NameParts  []string
+	ProjectID    int64
+	ID           int64
+	DocumentID   int64
+	Slug         string
+	EntityType   string
+	Name         string
+	Aliases      []string
+	Role         string
+	Facts        []string
+	Embedding    *pgvector.Vector
+	NameParts    []string
+	RoleLexemes  []string
+	FactsLexemes []string
 }
 
 type EntityMention struct {
