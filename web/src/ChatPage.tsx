@@ -2,6 +2,7 @@ import { useChat } from "@ai-sdk/react";
 import { DefaultChatTransport } from "ai";
 import { useEffect, useMemo, useRef, useState } from "react";
 import { authFetch, authHeaders, rpc } from "./api";
+import { describeChatError } from "./errors";
 import { Message } from "./Message";
 import {
   activePath,
@@ -39,6 +40,13 @@ export function ChatPage() {
   const [showFilters, setShowFilters] = useState(false);
   const settingsRef = useRef(settings);
   settingsRef.current = settings;
+  // A conversation belongs to one project: its questions (an edited one too)
+  // are asked there whatever the picker said since; a new one takes the picker's.
+  const project = current.project || settings.project;
+  const projectRef = useRef(project);
+  projectRef.current = project;
+  // Said once the picker started a new conversation because the old one is in another project.
+  const [switchNote, setSwitchNote] = useState<{ from: string; fromId: string; to: string; id: string } | null>(null);
 
   useEffect(() => {
     localStorage.setItem(settingsKey, JSON.stringify(settings));
@@ -67,7 +75,8 @@ export function ChatPage() {
         headers: () => authHeaders(),
         body: () => {
           const s = settingsRef.current;
-          return { project: s.project, filters: filtersJSON(s.project, s.filters), fusion: s.fusion };
+          const p = projectRef.current;
+          return { project: p, filters: filtersJSON(p, s.filters), fusion: s.fusion };
         },
       }),
     [],
@@ -88,6 +97,7 @@ export function ChatPage() {
       if (i < 0) return all;
       const next = [...all];
       next[i] = syncPath(all[i], messages);
+      if (messages.length > 0 && !next[i].project) next[i] = { ...next[i], project: projectRef.current };
       if (status === "ready" || status === "error") saveConversations(next);
       return next;
     });
@@ -118,12 +128,74 @@ export function ChatPage() {
     chat.setMessages(activePath(next));
   };
 
-  const startNew = () => {
+  const startNew = (inProject = project) => {
     if (busy) chat.stop();
-    const c = newConversation();
+    const c = newConversation(inProject || undefined);
     setConversations((all) => [c, ...all]);
     setCurrentId(c.id);
+    setSwitchNote(null);
+    return c;
   };
+
+  // Another project: a conversation with questions in it stays where it is and
+  // a new one starts (said above it); an empty one just moves.
+  const pickProject = (next: string) => {
+    setSettings((s) => ({ ...s, project: next }));
+    if (next === project) return;
+    if (messages.length === 0 && Object.keys(current.nodes).length === 0) {
+      setConversations((all) => all.map((c) => (c.id === current.id ? { ...c, project: next } : c)));
+      return;
+    }
+    const from = { from: project, fromId: current.id };
+    const c = startNew(next);
+    setSwitchNote({ ...from, to: next, id: c.id });
+  };
+  const pickConversation = (id: string) => {
+    if (busy) chat.stop();
+    setCurrentId(id);
+    setSwitchNote(null);
+    const c = conversations.find((x) => x.id === id);
+    if (c?.project) setSettings((s) => ({ ...s, project: c.project! }));
+  };
+
+  // Scrolling: a new turn scrolls into view, and the page follows the answer
+  // as it streams until the reader scrolls up (back at the end, it follows again).
+  const endRef = useRef<HTMLDivElement>(null);
+  const composerRef = useRef<HTMLFormElement>(null);
+  const follow = useRef(true);
+  /** How far below the visible area (above the sticky composer) the conversation ends. */
+  const belowFold = () => {
+    const end = endRef.current;
+    if (!end) return 0;
+    const visibleBottom = window.innerHeight - (composerRef.current?.offsetHeight ?? 0);
+    return end.getBoundingClientRect().bottom - visibleBottom;
+  };
+  useEffect(() => {
+    let lastY = window.scrollY;
+    const onScroll = () => {
+      const y = window.scrollY;
+      if (belowFold() <= 48) follow.current = true;
+      else if (y < lastY - 1) follow.current = false;
+      lastY = y;
+    };
+    const onWheel = (e: WheelEvent) => {
+      if (e.deltaY < 0) follow.current = false;
+    };
+    window.addEventListener("scroll", onScroll, { passive: true });
+    window.addEventListener("wheel", onWheel, { passive: true });
+    return () => {
+      window.removeEventListener("scroll", onScroll);
+      window.removeEventListener("wheel", onWheel);
+    };
+  }, []);
+  useEffect(() => {
+    if (status === "submitted") follow.current = true;
+  }, [status]);
+  useEffect(() => {
+    if (!follow.current) return;
+    const by = belowFold();
+    if (by > 0) window.scrollBy({ top: by + 8, behavior: "instant" });
+  }, [messages, status, error]);
 
   const totals = useMemo(() => {
     let prompt = 0,
@@ -160,28 +232,28 @@ export function ChatPage() {
             <span className="sr-only">Conversation</span>
             <select
               value={current.id}
-              onChange={(e) => {
-                if (busy) chat.stop();
-                setCurrentId(e.target.value);
-              }}
+              onChange={(e) => pickConversation(e.target.value)}
               data-testid="conversation-picker"
             >
               {conversations.map((c) => (
                 <option key={c.id} value={c.id}>
+                  {c.project ? `${c.project} · ` : ""}
                   {c.title}
                 </option>
               ))}
             </select>
           </label>
-          <button type="button" className="secondary" onClick={startNew}>New chat</button>
+          <button type="button" className="secondary" onClick={() => startNew()}>New chat</button>
           <label>
             Project{" "}
             <select
-              value={settings.project}
-              onChange={(e) => setSettings((s) => ({ ...s, project: e.target.value }))}
+              value={project}
+              onChange={(e) => pickProject(e.target.value)}
+              title="A conversation stays in one project: choosing another starts a new conversation"
               data-testid="project-picker"
             >
               {projects.length === 0 && <option value="">(all)</option>}
+              {project && projects.length > 0 && !projects.includes(project) && <option value={project}>{project}</option>}
               {projects.map((p) => (
                 <option key={p} value={p}>
                   {p}
@@ -248,28 +320,34 @@ export function ChatPage() {
       </section>
 
       <section className="messages" role="log" aria-live="polite" aria-label="Conversation" data-testid="messages">
+        {switchNote && switchNote.id === current.id && (
+          <p className="notice" role="status" data-testid="project-switch-note">
+            New conversation in <strong>{switchNote.to}</strong>: a conversation stays in one project. The{" "}
+            <strong>{switchNote.from || "earlier"}</strong> conversation is still in the conversation list.{" "}
+            <button type="button" className="link" onClick={() => pickConversation(switchNote.fromId)}>
+              Back to it
+            </button>
+          </p>
+        )}
         {messages.length === 0 && (
-          <p className="empty">Ask a question about {settings.project || "your documents"}. Answers cite their sources as [n].</p>
+          <p className="empty">Ask a question about {project || "your documents"}. Answers cite their sources as [n].</p>
         )}
         {messages.map((m, i) => (
           <Message
             key={m.id}
             message={m}
-            project={settings.project}
+            project={project}
             streaming={busy && i === messages.length - 1 && m.role === "assistant"}
             branches={siblings(current, m.id)}
             onSwitch={(d) => switchBranch(m.id, d)}
             onEdit={m.role === "user" ? (text) => editQuestion(m.id, text) : undefined}
             onFollowUp={send}
-            explain={settings.explain && m.role === "assistant" ? { question: questionOf(i), settings } : undefined}
+            explain={settings.explain && m.role === "assistant" ? { question: questionOf(i), settings: { ...settings, project } } : undefined}
           />
         ))}
         {status === "submitted" && <p className="thinking" data-testid="thinking">Searching…</p>}
-        {error && (
-          <div className="error" role="alert" data-testid="chat-error">
-            {error.message}
-          </div>
-        )}
+        {error && <ChatError error={error} />}
+        <div ref={endRef} aria-hidden="true" />
       </section>
 
       <aside className="side" aria-label="Related documents">
@@ -279,7 +357,7 @@ export function ChatPage() {
             {lastTurn.related.map((r) => (
               <li key={r.n}>
                 <span className="edge">{r.edgeType}</span> {r.direction === "incoming" ? "←" : "→"}{" "}
-                <a href={`/app/doc/${encodeURIComponent(settings.project || "")}/${encodeURIComponent(r.docId)}`}>{r.title || r.docId}</a>
+                <a href={`/app/doc/${encodeURIComponent(project || "")}/${encodeURIComponent(r.docId)}`}>{r.title || r.docId}</a>
                 {r.status && <span className="badge">{r.status}</span>}
               </li>
             ))}
@@ -290,6 +368,7 @@ export function ChatPage() {
       </aside>
 
       <form
+        ref={composerRef}
         className="composer"
         onSubmit={(e) => {
           e.preventDefault();
@@ -337,5 +416,23 @@ export function ChatPage() {
         </div>
       </form>
     </main>
+  );
+}
+
+/** A failed turn: what happened in words, what to do, and the server's reply under Details. */
+function ChatError({ error }: { error: Error }) {
+  const e = describeChatError(error);
+  return (
+    <div className="error" role="alert" data-testid="chat-error">
+      <strong data-testid="chat-error-title">{e.title}</strong>
+      <p data-testid="chat-error-message">{e.message}</p>
+      {e.hint && <p className="muted">{e.hint}</p>}
+      {e.details !== e.message && (
+        <details className="small">
+          <summary>Details</summary>
+          <code data-testid="chat-error-details">{e.details}</code>
+        </details>
+      )}
+    </div>
   );
 }

@@ -1,4 +1,4 @@
-import { Children, createElement, useEffect, useState, type ReactNode } from "react";
+import { Children, createElement, useEffect, useId, useRef, useState, type ReactNode } from "react";
 import Markdown, { type Components } from "react-markdown";
 import remarkGfm from "remark-gfm";
 import { docHref, rpc } from "./api";
@@ -189,12 +189,20 @@ export function Message(p: Props) {
 function AnswerText({ text, citations, project }: { text: string; citations: Map<number, Citation>; project: string }) {
   const chips = (children: ReactNode) =>
     Children.map(children, (child) => (typeof child === "string" ? withChips(child, citations, project) : child));
-  const components: Components = Object.fromEntries(
-    ["p", "li", "td", "th", "strong", "em"].map((tag) => [
-      tag,
-      ({ node, children, ...rest }: { node?: unknown; children?: ReactNode }) => createElement(tag, rest, chips(children)),
-    ]),
-  );
+  const components: Components = {
+    ...Object.fromEntries(
+      ["p", "li", "td", "th", "strong", "em"].map((tag) => [
+        tag,
+        ({ node, children, ...rest }: { node?: unknown; children?: ReactNode }) => createElement(tag, rest, chips(children)),
+      ]),
+    ),
+    // A wide table scrolls sideways inside the answer instead of squeezing its cells.
+    table: ({ node, ...rest }) => (
+      <div className="table-scroll" role="region" aria-label="Table (scrolls sideways)" tabIndex={0} data-testid="table-scroll">
+        <table {...rest} />
+      </div>
+    ),
+  };
   return (
     <div className="answer-text">
       <Markdown remarkPlugins={[remarkGfm]} components={components}>
@@ -220,28 +228,57 @@ function withChips(text: string, citations: Map<number, Citation>, project: stri
   return out;
 }
 
+/**
+ * A citation chip and its card. A mouse over it shows the card while it stays;
+ * a click, a tap, Enter or Space opens it until a second one, Escape, or a
+ * click or tap outside; Tab onto it shows it too (and Tab goes on to its link).
+ */
 function CitationChip({ c, project }: { c: Citation; project: string }) {
-  const [open, setOpen] = useState(false);
-  const id = `card-${c.sourceId}-${Math.random().toString(36).slice(2, 8)}`;
+  // How the card is open: "click" holds it open; "hover" and "focus" last while they do.
+  const [open, setOpen] = useState<null | "hover" | "focus" | "click">(null);
+  const id = useId();
+  const wrap = useRef<HTMLSpanElement>(null);
+  useEffect(() => {
+    if (!open) return;
+    const outside = (e: Event) => {
+      if (!wrap.current?.contains(e.target as Node)) setOpen(null);
+    };
+    const escape = (e: KeyboardEvent) => {
+      if (e.key === "Escape") setOpen(null);
+    };
+    document.addEventListener("pointerdown", outside);
+    document.addEventListener("keydown", escape);
+    return () => {
+      document.removeEventListener("pointerdown", outside);
+      document.removeEventListener("keydown", escape);
+    };
+  }, [open]);
+  const label = `Source ${c.n}: ${c.title || c.docId}`;
   return (
-    <span className="cite" onMouseEnter={() => setOpen(true)} onMouseLeave={() => setOpen(false)}>
+    <span
+      className="cite"
+      ref={wrap}
+      onPointerEnter={(e) => e.pointerType === "mouse" && setOpen((o) => o ?? "hover")}
+      onPointerLeave={(e) => e.pointerType === "mouse" && setOpen((o) => (o === "hover" ? null : o))}
+      onBlur={(e) => {
+        if (!wrap.current?.contains(e.relatedTarget as Node)) setOpen((o) => (o === "hover" ? o : null));
+      }}
+    >
       <button
         type="button"
         className="cite-chip"
-        aria-describedby={open ? id : undefined}
-        aria-expanded={open}
-        onFocus={() => setOpen(true)}
-        onBlur={(e) => {
-          if (!e.currentTarget.parentElement?.contains(e.relatedTarget as Node)) setOpen(false);
-        }}
-        onKeyDown={(e) => e.key === "Escape" && setOpen(false)}
-        onClick={() => setOpen((v) => !v)}
+        aria-label={label}
+        aria-expanded={open !== null}
+        aria-controls={open ? id : undefined}
+        onFocus={(e) => e.currentTarget.matches(":focus-visible") && setOpen((o) => o ?? "focus")}
+        // The first click (or tap) on a card shown by hover or focus keeps it open; a second closes it.
+        onClick={() => setOpen((o) => (o === "click" ? null : "click"))}
         data-testid="cite"
       >
         {c.n}
       </button>
       {open && (
-        <span className="card" role="tooltip" id={id} data-testid="cite-card">
+        <span className="card" role="group" aria-label={label} id={id} data-testid="cite-card">
           <strong className="card-title">{c.title || c.docId}</strong>
           {c.headingPath.length > 0 && <span className="muted">{c.headingPath.join(" › ")}</span>}
           <span className="snippet">{c.snippet}</span>

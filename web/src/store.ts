@@ -6,6 +6,12 @@ import type { CanonMessage } from "./types";
 export type Conversation = {
   id: string;
   title: string;
+  /**
+   * The project every question of this conversation is asked in (its history
+   * belongs there). Set when it starts; conversations saved before it existed
+   * take the picker's project at their next question.
+   */
+  project?: string;
   updatedAt: number;
   nodes: Record<string, { msg: CanonMessage; parent: string }>;
   order: string[];
@@ -15,8 +21,8 @@ export type Conversation = {
 const storeKey = "canon.conversations";
 const root = "root";
 
-export function newConversation(): Conversation {
-  return { id: crypto.randomUUID(), title: "New conversation", updatedAt: Date.now(), nodes: {}, order: [], active: {} };
+export function newConversation(project?: string): Conversation {
+  return { id: crypto.randomUUID(), title: "New conversation", project, updatedAt: Date.now(), nodes: {}, order: [], active: {} };
 }
 
 export function loadConversations(): Conversation[] {

@@ -46,6 +46,10 @@ export async function startFakeModel() {
       ? `Answer ${n}: <img src=x onerror="window.__pwned=1"> <b>bold</b> [${first}].`
       : typeof asked === "string" && asked.includes("as a list")
       ? `Answer ${n}, the steps [${first}]:\n\n- Run \`shipctl rollback\` first [${first}].\n- Then watch **the dashboard** [${second}].\n`
+      : typeof asked === "string" && asked.includes("as a table")
+      ? `Answer ${n}, the codes [${first}]:\n\n| Code | Severity | Meaning | Runbook |\n|---|---|---|---|\n` +
+        `| ORC-101 | critical | the ingest worker lost its lease on the partition | rb-ingest-error-codes [${first}] |\n` +
+        `| ORC-107 | warning | a backfill overlaps the nightly window | rb-backfill [${second}] |\n`
       : `Answer ${n}: the team standardised on the option in the first source [${first}]. ` +
         `It builds on the related context described in the second source [${second}], ` +
         `which the handbook keeps current.`;

@@ -25,8 +25,8 @@ after(async () => {
   await canon?.stop();
 });
 
-async function freshPage(viewport = { width: 1280, height: 900 }) {
-  const ctx = await browser.newContext({ viewport });
+async function freshPage(viewport = { width: 1280, height: 900 }, options = {}) {
+  const ctx = await browser.newContext({ viewport, ...options });
   const p = await ctx.newPage();
   p.setDefaultTimeout(20000);
   await p.goto(`${canon.url}/app/chat`);
@@ -255,5 +255,215 @@ test("usable by keyboard alone: ask, open a citation's card, follow it to the do
   await p.keyboard.press("Enter");
   await p.waitForURL(/\/app\/doc\/platform\//);
   await p.getByTestId("cited-chunk").waitFor();
+  await p.context().close();
+});
+
+/** The conversation's end (the last message, its sources and follow-ups) is on screen above the composer. */
+const lastTurnInView = (p) =>
+  p.evaluate(() => {
+    const all = document.querySelectorAll('[data-testid="messages"] > .msg');
+    const last = all[all.length - 1]?.getBoundingClientRect();
+    const composer = document.querySelector(".composer").getBoundingClientRect();
+    return !!last && last.top < composer.top && last.bottom <= composer.top + 1;
+  });
+
+async function waitInView(p, what) {
+  for (let i = 0; i < 30; i++) {
+    if (await lastTurnInView(p)) return;
+    await sleep(100);
+  }
+  const at = await p.evaluate(() => ({ scrollY, height: innerHeight, page: document.documentElement.scrollHeight }));
+  assert.fail(`${what}: the new turn is not on screen (${JSON.stringify(at)})`);
+}
+
+test("each new answer scrolls into view and the page follows it while it streams, unless the reader scrolls up", async () => {
+  for (const [name, viewport] of [["desktop", { width: 1280, height: 900 }], ["phone", { width: 390, height: 844 }]]) {
+    const p = await freshPage(viewport, name === "phone" ? { isMobile: true, hasTouch: true } : {});
+    for (let i = 1; i <= 4; i++) {
+      await ask(p, `how do deployment rollbacks work? (${i})`);
+      // While it streams, then when it is done.
+      await p.getByTestId("assistant-message").nth(i - 1).getByTestId("answer").waitFor();
+      await waitInView(p, `${name}, answer ${i} streaming`);
+      await answered(p, i);
+      await waitInView(p, `${name}, answer ${i}`);
+    }
+    const y = await p.evaluate(() => scrollY);
+    assert.ok(y > 0, `${name}: four answers fit without scrolling; the test proves nothing`);
+    await shot(p, `08-scrolled-to-answer-4-${name}`);
+    await p.context().close();
+  }
+
+  // Scrolling up while an answer streams stops the following; it stays where the reader put it.
+  const p = await freshPage({ width: 1280, height: 700 });
+  for (let i = 1; i <= 3; i++) {
+    await ask(p, `how do deployment rollbacks work? (${i})`);
+    await answered(p, i);
+  }
+  canon.model.state.slow = true;
+  try {
+    await ask(p, "how do deployment rollbacks work, slowly?");
+    const answer = p.getByTestId("assistant-message").nth(3).getByTestId("answer");
+    await p.waitForFunction((el) => el.textContent.includes("word2"), await answer.elementHandle());
+    await waitInView(p, "slow answer");
+    await p.mouse.move(400, 300);
+    await p.mouse.wheel(0, -400);
+    await sleep(300);
+    const up = await p.evaluate(() => scrollY);
+    await p.waitForFunction((el) => el.textContent.includes("word8"), await answer.elementHandle());
+    assert.equal(await p.evaluate(() => scrollY), up, "the page scrolled back down while the reader was reading above");
+    // Back at the end, it follows again.
+    await p.evaluate(() => scrollTo(0, document.documentElement.scrollHeight));
+    await p.waitForFunction((el) => el.textContent.includes("word13"), await answer.elementHandle());
+    await waitInView(p, "after scrolling back down");
+    await p.getByTestId("stop").click();
+  } finally {
+    canon.model.state.slow = false;
+  }
+  await p.context().close();
+});
+
+test("a citation's card opens on click and on tap, stays open, and closes on a second click, Escape or outside", async () => {
+  const p = await freshPage();
+  await ask(p, "what cache layer did we standardise on?");
+  await answered(p, 1);
+  const chip = p.getByTestId("cite").first();
+  const card = p.getByTestId("cite-card");
+  assert.match(await chip.getAttribute("aria-label"), /^Source \d+: \S/);
+  await chip.click();
+  await sleep(300);
+  assert.equal(await card.count(), 1, "a click left the card closed");
+  assert.equal(await chip.getAttribute("aria-expanded"), "true");
+  assert.equal(await chip.getAttribute("aria-controls"), await card.getAttribute("id"));
+  // It stays open when the mouse leaves, until a click outside.
+  await p.mouse.move(5, 5);
+  await sleep(200);
+  assert.equal(await card.count(), 1, "a clicked card closed when the mouse left it");
+  await shot(p, "09-citation-clicked");
+  await p.mouse.click(5, 5);
+  await card.waitFor({ state: "detached" });
+  await chip.click();
+  await card.waitFor();
+  await chip.click();
+  await card.waitFor({ state: "detached" });
+  assert.equal(await chip.getAttribute("aria-expanded"), "false");
+  await chip.click();
+  await card.waitFor();
+  await p.keyboard.press("Escape");
+  await card.waitFor({ state: "detached" });
+  // Keyboard: Enter on the focused chip keeps the card open; Escape closes it.
+  await chip.focus();
+  await p.keyboard.press("Enter");
+  await card.waitFor();
+  await sleep(200);
+  assert.equal(await card.count(), 1);
+  await p.keyboard.press("Escape");
+  await card.waitFor({ state: "detached" });
+  await p.context().close();
+
+  // A phone: one tap opens the card on screen; its link opens the document.
+  const m = await freshPage({ width: 375, height: 740 }, { isMobile: true, hasTouch: true });
+  await ask(m, "what cache layer did we standardise on?");
+  await answered(m, 1);
+  await m.getByTestId("cite").first().tap();
+  await sleep(300);
+  assert.equal(await m.getByTestId("cite-card").count(), 1, "a tap left the card closed");
+  const box = await m.getByTestId("cite-card").boundingBox();
+  assert.ok(box.x >= 0 && box.x + box.width <= 375 && box.y >= 0 && box.y + box.height <= 740, `card off screen: ${JSON.stringify(box)}`);
+  await shot(m, "10-citation-tapped-phone");
+  await m.tap("header, .top", { position: { x: 5, y: 5 } }).catch(() => m.touchscreen.tap(5, 5));
+  await m.getByTestId("cite-card").waitFor({ state: "detached" });
+  await m.getByTestId("cite").first().tap();
+  await m.getByTestId("cite-link").tap();
+  await m.waitForURL(/\/app\/doc\/platform\//);
+  await m.context().close();
+});
+
+test("a chat error says what went wrong in words and what to do; the server's reply is under Details", async () => {
+  const p = await freshPage({ width: 390, height: 844 });
+  await ask(p, "why " + "x".repeat(4096));
+  const err = p.getByTestId("chat-error");
+  await err.waitFor();
+  const text = await err.innerText();
+  assert.doesNotMatch(text, /[{}"]|invalid_argument/, `raw JSON shown: ${text}`);
+  assert.match(await p.getByTestId("chat-error-message").innerText(), /question is 4100 characters long; the limit is 4000/);
+  assert.match(text, /Shorten the question/);
+  await waitInView(p, "the error");
+  await shot(p, "11-error-long-question-phone");
+  await err.getByText("Details").click();
+  assert.match(await p.getByTestId("chat-error-details").innerText(), /"code":"invalid_argument"/);
+  await p.context().close();
+
+  const d = await freshPage();
+  await d.getByTestId("filters-toggle").click();
+  await d.getByTestId("filter-from").fill("2026-01-01");
+  await d.getByTestId("filter-to").fill("2025-01-01");
+  await ask(d, "how do deployment rollbacks work?");
+  await d.getByTestId("chat-error").waitFor();
+  assert.match(await d.getByTestId("chat-error-message").innerText(), /date_from \(2026-01-01\) is after date_to \(2025-01-01\)/);
+  assert.match(await d.getByTestId("chat-error").innerText(), /From and To dates under Filters/);
+  await shot(d, "12-error-dates");
+  await d.context().close();
+});
+
+test("a wide table scrolls sideways inside the answer at phone width; its words are not broken", async () => {
+  const p = await freshPage({ width: 375, height: 740 }, { isMobile: true, hasTouch: true });
+  await ask(p, "which ingest error codes are there, as a table?");
+  await answered(p, 1);
+  const box = p.getByTestId("table-scroll");
+  await box.waitFor();
+  const m = await box.evaluate((el) => {
+    const cells = [...el.querySelectorAll("td, th")];
+    const oneLine = (c) => {
+      const r = document.createRange();
+      r.selectNodeContents(c);
+      return r.getClientRects().length === 1;
+    };
+    return {
+      scroll: el.scrollWidth,
+      client: el.clientWidth,
+      page: document.documentElement.scrollWidth,
+      broken: cells.filter((c) => /^\S+$/.test(c.textContent.trim()) && !oneLine(c)).map((c) => c.textContent),
+    };
+  });
+  assert.ok(m.scroll > m.client, `the table does not scroll: ${JSON.stringify(m)}`);
+  assert.ok(m.page <= 375, `the page itself scrolls sideways: ${JSON.stringify(m)}`);
+  assert.deepEqual(m.broken, [], "single words broken across lines");
+  await shot(p, "13-table-phone");
+  await box.evaluate((el) => (el.scrollLeft = el.scrollWidth));
+  await shot(p, "13b-table-phone-scrolled");
+  await p.context().close();
+});
+
+test("a conversation stays in its project: another project starts a new one, and an edit asks in the original project", async () => {
+  const p = await freshPage();
+  const bodies = [];
+  p.on("request", (r) => r.url().endsWith("/api/chat") && bodies.push(r.postDataJSON()));
+  await ask(p, "how do deployment rollbacks work?");
+  await answered(p, 1);
+  assert.equal(bodies.at(-1).project, "platform");
+
+  await p.getByTestId("project-picker").selectOption("payments");
+  await p.getByTestId("project-switch-note").waitFor();
+  assert.match(await p.getByTestId("project-switch-note").innerText(), /New conversation in payments.*platform conversation is still in the conversation list/s);
+  assert.equal(await p.getByTestId("user-message").count(), 0, "the platform conversation is still shown");
+  await shot(p, "14-project-switch");
+  await ask(p, "and why was that decided?");
+  await p.locator('[data-testid="assistant-message"][aria-busy="false"]').first().waitFor();
+  assert.equal(bodies.at(-1).project, "payments");
+  assert.equal(bodies.at(-1).messages.length, 1, "the platform history went to payments");
+
+  // Back in the platform conversation the picker says platform, and an edit asks there.
+  const picker = p.getByTestId("conversation-picker");
+  const platformConv = await picker.locator("option", { hasText: "platform · how do deployment rollbacks" }).getAttribute("value");
+  await picker.selectOption(platformConv);
+  await p.getByTestId("user-message").first().waitFor();
+  assert.equal(await p.getByTestId("project-picker").inputValue(), "platform");
+  await p.getByTestId("user-message").first().getByTestId("edit").click();
+  await p.getByTestId("edit-input").fill("how is the session store cached?");
+  await p.getByTestId("edit-save").click();
+  await answered(p, 1);
+  assert.equal(bodies.at(-1).project, "platform");
+  assert.equal(bodies.at(-1).messages.length, 1);
+  await shot(p, "15-edit-in-own-project");
   await p.context().close();
 });
