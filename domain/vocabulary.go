@@ -20,6 +20,13 @@ var statuses = []string{"draft", "review", "accepted", "active", "superseded", "
 // retiredStatuses say a canonical document is no longer in force.
 var retiredStatuses = []string{"superseded", "deprecated", "archived"}
 
+// supersedingStatuses are those of a document whose supersedes edges retire what
+// they point at: in force (accepted, active), or itself superseded later (a
+// decision that was replaced still replaced the one before it). A draft or a
+// review does not retire anything yet; a deprecated or archived document no
+// longer does.
+var supersedingStatuses = []string{"accepted", "active", "superseded"}
+
 // evidenceTiers rank how far a document can be trusted as evidence.
 var evidenceTiers = []string{
 	"guideline", "peer_reviewed", "official", "preprint", "news", "blog", "search_hint", "unverified",
@@ -95,6 +102,10 @@ func Statuses() []string { return slices.Clone(statuses) }
 
 // RetiredStatuses say a canonical document is no longer in force.
 func RetiredStatuses() []string { return slices.Clone(retiredStatuses) }
+
+// SupersedingStatuses are the statuses whose supersedes edges make the document
+// they point at superseded (SupersessionRefresh).
+func SupersedingStatuses() []string { return slices.Clone(supersedingStatuses) }
 
 // EvidenceTiers rank how far a document can be trusted as evidence.
 func EvidenceTiers() []string { return slices.Clone(evidenceTiers) }

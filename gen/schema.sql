@@ -1657,3 +1657,33 @@ SET role_lexemes = tsvector_to_array(to_tsvector(canon_text_config(d.language), 
 FROM documents d
 WHERE d.project_id = e.project_id AND d.id = e.document_id;
 
+-- db/migrations/00076_document_superseded_by.sql
+ALTER TABLE documents RENAME COLUMN status TO declared_status;
+ALTER TABLE documents ADD COLUMN superseded_by text[] NOT NULL DEFAULT '{}';
+ALTER TABLE documents ADD COLUMN status text GENERATED ALWAYS AS (
+    CASE WHEN declared_status IN ('accepted', 'active') AND cardinality(superseded_by) > 0 THEN 'superseded'
+         ELSE declared_status
+    END) STORED;
+
+-- The refresh reads the documents it recorded as superseded, a few of a project.
+CREATE INDEX documents_superseded ON documents (project_id) WHERE cardinality(superseded_by) > 0;
+-- ...and every supersedes edge of the project, a few of its edges.
+CREATE INDEX kb_edges_supersedes ON kb_edges (project_id) INCLUDE (from_node_id, to_node_id)
+    WHERE edge_type = 'supersedes';
+
+-- What SupersessionRefresh records, for the edges stored so far.
+UPDATE documents d SET superseded_by = s.slugs
+FROM (
+    SELECT td.project_id, td.id, array_agg(DISTINCT fd.slug ORDER BY fd.slug) AS slugs
+    FROM kb_edges e
+    JOIN kb_nodes fn ON fn.project_id = e.project_id AND fn.id = e.from_node_id
+    JOIN documents fd ON fd.project_id = fn.project_id AND fd.id = fn.document_id
+    JOIN kb_nodes tn ON tn.project_id = e.project_id AND tn.id = e.to_node_id
+    JOIN documents td ON td.project_id = tn.project_id AND td.id = tn.document_id
+    WHERE e.edge_type = 'supersedes'
+      AND fd.declared_status IN ('accepted', 'active', 'superseded')
+      AND fd.canonical_type IS DISTINCT FROM 'rejected-approach'
+    GROUP BY td.project_id, td.id
+) AS s
+WHERE d.project_id = s.project_id AND d.id = s.id;
+

@@ -513,7 +513,12 @@ func (in *Ingester) ingestProject(ctx context.Context, project string, docs []pa
 				if err := qtx.StatsFlushAtCommit(ctx); err != nil {
 					return err
 				}
-				return qtx.DocumentDeleteByIDs(ctx, db.DocumentDeleteByIDsParams{ProjectID: projectID, Ids: gone})
+				if err := qtx.DocumentDeleteByIDs(ctx, db.DocumentDeleteByIDsParams{ProjectID: projectID, Ids: gone}); err != nil {
+					return err
+				}
+				// A deleted document supersedes nothing any more.
+				_, err := lifecycle.RefreshSupersession(ctx, qtx, projectID)
+				return err
 			})
 			if err != nil {
 				return changed, fmt.Errorf("prune %s: %w", project, err)
@@ -560,8 +565,35 @@ func (in *Ingester) ingestProject(ctx context.Context, project string, docs []pa
 			return changed, err
 		}
 		res.Notices = append(res.Notices, supersedesCycleNotices(cycles)...)
+		disagree, err := q.SupersessionDisagreements(ctx, db.SupersessionDisagreementsParams{ProjectID: projectID, Slugs: storedSlugs})
+		if err != nil {
+			return changed, err
+		}
+		res.Notices = append(res.Notices, supersessionNotices(disagree)...)
 	}
 	return changed, nil
+}
+
+// supersessionNotices warns of each document whose file says accepted or active
+// while a document in force supersedes it: canon treats it as superseded (the
+// edge wins), and the file should say so.
+func supersessionNotices(rows []db.SupersessionDisagreementsRow) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = fmt.Sprintf("%s says status %s, but %s (status %s) supersedes it: canon treats %s as superseded; "+
+			"set `status: superseded` in its frontmatter, or remove the supersedes entry from %s",
+			fileOrSlug(r.SourcePath, r.Slug), r.DeclaredStatus, fileOrSlug(r.BySourcePath, r.BySlug), r.ByStatus,
+			r.Slug, fileOrSlug(r.BySourcePath, r.BySlug))
+	}
+	return out
+}
+
+// fileOrSlug names a document by its file, or by its id when it has none.
+func fileOrSlug(path, slug string) string {
+	if path == "" {
+		return slug
+	}
+	return path
 }
 
 // storing is what storeAll's workers report into (under its lock).
@@ -893,7 +925,7 @@ func (in *Ingester) storeDocument(ctx context.Context, q *db.Queries, projectID 
 		ContentHash:       p.hash,
 		EffectiveDate:     d.EffectiveDate,
 		CanonicalType:     optional(d.CanonicalType),
-		Status:            optional(d.Status),
+		DeclaredStatus:    optional(d.Status),
 		RetrievalPriority: int32(d.RetrievalPriority),
 		Tier:              d.Tier,
 		EvidenceTier:      optional(d.EvidenceTier),
@@ -975,6 +1007,11 @@ func (in *Ingester) storeLinks(ctx context.Context, q *db.Queries, projectID int
 		return describe("edges", err)
 	}
 	if _, err := q.EdgeResolve(ctx, db.EdgeResolveParams{ProjectID: projectID, Slugs: slugs}); err != nil {
+		return describe("edges", err)
+	}
+	// What a superseding document retires follows its edges and statuses in
+	// the same transaction (ingestProject reports the files that disagree).
+	if _, err := lifecycle.RefreshSupersession(ctx, q, projectID); err != nil {
 		return describe("edges", err)
 	}
 	return nil

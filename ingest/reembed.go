@@ -11,6 +11,7 @@ import (
 	"github.com/pgvector/pgvector-go"
 
 	db "github.com/canonkb/canon/gen/db"
+	"github.com/canonkb/canon/lifecycle"
 	"github.com/canonkb/canon/postgres"
 )
 
@@ -193,6 +194,10 @@ func (in *Ingester) reembedBatch(ctx context.Context, projectID int64, identity 
 			}
 		}
 		if err := q.DocumentEmbedderSet(ctx, db.DocumentEmbedderSetParams{ProjectID: projectID, Embedder: identity, Ids: locked}); err != nil {
+			return err
+		}
+		// The rows locked here were skipped by any refresh that ran meanwhile.
+		if _, err := lifecycle.RefreshSupersession(ctx, q, projectID); err != nil {
 			return err
 		}
 		stored = ReembedResult{Documents: len(locked), Skipped: len(batch) - len(locked), Chunks: len(chunkIDs), Entities: len(entityIDs)}

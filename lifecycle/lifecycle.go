@@ -6,7 +6,8 @@
 // Every operation runs in one transaction: it locks the documents it touches,
 // changes their canonical fields and adds its edges (provenance "lifecycle",
 // weight = the edge type's default), and writes one lifecycle_audit row with the
-// fields before and after. Operations are idempotent: when the change is already
+// fields before and after; the documents a superseding document retires follow
+// the change in the same transaction (RefreshSupersession). Operations are idempotent: when the change is already
 // in effect nothing is written (no audit row, no duplicate edge) and the result
 // says Changed = false. Supersede also takes the project's graph lock (as ingest
 // does to write links) before it walks the supersedes chains it may close.
@@ -88,6 +89,9 @@ type Change struct {
 	EdgesAdded []Edge
 	// Changed is false when the operation was already in effect: nothing was written.
 	Changed bool
+	// Notes say which other documents the change made superseded, or current
+	// again (see RefreshSupersession).
+	Notes []string
 	// AuditID and At identify the audit row (zero when nothing changed).
 	AuditID int64
 	At      time.Time
@@ -423,7 +427,7 @@ func (s *Service) run(ctx context.Context, actor, op, project string, slugs []st
 		docs := map[string]*document{}
 		for _, r := range rows {
 			docs[r.Slug] = &document{id: r.ID, slug: r.Slug, nodeID: r.NodeID, entityType: deref(r.EntityType), state: State{
-				CanonicalType: deref(r.CanonicalType), Status: deref(r.Status), RetrievalPriority: int(r.RetrievalPriority)}}
+				CanonicalType: deref(r.CanonicalType), Status: deref(r.DeclaredStatus), RetrievalPriority: int(r.RetrievalPriority)}}
 		}
 		for _, slug := range slugs {
 			if docs[slug] == nil {
@@ -446,6 +450,15 @@ func (s *Service) run(ctx context.Context, actor, op, project string, slugs []st
 		}
 		if !ch.Changed {
 			return nil
+		}
+		changed, err := RefreshSupersession(ctx, q, projectID)
+		if err != nil {
+			return err
+		}
+		for _, c := range changed {
+			if note := c.Note(); note != "" {
+				ch.Notes = append(ch.Notes, note)
+			}
 		}
 		before, _ := json.Marshal(auditState(ch.Before, nil))
 		after, _ := json.Marshal(auditState(ch.After, nonNilEdges(ch.EdgesAdded)))
@@ -475,7 +488,7 @@ func apply(tx *txn, p *plan, ch *Change) error {
 	if p.after != t.state {
 		err := q.LifecycleDocumentUpdate(ctx, db.LifecycleDocumentUpdateParams{
 			ProjectID: projectID, ID: t.id, CanonicalType: optional(p.after.CanonicalType),
-			Status: optional(p.after.Status), RetrievalPriority: int32(p.after.RetrievalPriority),
+			DeclaredStatus: optional(p.after.Status), RetrievalPriority: int32(p.after.RetrievalPriority),
 		})
 		if err != nil {
 			return fmt.Errorf("update %s: %w", t.slug, err)
@@ -744,7 +757,7 @@ func Overrides(ctx context.Context, q *db.Queries, projectID int64, declared []D
 	}
 	out := map[string]string{}
 	for _, r := range rows {
-		stored := State{CanonicalType: deref(r.CanonicalType), Status: deref(r.Status), RetrievalPriority: int(r.RetrievalPriority)}
+		stored := State{CanonicalType: deref(r.CanonicalType), Status: deref(r.DeclaredStatus), RetrievalPriority: int(r.RetrievalPriority)}
 		file := bySlug[r.Slug]
 		if diff := describeDiff(stored, file); diff != "" {
 			gone := ""

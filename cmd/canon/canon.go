@@ -78,6 +78,9 @@ func printChange(w io.Writer, ch lifecycle.Change) {
 	for _, e := range ch.EdgesAdded {
 		fmt.Fprintf(w, "  edge added: %s -[%s %.2f]-> %s (lifecycle)\n", e.From, e.EdgeType, e.Weight, e.To)
 	}
+	for _, n := range ch.Notes {
+		fmt.Fprintf(w, "  note: %s\n", n)
+	}
 	fmt.Fprintf(w, "  audit #%d by %s at %s\n", ch.AuditID, ch.Actor, ch.At.UTC().Format("2006-01-02 15:04:05Z"))
 }
 

@@ -14,12 +14,12 @@ WHERE d.project_id = sqlc.arg(project_id);
 -- them to the question's.
 INSERT INTO documents (
     project_id, slug, title, source_path, source_type, tags, owners, content_hash, effective_date,
-    canonical_type, status, retrieval_priority, tier, evidence_tier, entity_type, summary,
+    canonical_type, declared_status, retrieval_priority, tier, evidence_tier, entity_type, summary,
     preamble_lexemes, tag_lexemes, embedder, access, language, attended
 ) VALUES (
     sqlc.arg(project_id), sqlc.arg(slug), sqlc.arg(title), sqlc.arg(source_path), sqlc.arg(source_type),
     sqlc.arg(tags)::text[], sqlc.arg(owners)::text[], sqlc.arg(content_hash), sqlc.narg(effective_date)::date,
-    sqlc.narg(canonical_type), sqlc.narg(status), sqlc.arg(retrieval_priority), sqlc.arg(tier),
+    sqlc.narg(canonical_type), sqlc.narg(declared_status), sqlc.arg(retrieval_priority), sqlc.arg(tier),
     sqlc.narg(evidence_tier), sqlc.narg(entity_type), sqlc.arg(summary),
     tsvector_to_array(to_tsvector(canon_text_config(sqlc.arg(language)::text), sqlc.arg(summary))),
     tsvector_to_array(to_tsvector(canon_text_config(sqlc.arg(language)::text),
@@ -35,7 +35,7 @@ ON CONFLICT (project_id, slug) DO UPDATE SET
     content_hash = excluded.content_hash,
     effective_date = excluded.effective_date,
     canonical_type = excluded.canonical_type,
-    status = excluded.status,
+    declared_status = excluded.declared_status,
     retrieval_priority = excluded.retrieval_priority,
     tier = excluded.tier,
     evidence_tier = excluded.evidence_tier,

@@ -112,3 +112,69 @@ ORDER BY fd.slug, td.slug;
 -- Serialises the graph-link writes of concurrent ingest transactions of a project
 -- until they commit (ingest.storeBatch explains why).
 SELECT pg_advisory_xact_lock(hashtextextended('canon.graph', sqlc.arg(project_id)::bigint));
+
+-- name: SupersessionRefresh :many
+-- Records on every document of a project the documents in force that supersede
+-- it (documents.superseded_by, from which the generated documents.status makes
+-- an accepted or active document superseded: migration 00076). In force: a
+-- canonical document, not a rejected approach, whose own file says one of
+-- superseding_statuses (accepted, active, or superseded: a decision that was
+-- itself replaced still retired the one before it). A draft does not retire
+-- anything yet; a deprecated, archived or rejected one no longer does, and what
+-- it superseded is current again.
+-- Runs at the end of every transaction that writes edges, statuses or documents
+-- (ingest's batches and prune, lifecycle operations, reembed), under the
+-- project's graph lock, so the last of concurrent ones sees all their changes. It
+-- skips a row another transaction holds (rather than wait for it while holding
+-- the lock that transaction waits for): that transaction runs this refresh in
+-- turn. Returns the documents it changed, with what they had before.
+WITH
+-- superseders: per superseded document, the slugs of the documents in force that
+-- supersede it.
+superseders AS (
+    SELECT tn.document_id, array_agg(DISTINCT fd.slug ORDER BY fd.slug)::text[] AS slugs
+    FROM kb_edges e
+    JOIN kb_nodes fn ON fn.project_id = e.project_id AND fn.id = e.from_node_id
+    JOIN documents fd ON fd.project_id = fn.project_id AND fd.id = fn.document_id
+    JOIN kb_nodes tn ON tn.project_id = e.project_id AND tn.id = e.to_node_id
+    WHERE e.project_id = sqlc.arg(project_id) AND e.edge_type = 'supersedes'
+      AND fd.declared_status = ANY (sqlc.arg(superseding_statuses)::text[])
+      AND fd.canonical_type IS DISTINCT FROM 'rejected-approach'
+    GROUP BY tn.document_id
+),
+-- affected: the documents recorded as superseded now, and those that should be.
+affected AS (
+    SELECT d.id FROM documents d WHERE d.project_id = sqlc.arg(project_id) AND cardinality(d.superseded_by) > 0
+    UNION
+    SELECT s.document_id FROM superseders s
+),
+-- changes: those whose record differs, locked unless another transaction holds them.
+changes AS (
+    SELECT d.id, d.superseded_by AS before, coalesce(s.slugs, '{}')::text[] AS after
+    FROM affected a
+    JOIN documents d ON d.project_id = sqlc.arg(project_id) AND d.id = a.id
+    LEFT JOIN superseders s ON s.document_id = a.id
+    WHERE d.superseded_by IS DISTINCT FROM coalesce(s.slugs, '{}')::text[]
+    FOR NO KEY UPDATE OF d SKIP LOCKED
+)
+UPDATE documents d SET superseded_by = c.after
+FROM changes c
+WHERE d.project_id = sqlc.arg(project_id) AND d.id = c.id
+RETURNING d.slug, d.source_path, coalesce(d.declared_status, '')::text AS declared_status,
+          coalesce(d.status, '')::text AS status, c.before::text[] AS superseded_before,
+          d.superseded_by;
+
+-- name: SupersessionDisagreements :many
+-- For ingest's notice: the documents whose file says accepted or active while a
+-- document in force supersedes them (so canon treats them as superseded), with
+-- the superseding documents' files, among pairs with one of the given documents
+-- at an end (every run that stores one of them reports the pair again).
+SELECT d.slug, d.source_path, coalesce(d.declared_status, '')::text AS declared_status,
+       sd.slug AS by_slug, sd.source_path AS by_source_path, coalesce(sd.declared_status, '')::text AS by_status
+FROM documents d
+CROSS JOIN LATERAL unnest(d.superseded_by) AS s (slug)
+JOIN documents sd ON sd.project_id = d.project_id AND sd.slug = s.slug
+WHERE d.project_id = sqlc.arg(project_id) AND cardinality(d.superseded_by) > 0
+  AND d.status IS DISTINCT FROM d.declared_status
+  AND (d.slug = ANY (sqlc.arg(slugs)::text[]) OR sd.slug = ANY (sqlc.arg(slugs)::text[]))
+ORDER BY d.slug, sd.slug;

@@ -235,7 +235,8 @@ ORDER BY x.section, x.position;
 -- name: GraphDocument :one
 -- The document `canon graph show` starts from, with its node (NULL unless
 -- canonical); no row when the caller may not see it.
-SELECT d.id, d.slug, d.title, d.canonical_type, d.status, d.retrieval_priority, n.id AS node_id
+SELECT d.id, d.slug, d.title, d.canonical_type, d.status, d.declared_status, d.superseded_by, d.retrieval_priority,
+       n.id AS node_id
 FROM documents d
 LEFT JOIN kb_nodes n ON n.project_id = d.project_id AND n.document_id = d.id
 WHERE d.project_id = sqlc.arg(project_id) AND d.slug = sqlc.arg(slug)

@@ -5,8 +5,10 @@
 -- name: LifecycleDocumentsLock :many
 -- The documents an operation reads or changes, with their graph node (NULL unless
 -- canonical), locked until the transaction ends. Locked in id order, so two
--- operations on the same pair of documents cannot deadlock.
-SELECT d.id, d.slug, d.canonical_type, d.status, d.retrieval_priority, d.entity_type, n.id AS node_id
+-- operations on the same pair of documents cannot deadlock. The status read and
+-- written is the declared one (what the file or the last operation says), not
+-- the effective status a superseding document makes (migration 00076).
+SELECT d.id, d.slug, d.canonical_type, d.declared_status, d.retrieval_priority, d.entity_type, n.id AS node_id
 FROM documents d
 LEFT JOIN kb_nodes n ON n.project_id = d.project_id AND n.document_id = d.id
 WHERE d.project_id = sqlc.arg(project_id) AND d.slug = ANY (sqlc.arg(slugs)::text[])
@@ -19,7 +21,7 @@ FOR UPDATE OF d;
 -- Leaves updated_at alone: it records the last ingest that rewrote the document,
 -- which LifecycleOverrides compares with the audit.
 UPDATE documents
-SET canonical_type = sqlc.narg(canonical_type), status = sqlc.narg(status),
+SET canonical_type = sqlc.narg(canonical_type), declared_status = sqlc.narg(declared_status),
     retrieval_priority = sqlc.arg(retrieval_priority)
 WHERE project_id = sqlc.arg(project_id) AND id = sqlc.arg(id);
 
@@ -169,7 +171,7 @@ ORDER BY c.slug, c.edge_type, fd.slug, td.slug;
 WITH
 -- nodes: the rewritten documents' graph nodes, with their new fields.
 nodes AS (
-    SELECT coalesce(d.canonical_type, '') AS canonical_type, coalesce(d.status, '') AS status, n.id AS node_id
+    SELECT coalesce(d.canonical_type, '') AS canonical_type, coalesce(d.declared_status, '') AS status, n.id AS node_id
     FROM documents d
     JOIN kb_nodes n ON n.project_id = d.project_id AND n.document_id = d.id
     WHERE d.project_id = sqlc.arg(project_id) AND d.id = ANY (sqlc.arg(document_ids)::bigint[])
@@ -195,8 +197,9 @@ WHERE e.project_id = sqlc.arg(project_id) AND e.id = c.id;
 -- name: LifecycleOverrides :many
 -- For ingest: among the given documents, those changed by a lifecycle operation
 -- after the last ingest that rewrote them, with their current canonical fields
--- and that latest operation.
-SELECT DISTINCT ON (d.id) d.slug, d.canonical_type, d.status, d.retrieval_priority,
+-- (the declared status, which the frontmatter is compared with) and that latest
+-- operation.
+SELECT DISTINCT ON (d.id) d.slug, d.canonical_type, d.declared_status, d.retrieval_priority,
        a.operation, a.actor, a.at
 FROM documents d
 JOIN lifecycle_audit a ON a.project_id = d.project_id AND a.document_id = d.id

@@ -155,7 +155,7 @@ func (q *Queries) DocumentSourceTypes(ctx context.Context, arg DocumentSourceTyp
 const documentUpsert = `-- name: DocumentUpsert :one
 INSERT INTO documents (
     project_id, slug, title, source_path, source_type, tags, owners, content_hash, effective_date,
-    canonical_type, status, retrieval_priority, tier, evidence_tier, entity_type, summary,
+    canonical_type, declared_status, retrieval_priority, tier, evidence_tier, entity_type, summary,
     preamble_lexemes, tag_lexemes, embedder, access, language, attended
 ) VALUES (
     $1, $2, $3, $4, $5,
@@ -176,7 +176,7 @@ ON CONFLICT (project_id, slug) DO UPDATE SET
     content_hash = excluded.content_hash,
     effective_date = excluded.effective_date,
     canonical_type = excluded.canonical_type,
-    status = excluded.status,
+    declared_status = excluded.declared_status,
     retrieval_priority = excluded.retrieval_priority,
     tier = excluded.tier,
     evidence_tier = excluded.evidence_tier,
@@ -203,7 +203,7 @@ type DocumentUpsertParams struct {
 	ContentHash       string
 	EffectiveDate     *time.Time
 	CanonicalType     *string
-	Status            *string
+	DeclaredStatus    *string
 	RetrievalPriority int32
 	Tier              string
 	EvidenceTier      *string
@@ -235,7 +235,7 @@ func (q *Queries) DocumentUpsert(ctx context.Context, arg DocumentUpsertParams) 
 		arg.ContentHash,
 		arg.EffectiveDate,
 		arg.CanonicalType,
-		arg.Status,
+		arg.DeclaredStatus,
 		arg.RetrievalPriority,
 		arg.Tier,
 		arg.EvidenceTier,

@@ -287,3 +287,153 @@ func (q *Queries) NodeUpsert(ctx context.Context, arg NodeUpsertParams) error {
 	_, err := q.db.Exec(ctx, nodeUpsert, arg.ProjectID, arg.DocumentID, arg.NodeType)
 	return err
 }
+
+const supersessionDisagreements = `-- name: SupersessionDisagreements :many
+SELECT d.slug, d.source_path, coalesce(d.declared_status, '')::text AS declared_status,
+       sd.slug AS by_slug, sd.source_path AS by_source_path, coalesce(sd.declared_status, '')::text AS by_status
+FROM documents d
+CROSS JOIN LATERAL unnest(d.superseded_by) AS s (slug)
+JOIN documents sd ON sd.project_id = d.project_id AND sd.slug = s.slug
+WHERE d.project_id = $1 AND cardinality(d.superseded_by) > 0
+  AND d.status IS DISTINCT FROM d.declared_status
+  AND (d.slug = ANY ($2::text[]) OR sd.slug = ANY ($2::text[]))
+ORDER BY d.slug, sd.slug
+`
+
+type SupersessionDisagreementsParams struct {
+	ProjectID int64
+	Slugs     []string
+}
+
+type SupersessionDisagreementsRow struct {
+	Slug           string
+	SourcePath     string
+	DeclaredStatus string
+	BySlug         string
+	BySourcePath   string
+	ByStatus       string
+}
+
+// For ingest's notice: the documents whose file says accepted or active while a
+// document in force supersedes them (so canon treats them as superseded), with
+// the superseding documents' files, among pairs with one of the given documents
+// at an end (every run that stores one of them reports the pair again).
+func (q *Queries) SupersessionDisagreements(ctx context.Context, arg SupersessionDisagreementsParams) ([]SupersessionDisagreementsRow, error) {
+	rows, err := q.db.Query(ctx, supersessionDisagreements, arg.ProjectID, arg.Slugs)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SupersessionDisagreementsRow
+	for rows.Next() {
+		var i SupersessionDisagreementsRow
+		if err := rows.Scan(
+			&i.Slug,
+			&i.SourcePath,
+			&i.DeclaredStatus,
+			&i.BySlug,
+			&i.BySourcePath,
+			&i.ByStatus,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const supersessionRefresh = `-- name: SupersessionRefresh :many
+WITH
+superseders AS (
+    SELECT tn.document_id, array_agg(DISTINCT fd.slug ORDER BY fd.slug)::text[] AS slugs
+    FROM kb_edges e
+    JOIN kb_nodes fn ON fn.project_id = e.project_id AND fn.id = e.from_node_id
+    JOIN documents fd ON fd.project_id = fn.project_id AND fd.id = fn.document_id
+    JOIN kb_nodes tn ON tn.project_id = e.project_id AND tn.id = e.to_node_id
+    WHERE e.project_id = $1 AND e.edge_type = 'supersedes'
+      AND fd.declared_status = ANY ($2::text[])
+      AND fd.canonical_type IS DISTINCT FROM 'rejected-approach'
+    GROUP BY tn.document_id
+),
+affected AS (
+    SELECT d.id FROM documents d WHERE d.project_id = $1 AND cardinality(d.superseded_by) > 0
+    UNION
+    SELECT s.document_id FROM superseders s
+),
+changes AS (
+    SELECT d.id, d.superseded_by AS before, coalesce(s.slugs, '{}')::text[] AS after
+    FROM affected a
+    JOIN documents d ON d.project_id = $1 AND d.id = a.id
+    LEFT JOIN superseders s ON s.document_id = a.id
+    WHERE d.superseded_by IS DISTINCT FROM coalesce(s.slugs, '{}')::text[]
+    FOR NO KEY UPDATE OF d SKIP LOCKED
+)
+UPDATE documents d SET superseded_by = c.after
+FROM changes c
+WHERE d.project_id = $1 AND d.id = c.id
+RETURNING d.slug, d.source_path, coalesce(d.declared_status, '')::text AS declared_status,
+          coalesce(d.status, '')::text AS status, c.before::text[] AS superseded_before,
+          d.superseded_by
+`
+
+type SupersessionRefreshParams struct {
+	ProjectID           int64
+	SupersedingStatuses []string
+}
+
+type SupersessionRefreshRow struct {
+	Slug             string
+	SourcePath       string
+	DeclaredStatus   string
+	Status           string
+	SupersededBefore []string
+	SupersededBy     []string
+}
+
+// Records on every document of a project the documents in force that supersede
+// it (documents.superseded_by, from which the generated documents.status makes
+// an accepted or active document superseded: migration 00076). In force: a
+// canonical document, not a rejected approach, whose own file says one of
+// superseding_statuses (accepted, active, or superseded: a decision that was
+// itself replaced still retired the one before it). A draft does not retire
+// anything yet; a deprecated, archived or rejected one no longer does, and what
+// it superseded is current again.
+// Runs at the end of every transaction that writes edges, statuses or documents
+// (ingest's batches and prune, lifecycle operations, reembed), under the
+// project's graph lock, so the last of concurrent ones sees all their changes. It
+// skips a row another transaction holds (rather than wait for it while holding
+// the lock that transaction waits for): that transaction runs this refresh in
+// turn. Returns the documents it changed, with what they had before.
+// superseders: per superseded document, the slugs of the documents in force that
+// supersede it.
+// affected: the documents recorded as superseded now, and those that should be.
+// changes: those whose record differs, locked unless another transaction holds them.
+func (q *Queries) SupersessionRefresh(ctx context.Context, arg SupersessionRefreshParams) ([]SupersessionRefreshRow, error) {
+	rows, err := q.db.Query(ctx, supersessionRefresh, arg.ProjectID, arg.SupersedingStatuses)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SupersessionRefreshRow
+	for rows.Next() {
+		var i SupersessionRefreshRow
+		if err := rows.Scan(
+			&i.Slug,
+			&i.SourcePath,
+			&i.DeclaredStatus,
+			&i.Status,
+			&i.SupersededBefore,
+			&i.SupersededBy,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

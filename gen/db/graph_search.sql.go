@@ -13,7 +13,8 @@ import (
 )
 
 const graphDocument = `-- name: GraphDocument :one
-SELECT d.id, d.slug, d.title, d.canonical_type, d.status, d.retrieval_priority, n.id AS node_id
+SELECT d.id, d.slug, d.title, d.canonical_type, d.status, d.declared_status, d.superseded_by, d.retrieval_priority,
+       n.id AS node_id
 FROM documents d
 LEFT JOIN kb_nodes n ON n.project_id = d.project_id AND n.document_id = d.id
 WHERE d.project_id = $1 AND d.slug = $2
@@ -33,6 +34,8 @@ type GraphDocumentRow struct {
 	Title             string
 	CanonicalType     *string
 	Status            *string
+	DeclaredStatus    *string
+	SupersededBy      []string
 	RetrievalPriority int32
 	NodeID            *int64
 }
@@ -53,6 +56,8 @@ func (q *Queries) GraphDocument(ctx context.Context, arg GraphDocumentParams) (G
 		&i.Title,
 		&i.CanonicalType,
 		&i.Status,
+		&i.DeclaredStatus,
+		&i.SupersededBy,
 		&i.RetrievalPriority,
 		&i.NodeID,
 	)

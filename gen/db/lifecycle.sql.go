@@ -99,14 +99,14 @@ func (q *Queries) LifecycleAuditInsert(ctx context.Context, arg LifecycleAuditIn
 
 const lifecycleDocumentUpdate = `-- name: LifecycleDocumentUpdate :exec
 UPDATE documents
-SET canonical_type = $1, status = $2,
+SET canonical_type = $1, declared_status = $2,
     retrieval_priority = $3
 WHERE project_id = $4 AND id = $5
 `
 
 type LifecycleDocumentUpdateParams struct {
 	CanonicalType     *string
-	Status            *string
+	DeclaredStatus    *string
 	RetrievalPriority int32
 	ProjectID         int64
 	ID                int64
@@ -117,7 +117,7 @@ type LifecycleDocumentUpdateParams struct {
 func (q *Queries) LifecycleDocumentUpdate(ctx context.Context, arg LifecycleDocumentUpdateParams) error {
 	_, err := q.db.Exec(ctx, lifecycleDocumentUpdate,
 		arg.CanonicalType,
-		arg.Status,
+		arg.DeclaredStatus,
 		arg.RetrievalPriority,
 		arg.ProjectID,
 		arg.ID,
@@ -127,7 +127,7 @@ func (q *Queries) LifecycleDocumentUpdate(ctx context.Context, arg LifecycleDocu
 
 const lifecycleDocumentsLock = `-- name: LifecycleDocumentsLock :many
 
-SELECT d.id, d.slug, d.canonical_type, d.status, d.retrieval_priority, d.entity_type, n.id AS node_id
+SELECT d.id, d.slug, d.canonical_type, d.declared_status, d.retrieval_priority, d.entity_type, n.id AS node_id
 FROM documents d
 LEFT JOIN kb_nodes n ON n.project_id = d.project_id AND n.document_id = d.id
 WHERE d.project_id = $1 AND d.slug = ANY ($2::text[])
@@ -148,7 +148,7 @@ type LifecycleDocumentsLockRow struct {
 	ID                int64
 	Slug              string
 	CanonicalType     *string
-	Status            *string
+	DeclaredStatus    *string
 	RetrievalPriority int32
 	EntityType        *string
 	NodeID            *int64
@@ -159,7 +159,9 @@ type LifecycleDocumentsLockRow struct {
 // at, operation, before, after).
 // The documents an operation reads or changes, with their graph node (NULL unless
 // canonical), locked until the transaction ends. Locked in id order, so two
-// operations on the same pair of documents cannot deadlock.
+// operations on the same pair of documents cannot deadlock. The status read and
+// written is the declared one (what the file or the last operation says), not
+// the effective status a superseding document makes (migration 00076).
 func (q *Queries) LifecycleDocumentsLock(ctx context.Context, arg LifecycleDocumentsLockParams) ([]LifecycleDocumentsLockRow, error) {
 	rows, err := q.db.Query(ctx, lifecycleDocumentsLock,
 		arg.ProjectID,
@@ -178,7 +180,7 @@ func (q *Queries) LifecycleDocumentsLock(ctx context.Context, arg LifecycleDocum
 			&i.ID,
 			&i.Slug,
 			&i.CanonicalType,
-			&i.Status,
+			&i.DeclaredStatus,
 			&i.RetrievalPriority,
 			&i.EntityType,
 			&i.NodeID,
@@ -196,7 +198,7 @@ func (q *Queries) LifecycleDocumentsLock(ctx context.Context, arg LifecycleDocum
 const lifecycleEdgeDeleteContradicted = `-- name: LifecycleEdgeDeleteContradicted :exec
 WITH
 nodes AS (
-    SELECT coalesce(d.canonical_type, '') AS canonical_type, coalesce(d.status, '') AS status, n.id AS node_id
+    SELECT coalesce(d.canonical_type, '') AS canonical_type, coalesce(d.declared_status, '') AS status, n.id AS node_id
     FROM documents d
     JOIN kb_nodes n ON n.project_id = d.project_id AND n.document_id = d.id
     WHERE d.project_id = $1 AND d.id = ANY ($2::bigint[])
@@ -389,7 +391,7 @@ func (q *Queries) LifecycleNodeEnsure(ctx context.Context, arg LifecycleNodeEnsu
 }
 
 const lifecycleOverrides = `-- name: LifecycleOverrides :many
-SELECT DISTINCT ON (d.id) d.slug, d.canonical_type, d.status, d.retrieval_priority,
+SELECT DISTINCT ON (d.id) d.slug, d.canonical_type, d.declared_status, d.retrieval_priority,
        a.operation, a.actor, a.at
 FROM documents d
 JOIN lifecycle_audit a ON a.project_id = d.project_id AND a.document_id = d.id
@@ -406,7 +408,7 @@ type LifecycleOverridesParams struct {
 type LifecycleOverridesRow struct {
 	Slug              string
 	CanonicalType     *string
-	Status            *string
+	DeclaredStatus    *string
 	RetrievalPriority int32
 	Operation         string
 	Actor             string
@@ -415,7 +417,8 @@ type LifecycleOverridesRow struct {
 
 // For ingest: among the given documents, those changed by a lifecycle operation
 // after the last ingest that rewrote them, with their current canonical fields
-// and that latest operation.
+// (the declared status, which the frontmatter is compared with) and that latest
+// operation.
 func (q *Queries) LifecycleOverrides(ctx context.Context, arg LifecycleOverridesParams) ([]LifecycleOverridesRow, error) {
 	rows, err := q.db.Query(ctx, lifecycleOverrides, arg.ProjectID, arg.Slugs)
 	if err != nil {
@@ -428,7 +431,7 @@ func (q *Queries) LifecycleOverrides(ctx context.Context, arg LifecycleOverrides
 		if err := rows.Scan(
 			&i.Slug,
 			&i.CanonicalType,
-			&i.Status,
+			&i.DeclaredStatus,
 			&i.RetrievalPriority,
 			&i.Operation,
 			&i.Actor,

@@ -109,7 +109,7 @@ type Document struct {
 	ContentHash       string
 	EffectiveDate     *time.Time
 	CanonicalType     *string
-	Status            *string
+	DeclaredStatus    *string
 	RetrievalPriority int32
 	Tier              string
 	EvidenceTier      *string
@@ -124,6 +124,8 @@ type Document struct {
 	Unrestricted      *bool
 	Language          string
 	Attended          bool
+	SupersededBy      []string
+	Status            *string
 }
 
 type Entity struct {

@@ -372,7 +372,7 @@ signals AS (
     -- (OFFSET 0 keeps the subquery a probe: counting a thousand candidates, the
     -- planner merge-joined every document instead, 10 ms).
     CROSS JOIN LATERAL (
-        SELECT d.project_id, d.id, d.slug, d.title, d.source_path, d.source_type, d.tags, d.owners, d.content_hash, d.effective_date, d.canonical_type, d.status, d.retrieval_priority, d.tier, d.evidence_tier, d.entity_type, d.summary, d.preamble_lexemes, d.tag_lexemes, d.created_at, d.updated_at, d.embedder, d.access, d.unrestricted, d.language, d.attended FROM documents d
+        SELECT d.project_id, d.id, d.slug, d.title, d.source_path, d.source_type, d.tags, d.owners, d.content_hash, d.effective_date, d.canonical_type, d.declared_status, d.retrieval_priority, d.tier, d.evidence_tier, d.entity_type, d.summary, d.preamble_lexemes, d.tag_lexemes, d.created_at, d.updated_at, d.embedder, d.access, d.unrestricted, d.language, d.attended, d.superseded_by, d.status FROM documents d
         WHERE d.project_id = cand.project_id AND d.id = cand.document_id
         OFFSET 0
     ) AS d
