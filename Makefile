@@ -143,12 +143,13 @@ fuzz: go db ## every fuzz target for FUZZTIME inputs (crashers land in testdata/
 	@scripts/fuzz.sh $(FUZZTIME)
 
 .PHONY: scenarios
-scenarios: build ## the handbook, answer, entity and second-handbook (kestrel) scenarios with their gates (make test runs them)
+scenarios: build ## the handbook, answer, entity, second-handbook (kestrel) and supersession scenarios with their gates (make test runs them)
 	@if [ -f bench/scenarios/handbook.yaml ] && $(CANON) bench scenarios --help >/dev/null 2>&1; then \
 		$(CANON) migrate up >/dev/null && $(CANON) bench scenarios bench/scenarios/handbook.yaml --gate && \
 		$(CANON) bench scenarios bench/scenarios/answers.yaml --gate && \
 		$(CANON) bench scenarios bench/scenarios/entities.yaml --gate && \
-		$(CANON) bench scenarios bench/scenarios/kestrel.yaml --gate; fi
+		$(CANON) bench scenarios bench/scenarios/kestrel.yaml --gate && \
+		$(CANON) bench scenarios bench/scenarios/supersession.yaml --gate; fi
 
 .PHONY: migrate
 migrate: build db ## apply the schema migrations to DATABASE_URL (canon migrate up)
