@@ -659,8 +659,13 @@ type Neighbour struct {
 // Graph is a document and its neighbours, strongest edge first.
 type Graph struct {
 	Project, Slug, Title string
-	State                State
-	Neighbours           []Neighbour
+	// State holds the effective status; DeclaredStatus is what the file (or
+	// the last operation) says, which differs when SupersededBy, the documents
+	// in force that supersede it, retire an accepted or active document.
+	State          State
+	DeclaredStatus string
+	SupersededBy   []string
+	Neighbours     []Neighbour
 }
 
 // Graph reads one hop around a document, both directions, every edge type. A raw
@@ -694,7 +699,8 @@ func (s *Service) graph(ctx context.Context, project, slug string) (Graph, error
 		return Graph{}, err
 	}
 	g := Graph{Project: project, Slug: d.Slug, Title: d.Title, State: State{
-		CanonicalType: deref(d.CanonicalType), Status: deref(d.Status), RetrievalPriority: int(d.RetrievalPriority)}}
+		CanonicalType: deref(d.CanonicalType), Status: deref(d.Status), RetrievalPriority: int(d.RetrievalPriority)},
+		DeclaredStatus: deref(d.DeclaredStatus), SupersededBy: d.SupersededBy}
 	if d.NodeID == nil {
 		return g, nil
 	}

@@ -228,11 +228,15 @@ type Neighbour struct {
 
 // GraphOutput is a document and its neighbours.
 type GraphOutput struct {
-	DocID      string      `json:"doc_id"`
-	Project    string      `json:"project"`
-	Title      string      `json:"title"`
-	State      State       `json:"state"`
-	Neighbours []Neighbour `json:"neighbours" jsonschema:"one hop, both directions, strongest edge first; none for a raw document"`
+	DocID   string `json:"doc_id"`
+	Project string `json:"project"`
+	Title   string `json:"title"`
+	State   State  `json:"state"`
+	// The documents in force that supersede it: its state's status is then
+	// superseded even when its own file says accepted or active (declared_status).
+	SupersededBy   []string    `json:"superseded_by,omitempty" jsonschema:"the documents in force that supersede this one"`
+	DeclaredStatus string      `json:"declared_status,omitempty" jsonschema:"the status its own file gives, when it differs from state.status"`
+	Neighbours     []Neighbour `json:"neighbours" jsonschema:"one hop, both directions, strongest edge first; none for a raw document"`
 }
 
 func stateOut(s lifecycle.State) State {
@@ -241,7 +245,10 @@ func stateOut(s lifecycle.State) State {
 
 func graphOutput(g lifecycle.Graph) GraphOutput {
 	out := GraphOutput{DocID: g.Slug, Project: g.Project, Title: g.Title, State: stateOut(g.State),
-		Neighbours: make([]Neighbour, 0, len(g.Neighbours))}
+		SupersededBy: g.SupersededBy, Neighbours: make([]Neighbour, 0, len(g.Neighbours))}
+	if g.DeclaredStatus != g.State.Status {
+		out.DeclaredStatus = g.DeclaredStatus
+	}
 	for _, n := range g.Neighbours {
 		out.Neighbours = append(out.Neighbours, Neighbour{
 			DocID: n.Slug, URI: DocumentURI(g.Project, n.Slug), Title: n.Title, CanonicalType: n.CanonicalType,

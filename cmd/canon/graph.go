@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -58,6 +59,13 @@ same edges (one hop, restricted to KB_GRAPH_EXPANSION_EDGE_TYPES).`,
 
 func printGraph(w io.Writer, g lifecycle.Graph) error {
 	fmt.Fprintf(w, "%s · %s · %s\n", g.Slug, stateString(g.State), g.Title)
+	if len(g.SupersededBy) > 0 {
+		says := ""
+		if g.DeclaredStatus != g.State.Status {
+			says = fmt.Sprintf(" (its own status: %s)", g.DeclaredStatus)
+		}
+		fmt.Fprintf(w, "superseded by %s%s\n", strings.Join(g.SupersededBy, ", "), says)
+	}
 	if g.State.CanonicalType == "" {
 		fmt.Fprintln(w, "raw document: not a graph node (canon canon promote makes it one)")
 		return nil
