@@ -140,7 +140,10 @@ func (s *Service) Answer(ctx context.Context, req *domain.ChatRequest, acceptLan
 	for _, h := range found.Primary {
 		evidence = append(evidence, domain.Evidence{VectorSimilarity: h.VectorSimilarity, KeywordCoverage: h.KeywordCoverage})
 	}
-	admitted, bestSim, bestCov := s.cfg.Gate.Admit(evidence)
+	// A question of one common word ("who is on call?") is admitted by its cosine
+	// alone: every chunk holding the word covers all of it (Gate.ForQuestion).
+	gate := s.cfg.Gate.ForQuestion(found.Meta.QueryTerms, found.Meta.SearchMode == "two_pass") // hierarchy.ModeTwoPass
+	admitted, bestSim, bestCov := gate.Admit(evidence)
 	meta.BestVectorSimilarity, meta.BestKeywordCoverage = bestSim, bestCov
 	entry := chatlog.Entry{Question: req.Question, Filters: meta.Filters, Provider: meta.Provider,
 		Model: meta.Model, RetrievalMs: retrievalMs, AskerGroups: domain.PrincipalFrom(ctx).DocumentGroups()}

@@ -184,6 +184,47 @@ func TestGate(t *testing.T) {
 	}
 }
 
+// A question of one common word has keyword evidence in every chunk that
+// holds the word ("who is on call?" reduces to "call"): the gate admits it by
+// its cosine alone, unless the word is an identifier or the two-pass search
+// chose the entity it names.
+func TestGateForQuestion(t *testing.T) {
+	t.Parallel()
+	g := DefaultGate()
+	covered := []Evidence{{VectorSimilarity: 0.22, KeywordCoverage: 1}}
+	near := []Evidence{{VectorSimilarity: 0.30, KeywordCoverage: 1}}
+	cases := []struct {
+		name         string
+		terms        []string
+		entityChosen bool
+		hits         []Evidence
+		ok           bool
+	}{
+		{"one common word, low cosine", []string{"call"}, false, covered, false},
+		{"one common word, close cosine", []string{"call"}, false, near, true},
+		{"one identifier", []string{"e5032"}, false, covered, true},
+		{"one identifier with an underscore", []string{"kb_rrf_k"}, false, covered, true},
+		{"one word naming the chosen entity", []string{"dana"}, true, covered, true},
+		{"two words", []string{"call", "payment"}, false, covered, true},
+		{"no terms", nil, false, covered, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fg := g.ForQuestion(c.terms, c.entityChosen)
+			if ok, _, bestCov := fg.Admit(c.hits); ok != c.ok || bestCov != 1 {
+				t.Errorf("Admit = %v (best coverage %g), want %v", ok, bestCov, c.ok)
+			}
+			if fg.KeywordEvidence() == (len(c.terms) == 1 && !c.entityChosen && !IsIdentifier(c.terms[0])) {
+				t.Errorf("KeywordEvidence = %v", fg.KeywordEvidence())
+			}
+		})
+	}
+	// The gate itself is unchanged.
+	if ok, _, _ := g.Admit(covered); !ok {
+		t.Error("ForQuestion changed the configured gate")
+	}
+}
+
 func TestChooseLanguage(t *testing.T) {
 	t.Parallel()
 	cases := []struct{ explicit, header, question, want string }{

@@ -21,7 +21,39 @@ type Gate struct {
 	MinSimilarity float64
 	// A chunk containing at least this share of the question's content terms is evidence.
 	MinKeywordCoverage float64
+	// cosineOnly: keyword coverage is no evidence for this question (ForQuestion).
+	cosineOnly bool
 }
+
+// ForQuestion is the gate for one question, whose content terms (the lexemes
+// the keyword leg used: SearchMeta.QueryTerms) are terms. Keyword coverage is a
+// share of those terms, so with a single term it is all or nothing, and a
+// common word is in chunks about anything: "call", all that is left of "who is
+// on call?", is in "The edge proxy calls it to validate…". A question with one
+// term therefore has keyword evidence only when that term names one specific
+// thing, an identifier (E5032, KB_RRF_K: IsIdentifier), or when entityChosen
+// (the two-pass search chose the entities the question names, and coverage
+// counts their names as covered by the documents linked to them); otherwise
+// only the cosine can admit it.
+func (g Gate) ForQuestion(terms []string, entityChosen bool) Gate {
+	if len(terms) == 1 && !entityChosen && !IsIdentifier(terms[0]) {
+		g.cosineOnly = true
+	}
+	return g
+}
+
+// KeywordEvidence reports whether the gate counts keyword coverage at all
+// (false for a question of one common term: ForQuestion).
+func (g Gate) KeywordEvidence() bool { return !g.cosineOnly }
+
+// identifier: a term that mixes letters and digits or holds an underscore, as
+// the ranking statement's query_identifiers defines it.
+var identifier = regexp.MustCompile(`(\pL.*\pN|\pN.*\pL|_)`)
+
+// IsIdentifier reports whether a question term names one specific thing: it
+// mixes letters and digits (e5032, v2.3.1, pgx/v5) or holds an underscore
+// (kb_rrf_k), as the ranking statement's query_identifiers has it.
+func IsIdentifier(term string) bool { return identifier.MatchString(term) }
 
 // DefaultGate holds the defaults of KB_REFUSAL_MIN_SIMILARITY and
 // KB_REFUSAL_MIN_KEYWORD_COVERAGE (calibrated for the hash embedder; see the README).
@@ -35,7 +67,7 @@ type Evidence struct {
 
 // Relevant reports whether one hit carries enough absolute evidence on its own.
 func (g Gate) Relevant(h Evidence) bool {
-	return h.VectorSimilarity >= g.MinSimilarity || h.KeywordCoverage >= g.MinKeywordCoverage
+	return h.VectorSimilarity >= g.MinSimilarity || (!g.cosineOnly && h.KeywordCoverage >= g.MinKeywordCoverage)
 }
 
 // Admit reports whether any hit carries enough absolute evidence to answer from,
