@@ -19,7 +19,9 @@ const (
 	extractiveMaxPassages  = 3
 	extractiveMaxItems     = 8 // items of a list
 	extractiveMaxDigest    = 4 // documents of an answer about what someone works on
-	extractiveMaxRows      = 3 // rows of a table
+	// Rows of a table: every row that matches the question, up to this many;
+	// an answer that leaves matching rows out says how many and where.
+	extractiveMaxRows = 10
 )
 
 // Shares of the lead's score a further part must reach: the second sentence,
@@ -694,17 +696,10 @@ func (c *composer) stepsAnswer(steps *unit, cands []*unit) string {
 	return strings.Join(append(parts, c.renderSteps(steps)), "\n\n")
 }
 
-// tableAnswer: the best matching rows under their header, then at most one
+// tableAnswer: the matching rows under their header, then at most one
 // sentence that is not about them alone.
 func (c *composer) tableAnswer(lead *unit, cands []*unit) string {
-	rows := []*unit{lead}
-	for _, u := range cands[1:] {
-		if len(rows) < extractiveMaxRows && u.kind == unitRow && u.passage == lead.passage && u.block == lead.block &&
-			u.score >= rowCutoff*lead.score {
-			rows = append(rows, u)
-		}
-	}
-	slices.SortFunc(rows, func(a, b *unit) int { return a.position - b.position })
+	rows := c.tableRows(lead, cands, rowCutoff*lead.score)
 	parts := []string{c.renderTable(rows)}
 	for _, u := range cands[1:] {
 		if u.kind == unitSentence && u.score >= relativeCutoff*lead.score && !c.repeats(u, rows) {
@@ -713,6 +708,21 @@ func (c *composer) tableAnswer(lead *unit, cands []*unit) string {
 		}
 	}
 	return strings.Join(parts, "\n\n")
+}
+
+// tableRows returns every row of first's table among cands that scores at
+// least least (first among them), in the table's order: an answer drawn from a
+// table never drops a row that matches the question; renderTable says how many
+// it leaves out for length.
+func (c *composer) tableRows(first *unit, cands []*unit, least float64) []*unit {
+	rows := []*unit{first}
+	for _, u := range cands {
+		if u != first && u.kind == unitRow && u.passage == first.passage && u.block == first.block && u.score >= least {
+			rows = append(rows, u)
+		}
+	}
+	slices.SortFunc(rows, func(a, b *unit) int { return a.position - b.position })
+	return rows
 }
 
 // proseAnswer: the lead sentence, then the best further sentences (grouped by
@@ -750,9 +760,11 @@ func (c *composer) proseAnswer(lead *unit, cands []*unit) string {
 		if c.repeats(u, append(slices.Clone(picked), rows...)) {
 			continue
 		}
-		if u.kind == unitRow { // rows of one table follow the prose
-			if len(rows) == 0 || (rows[0].passage == u.passage && rows[0].block == u.block && len(rows) < extractiveMaxRows) {
-				rows = append(rows, u)
+		if u.kind == unitRow { // the matching rows of one table follow the prose
+			if len(rows) == 0 {
+				rows = slices.DeleteFunc(c.tableRows(u, cands, cutoff*lead.score), func(r *unit) bool {
+					return r.relevance < supportRelevance
+				})
 				passages[u.passage] = true
 			}
 			continue
@@ -777,7 +789,6 @@ func (c *composer) proseAnswer(lead *unit, cands []*unit) string {
 	})
 	parts := []string{c.prose(picked)}
 	if len(rows) > 0 {
-		slices.SortFunc(rows, func(a, b *unit) int { return a.position - b.position })
 		parts = append(parts, c.renderTable(rows))
 	}
 	return strings.Join(parts, "\n\n")
@@ -951,7 +962,8 @@ func (c *composer) renderSteps(u *unit) string {
 
 // renderTable renders rows of one table under its header as a Markdown table,
 // each row's last cell ending with the marker, after the lead-in of a record
-// that no longer holds (statusOf) on a line of its own.
+// that no longer holds (statusOf) on a line of its own. Past extractiveMaxRows
+// rows it says how many matching rows it left out and where they are.
 func (c *composer) renderTable(rows []*unit) string {
 	cells := func(cs []string) string {
 		esc := make([]string, len(cs))
@@ -962,12 +974,20 @@ func (c *composer) renderTable(rows []*unit) string {
 	}
 	header := rows[0].header
 	lines := []string{cells(header), "|" + strings.Repeat("---|", len(header))}
-	for _, r := range rows {
+	shown := rows[:min(len(rows), extractiveMaxRows)]
+	for _, r := range shown {
 		row := slices.Clone(r.row)
 		row[len(row)-1] += fmt.Sprintf(" [%d]", c.marker(r))
 		lines = append(lines, cells(row))
 	}
 	table := strings.Join(lines, "\n")
+	if more := len(rows) - len(shown); more > 0 {
+		noun := "rows"
+		if more == 1 {
+			noun = "row"
+		}
+		table += fmt.Sprintf("\n\n…and %d more matching %s in %s [%d].", more, noun, c.passages[rows[0].passage].Title, c.marker(rows[0]))
+	}
 	if status := c.statusOf(rows[0]); status != "" {
 		return strings.TrimSpace(status) + "\n\n" + table
 	}
