@@ -289,7 +289,9 @@ func (s *Service) Answer(ctx context.Context, req *domain.ChatRequest, acceptLan
 		if !ok {
 			return "", false
 		}
-		return h.Text, true
+		// A cited chunk backs its document's title and headings too: an answer
+		// listing records names them ("Ledger lag incident review — 2024-07-23 [1]").
+		return h.Title + "\n" + strings.Join(h.HeadingPath, "\n") + "\n" + h.Text, true
 	}, s.cfg.SupportThreshold)
 	supported := 0
 	for _, sp := range support {

@@ -178,8 +178,14 @@ func composeAbout(text string, about *EntityQuestion, passages []Passage) string
 			}
 		}
 		if c.asksWhatTheyDo(rest) {
-			if digest := c.digest(about.Slugs); digest != "" {
+			if digest := c.digest(about.Slugs, nil, 2); digest != "" {
 				return digest
+			}
+		}
+		// "Which meetings did Sam attend?": their documents of that kind.
+		if in := c.asksForRecords(rest); in != nil {
+			if list := c.digest(about.Slugs, in, 1); list != "" {
+				return list
 			}
 		}
 	}
@@ -590,6 +596,12 @@ func (c *composer) answer(cands []*unit) string {
 		if steps := c.stepsOf(cands[0]); steps != nil {
 			return c.sentences([]*unit{cands[0]}) + "\n\n" + c.renderSteps(steps)
 		}
+		// No record that holds gives the steps; one that no longer holds (an
+		// archived or superseded runbook) does, said as such: a current record's
+		// sentence that shares the question's words is not how to do it.
+		if steps := c.formerSteps(cands); steps != nil {
+			return c.stepsAnswer(steps, cands)
+		}
 	}
 	// Otherwise a list or code is no part of the answer: its items are.
 	cands = slices.DeleteFunc(slices.Clone(cands), func(u *unit) bool { return u.kind == unitList || u.kind == unitCode })
@@ -610,28 +622,84 @@ func (c *composer) asksWhatTheyDo(rest []string) bool {
 	return len(rest) > 0 && !slices.ContainsFunc(rest, func(t string) bool { return !slices.Contains(activity, t) })
 }
 
+// asksForRecords returns the intent of a question that asks only which
+// documents of one kind the entities have ("which meetings did … attend?",
+// "which runbooks does … own?"): the terms left once the names are gone are
+// words of that intent and activity words, one of them at least a noun naming
+// the kind (recordNouns: "what did the team discuss?" asks what was said).
+// Nil otherwise.
+func (c *composer) asksForRecords(rest []string) *domain.Intent {
+	if len(rest) == 0 {
+		return nil
+	}
+	activity, nouns := c.lx.contentTerms(c.lx.activityWords), c.lx.contentTerms(c.lx.recordNouns)
+	for _, in := range c.intents {
+		words := c.lx.contentTerms(strings.Join(in.Words, " "))
+		kind := false
+		only := !slices.ContainsFunc(rest, func(t string) bool {
+			if slices.Contains(words, t) {
+				kind = kind || slices.Contains(nouns, t)
+				return false
+			}
+			return !slices.Contains(activity, t)
+		})
+		if only && kind {
+			return &in
+		}
+	}
+	return nil
+}
+
 // digest answers what entities work on with their documents, best first: each
-// document linked to them (not their own pages) by its title and its first
-// sentence (its summary's when the context has it). Empty when fewer than two.
-func (c *composer) digest(entities []string) string {
+// document linked to them (not their own pages), of the kind the question asks
+// for when kind is set, by its title and its first sentence (its summary's
+// when the context has it; for a kind, its summary's or none: its title alone). Empty when fewer than least; extractiveMaxDigest documents
+// at most without a kind, and the rest counted when the question asked for a
+// kind ("…and 2 more meetings").
+func (c *composer) digest(entities []string, kind *domain.Intent, least int) string {
 	seen := map[string]bool{}
 	var lines []string
+	more := 0
 	for pi, p := range c.passages {
-		if len(lines) == extractiveMaxDigest {
-			break
-		}
-		if p.Origin != OriginPrimary || p.LinkingEntity == "" || slices.Contains(entities, p.DocID) || seen[p.DocID] {
+		if p.Origin != OriginPrimary || p.LinkingEntity == "" || slices.Contains(entities, p.DocID) || seen[p.DocID] ||
+			(kind != nil && !kind.Fits(p.Kind())) {
 			continue
 		}
 		seen[p.DocID] = true
-		if u := c.firstSentence(p.DocID, pi); u != nil {
+		u := c.firstSentence(p.DocID, pi)
+		if kind != nil {
+			// A list of records names each by its title (a meeting's holds its
+			// date), with its summary's one-line answer when the context has it:
+			// a section's first sentence says too little on its own.
+			u = c.summarySentence(p.DocID)
+		}
+		switch {
+		case len(lines) == extractiveMaxDigest:
+			more++
+		case u != nil:
 			lines = append(lines, "- "+p.Title+" — "+c.statusOf(u)+withMarker(u.text, c.marker(u)))
+		case kind != nil:
+			lines = append(lines, "- "+p.Title+fmt.Sprintf(" [%d]", p.N))
 		}
 	}
-	if len(lines) < 2 {
+	if len(lines) < least {
 		return ""
 	}
+	if more > 0 && kind != nil {
+		lines = append(lines, fmt.Sprintf("- …and %d more", more))
+	}
 	return strings.Join(lines, "\n")
+}
+
+// summarySentence is the first sentence of doc's summary passage in the
+// context, or nil.
+func (c *composer) summarySentence(doc string) *unit {
+	for _, u := range c.units {
+		if p := c.passages[u.passage]; u.kind == unitSentence && p.DocID == doc && p.IsSummary && !c.lx.byline(u.text) {
+			return u
+		}
+	}
+	return nil
 }
 
 // firstSentence is the first sentence of doc's summary passage in the context,
@@ -679,6 +747,28 @@ func (c *composer) stepsOf(lead *unit) *unit {
 		}
 	}
 	return steps
+}
+
+// formerSteps returns the steps (a list or code) of a record the trust classes
+// kept out of cands that would lead a how-answer were the record current: its
+// score without its trust reaches stepsLeadShare of the best candidate's. The
+// best such, or nil.
+func (c *composer) formerSteps(cands []*unit) *unit {
+	var best *unit
+	score := 0.0
+	for _, u := range c.units {
+		if (u.kind != unitList && u.kind != unitCode) || u.relevance == 0 || slices.Contains(cands, u) ||
+			statusLabel(c.passages[u.passage]) == "" || c.passages[u.passage].Origin == OriginExpanded {
+			continue
+		}
+		if s := round(u.relevance * c.bonus(u) * c.prior(u.passage)); s >= stepsLeadShare*cands[0].score && s > score {
+			best, score = u, s
+		}
+	}
+	if best != nil {
+		best.class, best.score = c.classOf(best.passage), score
+	}
+	return best
 }
 
 // stepsAnswer: the list or code under its lead-in, or under the passage's best
@@ -864,25 +954,57 @@ func (c *composer) sentences(units []*unit) string {
 }
 
 // statusOf is the lead-in that says a unit comes from a record that no longer
-// holds ("Superseded: ", "Draft: "): an answer may quote one when nothing
-// current answers, never as if it were current. Once per document, and not
-// where the record says so itself (in the unit, a sentence before it in its
-// paragraph, or its headings: "Deprecated since September 2024. New services…").
+// holds or never did (statusLabel: "Superseded: ", "Draft: ", "Rejected: "): an
+// answer may quote one when nothing current answers (or, for a rejected
+// approach, when the question asks about it), never as if it were current. Once
+// per document, and not where the record says so itself in what the reader
+// sees or in a section heading (the unit, a sentence before it in its
+// paragraph, a heading under the title: "Deprecated since September 2024. New
+// services…", "We rejected Kafka Streams: …"); the document's title is not
+// part of the answer, so "Rejected: Spark Structured Streaming" as a title
+// does not count.
 func (c *composer) statusOf(u *unit) string {
 	p := c.passages[u.passage]
-	if currentStatus[p.Status] || c.statusSaid[p.DocID] {
+	label := statusLabel(p)
+	if label == "" || c.statusSaid[p.DocID] {
 		return ""
 	}
 	c.statusSaid[p.DocID] = true
-	stem := p.Status[:len(p.Status)-1] // "deprecate" finds "deprecated" and "deprecates"
-	says := strings.Contains(strings.ToLower(strings.Join(p.HeadingPath, " ")), stem)
+	lower := strings.ToLower(label)
+	stem := lower[:len(lower)-1] // "deprecate" finds "deprecated" and "deprecates"
+	if label == rejectedLabel {
+		stem = "reject"
+	}
+	says := false
+	for _, h := range p.HeadingPath {
+		says = says || (h != p.Title && strings.Contains(strings.ToLower(h), stem))
+	}
 	for v := u; v != nil && !says; v = v.prev {
-		says = strings.Contains(strings.ToLower(v.text), stem)
+		says = strings.Contains(strings.ToLower(v.text), stem) || (label == rejectedLabel && c.lx.turnsDown(v.text))
 	}
 	if says {
 		return ""
 	}
-	return strings.ToUpper(p.Status[:1]) + p.Status[1:] + ": "
+	return label + ": "
+}
+
+// rejectedLabel is the status label of a rejected approach.
+const rejectedLabel = "Rejected"
+
+// statusLabel is the one definition of the label an answer puts before what it
+// quotes from a record that does not hold: its status, capitalised, when that
+// is not current ("Superseded", "Deprecated", "Archived", "Draft"), else
+// "Rejected" for a rejected approach (a canonical rejected-approach, or one the
+// graph brought as such), whose own status says only that the rejection
+// stands; "" for a current record.
+func statusLabel(p Passage) string {
+	switch {
+	case !currentStatus[p.Status]:
+		return strings.ToUpper(p.Status[:1]) + p.Status[1:]
+	case p.CanonicalType == rejectedApproach || p.Origin == OriginRejected:
+		return rejectedLabel
+	}
+	return ""
 }
 
 // prose renders units as sentences, except that two or more items of one list
@@ -928,6 +1050,10 @@ func sameList(a, b *unit) bool {
 func (c *composer) renderSteps(u *unit) string {
 	n := c.marker(u)
 	var lines []string
+	// A record that no longer holds says so on a line of its own, as a table does.
+	if status := c.statusOf(u); status != "" {
+		lines = append(lines, strings.TrimSpace(status), "")
+	}
 	if u.leadIn != "" {
 		lines = append(lines, strings.TrimSuffix(u.leadIn, ":")+fmt.Sprintf(" [%d]:", n), "")
 	}

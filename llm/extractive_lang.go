@@ -49,6 +49,10 @@ type lexicon struct {
 	// activityWords: domain.ActivityWords, what is left of "what has Dana been
 	// working on?" once the name is gone; such a question asks for her documents.
 	activityWords string
+	// recordNouns name a kind of document a question can ask for by name
+	// ("which meetings…", "which runbooks…"), unlike an intent's verbs
+	// ("what did they discuss?" asks what was said).
+	recordNouns string
 	// statusSections: heading words of a record's status line ("Status");
 	// statusWords: the question words that ask for it (the statuses themselves).
 	statusSections, statusWords map[string]bool
@@ -139,6 +143,7 @@ var englishLexicon = lexicon{
 	turnedDown:       words(`reject rejected rejects rejecting dismissed declined abandoned`),
 	negations:        words(`not no never don't doesn't didn't isn't aren't wasn't weren't won't`),
 	activityWords:    strings.Join(domain.ActivityWords, " "),
+	recordNouns:      `meeting meetings runbook runbooks procedure procedures decision decisions incident incidents outage outages postmortem postmortems`,
 	statusSections:   words(`status`),
 	statusWords:      words("status state " + strings.Join(domain.Statuses(), " ")),
 	decisionSections: words(`decision decisions outcome summary standard rule rules choice`),

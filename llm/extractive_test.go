@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -518,7 +519,7 @@ func TestExtractiveStreamIsDeterministic(t *testing.T) {
 	if !markerRE.MatchString(first.Text) {
 		t.Errorf("no citation marker in %q", first.Text)
 	}
-	if first.Model != "extractive-v6" || first.Usage.CompletionTokens != len(strings.Fields(first.Text)) || first.Usage.PromptTokens == 0 {
+	if first.Model != "extractive-v7" || first.Usage.CompletionTokens != len(strings.Fields(first.Text)) || first.Usage.PromptTokens == 0 {
 		t.Errorf("Model %q, Usage %+v", first.Model, first.Usage)
 	}
 }
@@ -526,7 +527,7 @@ func TestExtractiveStreamIsDeterministic(t *testing.T) {
 func TestExtractiveSentinelAndFallbacks(t *testing.T) {
 	t.Parallel()
 	p := NewExtractive()
-	if p.Name() != "extractive" || p.Model() != "extractive-v6" {
+	if p.Name() != "extractive" || p.Model() != "extractive-v7" {
 		t.Errorf("Name %q Model %q", p.Name(), p.Model())
 	}
 	var c collector
@@ -795,5 +796,133 @@ func TestComposeEntityNamesAnsweredByTheLink(t *testing.T) {
 	got := composeAbout("what did the routing team discuss?", about, []Passage{meeting, page})
 	if !strings.HasPrefix(got, "- Kwame presented NATS JetStream") {
 		t.Errorf("got %q, want the meeting's discussion", got)
+	}
+}
+
+// An answer drawn from a table gives every row that matches the question, and
+// says how many it leaves out for length, never dropping one silently.
+func TestComposeTableRows(t *testing.T) {
+	t.Parallel()
+	table := func(rows int) Passage {
+		text := "| Code | Meaning | Fix |\n|---|---|---|\n"
+		for i := range rows {
+			text += fmt.Sprintf("| ORC-%d | Failure %d | Restart worker %d. |\n", 101+i, i, i)
+		}
+		return Passage{N: 1, Text: text, DocID: "rb-orc", Title: "Runbook: ORC error codes", HeadingPath: []string{"Runbook: ORC error codes", "Error codes"},
+			CanonicalType: "runbook", Status: "active", Tier: "human", Origin: OriginPrimary}
+	}
+	tests := []struct {
+		name     string
+		question string
+		rows     int
+		wantRows int
+		wantMore string
+	}{
+		{"four matching rows, all of them", "list the error codes and their fixes", 4, 4, ""},
+		{"one row asked for", "what does ORC-103 mean?", 4, 1, ""},
+		{"too many rows: the rest counted", "list the error codes and their fixes", 13, extractiveMaxRows,
+			"…and 3 more matching rows in Runbook: ORC error codes [1]."},
+		{"one row left out", "list the error codes and their fixes", extractiveMaxRows + 1, extractiveMaxRows,
+			"…and 1 more matching row in Runbook: ORC error codes [1]."},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := compose(tc.question, []Passage{table(tc.rows)})
+			if n := strings.Count(got, "| ORC-"); n != tc.wantRows {
+				t.Errorf("%d rows, want %d:\n%s", n, tc.wantRows, got)
+			}
+			if more := strings.Contains(got, "more matching"); more != (tc.wantMore != "") || !strings.HasSuffix(got, tc.wantMore) {
+				t.Errorf("got\n%s\nwant it to end with %q", got, tc.wantMore)
+			}
+		})
+	}
+}
+
+// Every record that does not hold is labelled by one definition (statusLabel):
+// a superseded, deprecated or archived record by its status, a rejected
+// approach as "Rejected", unless what the reader sees says so already; the
+// document's title does not count, since the answer does not show it.
+func TestComposeStatusLabels(t *testing.T) {
+	t.Parallel()
+	rejected := func(text string) Passage {
+		return Passage{N: 1, Text: text, Origin: OriginPrimary, DocID: "rej-spark", Title: "Rejected: Spark Structured Streaming for ETAs",
+			HeadingPath: []string{"Rejected: Spark Structured Streaming for ETAs"}, CanonicalType: "rejected-approach",
+			Status: "accepted", Tier: "human"}
+	}
+	runbook := func(status string) Passage {
+		return Passage{N: 1, Text: "1. Run `kubectl -n airflow rollout restart deployment/airflow-scheduler`.\n2. Wait until the scheduler heartbeat is fresh.",
+			Origin: OriginPrimary, DocID: "rb-airflow-restart", Title: "Runbook: restarting the Airflow scheduler",
+			HeadingPath: []string{"Runbook: restarting the Airflow scheduler", "Steps"}, CanonicalType: "runbook", Status: status, Tier: "human"}
+	}
+	context := decision(2, "adr-dagster", "Airflow served us for 18 months, but the scheduler needed a restart roughly weekly.")
+	context.HeadingPath = []string{"ADR-004: Dagster", "Context"}
+	tests := []struct {
+		name, question string
+		passages       []Passage
+		wantPrefix     string
+	}{
+		{"a rejected approach says it was rejected", "why not Spark Structured Streaming?",
+			[]Passage{rejected("Two-day spike. Spark Structured Streaming on EMR gave micro-batch latency of 8–12 seconds, far above the target.")},
+			"Rejected: Spark Structured Streaming on EMR gave micro-batch latency"},
+		{"unless its sentence says so", "why not Spark Structured Streaming?",
+			[]Passage{rejected("We rejected Spark Structured Streaming: micro-batch latency of 8–12 seconds.")},
+			"We rejected Spark Structured Streaming"},
+		{"an archived runbook's steps answer how, labelled", "how do I restart the Airflow scheduler?",
+			[]Passage{context, runbook("archived")},
+			"Archived:\n\n1. Run `kubectl -n airflow rollout restart deployment/airflow-scheduler` [1]."},
+		{"a superseded runbook's too", "how do I restart the Airflow scheduler?",
+			[]Passage{context, runbook("superseded")},
+			"Superseded:\n\n1. Run `kubectl"},
+		{"an active runbook is not labelled", "how do I restart the Airflow scheduler?",
+			[]Passage{context, runbook("active")},
+			"1. Run `kubectl"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := compose(tc.question, tc.passages); !strings.HasPrefix(got, tc.wantPrefix) {
+				t.Errorf("got  %q\nwant it to start with %q", got, tc.wantPrefix)
+			}
+		})
+	}
+	for status, want := range map[string]string{"superseded": "Superseded", "deprecated": "Deprecated", "archived": "Archived",
+		"draft": "Draft", "accepted": "", "": ""} {
+		if got := statusLabel(Passage{Status: status}); got != want {
+			t.Errorf("statusLabel(%q) = %q, want %q", status, got, want)
+		}
+	}
+	if got := statusLabel(Passage{Status: "accepted", CanonicalType: "rejected-approach"}); got != "Rejected" {
+		t.Errorf("statusLabel(rejected approach) = %q", got)
+	}
+}
+
+// "Which meetings did Sam attend?" lists the meetings linked to Sam by their
+// titles (which hold their dates), each cited, never an attendee byline.
+func TestComposeRecordsOfAnEntity(t *testing.T) {
+	t.Parallel()
+	meeting := func(n int, doc, title, text string, summary bool) Passage {
+		return Passage{N: n, Text: text, Origin: OriginPrimary, DocID: doc, Title: title, HeadingPath: []string{title},
+			SourceType: "meeting-notes", Attended: true, Tier: "human", LinkingEntity: "sam", IsSummary: summary}
+	}
+	runbook := decision(4, "rb-failover", "Fail over the primary with patronictl.")
+	runbook.CanonicalType, runbook.Title, runbook.LinkingEntity, runbook.IsSummary = "runbook", "Postgres failover", "sam", true
+	passages := []Passage{
+		meeting(1, "mtg-lag", "Ledger lag incident review — 2024-07-23", "Attendees: Priya, Marco, Sam.", false),
+		meeting(2, "mtg-relay", "Relay kickoff — 2024-11-19", "The kickoff chose managed Kafka for Relay.", true),
+		runbook,
+	}
+	tests := []struct {
+		question, rest, want string
+	}{
+		{"which meetings did Sam attend?", "which meetings did attend?",
+			"- Ledger lag incident review — 2024-07-23 [1]\n- Relay kickoff — 2024-11-19 — The kickoff chose managed Kafka for Relay [2]."},
+		{"which runbooks does Sam own?", "which runbooks does own?", "- Postgres failover — Fail over the primary with patronictl [4]."},
+	}
+	for _, tc := range tests {
+		t.Run(tc.question, func(t *testing.T) {
+			got := composeAbout(tc.question, &EntityQuestion{Slugs: []string{"sam"}, Rest: tc.rest}, passages)
+			if got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
 	}
 }
