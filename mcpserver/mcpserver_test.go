@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -286,5 +287,91 @@ func TestAPIKeysScopeTools(t *testing.T) {
 	if _, err := connectHTTP(t, srv.URL, insider).ReadResource(context.Background(),
 		&mcp.ReadResourceParams{URI: "canon://platform/zeppelin"}); err != nil {
 		t.Errorf("the insider cannot read the page as a resource: %v", err)
+	}
+}
+
+// initialize is an MCP initialize request, as a client's first POST to /mcp.
+const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"0"}}}`
+
+// postMCP sends body to endpoint addressed to host (its port kept), with key as
+// the bearer token when set, and returns the status and the body. A session
+// it opens is ended (DELETE) when the test ends.
+func postMCP(t *testing.T, endpoint, host, key, body string) (int, string) {
+	t.Helper()
+	res, out := sendMCP(t, http.MethodPost, endpoint, host, key, "", body)
+	if id := res.Header.Get("Mcp-Session-Id"); id != "" {
+		t.Cleanup(func() { sendMCP(t, http.MethodDelete, endpoint, host, key, id, "") })
+	}
+	return res.StatusCode, out
+}
+
+func sendMCP(t *testing.T, method, endpoint, host, key, session, body string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(context.Background(), method, endpoint, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if host != "" {
+		req.Host = host + endpoint[strings.LastIndex(endpoint, ":"):strings.LastIndex(endpoint, "/")]
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	out, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, string(out)
+}
+
+// TestMCPHostPolicyIsTheServers: /mcp answers the Host names the Connect
+// routes answer (a same-host reverse proxy keeping its client's Host, with a
+// key or a KB_ALLOWED_HOSTS name) and refuses the others as they are refused,
+// in canon's JSON error, not the SDK's own localhost check.
+func TestMCPHostPolicyIsTheServers(t *testing.T) {
+	t.Parallel()
+	s, pool := newServerPool(t, func(p *pgxpool.Pool) mcpserver.Authorizer { return mcpserver.Keys(auth.NewStore(p)) }, false)
+	key, _, err := auth.NewStore(pool).Create(context.Background(), auth.NewKeyRequest{Name: "proxy", Projects: []string{"platform"}, Role: "reader"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve := func(cfg auth.Config) string {
+		srv := httptest.NewServer(server.Handler(server.Deps{Pool: pool, MCP: s.HTTPHandler(), Auth: cfg}))
+		t.Cleanup(srv.Close)
+		return srv.URL + "/mcp"
+	}
+	open := serve(auth.Config{AllowedHosts: []string{"canon.internal"}})
+	keyed := serve(auth.Config{Required: true})
+	tests := []struct {
+		name, endpoint, host, key string
+		status                    int
+		body                      string // in the answer
+	}{
+		{"no keys, loopback address", open, "", "", http.StatusOK, `"serverInfo"`},
+		{"no keys, localhost", open, "localhost", "", http.StatusOK, `"serverInfo"`},
+		{"no keys, a name under localhost", open, "foo.localhost", "", http.StatusOK, `"serverInfo"`},
+		{"no keys, a KB_ALLOWED_HOSTS name", open, "canon.internal", "", http.StatusOK, `"serverInfo"`},
+		{"no keys, another name", open, "attacker.example", "", http.StatusForbidden,
+			`{"code":"permission_denied","message":"this server has no API keys (KB_AUTH=off) and answers only requests addressed to localhost`},
+		{"keys, a proxy's name with a key", keyed, "canon.example.com", key, http.StatusOK, `"serverInfo"`},
+		{"keys, a proxy's name without a key", keyed, "canon.example.com", "", http.StatusUnauthorized, `"code":"unauthenticated"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, body := postMCP(t, tt.endpoint, tt.host, tt.key, initialize)
+			if status != tt.status || !strings.Contains(body, tt.body) {
+				t.Errorf("status %d, body %q; want %d with %q", status, body, tt.status, tt.body)
+			}
+		})
 	}
 }

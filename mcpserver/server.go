@@ -76,11 +76,16 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport, key string) error {
 const sessionTimeout = 30 * time.Minute
 
 // HTTPHandler serves Streamable HTTP (mount it at /mcp); each call authenticates
-// with the request's "Authorization: Bearer <key>".
+// with the request's "Authorization: Bearer <key>". Mount it behind canon's
+// guard (server.Handler does): the guard applies canon's one Host policy
+// (auth.LocalHost and KB_ALLOWED_HOSTS without keys, keys with KB_AUTH=required),
+// so the SDK's own localhost check, which refuses a same-host reverse proxy's
+// Host even with a valid key, is off.
 func (s *Server) HTTPHandler() http.Handler {
 	srv := s.build(bearerKey)
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Logger: quiet(s.d.Logger), SessionTimeout: sessionTimeout})
+		&mcp.StreamableHTTPOptions{Logger: quiet(s.d.Logger), SessionTimeout: sessionTimeout,
+			DisableLocalhostProtection: true})
 }
 
 // quiet keeps the SDK's per-session messages (Info) out of canon's log.
