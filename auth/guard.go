@@ -155,11 +155,16 @@ func (g *Guard) bodyLimit(path string) int64 {
 // hintNoKey says how to get in.
 const hintNoKey = "this server needs an API key: send Authorization: Bearer <key> (an operator creates one with canon keys create)"
 
+// authenticate finds who calls. Without keys required, a request that sends no
+// bearer key is the operator; one that sends a key is checked and acts as that
+// key, as with keys required, so a key is never silently ignored (MCP over
+// stdio and HTTP alike).
 func (g *Guard) authenticate(r *http.Request) (domain.Principal, error) {
-	if !g.cfg.Required {
+	header := r.Header.Get("Authorization")
+	if !g.cfg.Required && !SendsBearer(header) {
 		return domain.Operator(), nil
 	}
-	key, err := ParseBearer(r.Header.Get("Authorization"))
+	key, err := ParseBearer(header)
 	switch {
 	case err != nil:
 		return domain.Principal{}, connect.NewError(connect.CodeUnauthenticated, err)

@@ -61,6 +61,14 @@ func ParseBearer(header string) (string, error) {
 	return token, nil
 }
 
+// SendsBearer reports whether an Authorization header value presents a bearer
+// key (well-formed or not). Another scheme (a proxy's own Basic credentials,
+// passed on) is not canon's to check when keys are not required.
+func SendsBearer(header string) bool {
+	scheme, _, _ := strings.Cut(strings.TrimSpace(header), " ")
+	return strings.EqualFold(scheme, "Bearer")
+}
+
 // WellFormed reports whether s has a key's shape: the prefix and 43 base64url characters.
 func WellFormed(s string) bool {
 	if len(s) != encodedKeyLen || !strings.HasPrefix(s, KeyPrefix) {

@@ -30,8 +30,9 @@ func (f AuthorizerFunc) Authorize(ctx context.Context, key string) (domain.Princ
 	return f(ctx, key)
 }
 
-// OpenAccess makes every caller the operator (every project, every document), as
-// the Connect API does with KB_AUTH=off; it is the default Authorizer.
+// OpenAccess makes every caller the operator (every project, every document),
+// whatever key it sends; it is the default Authorizer. canon itself uses
+// OptionalKeys (KB_AUTH=off, stdio) or Keys (KB_AUTH=required).
 var OpenAccess Authorizer = AuthorizerFunc(func(context.Context, string) (domain.Principal, error) {
 	return domain.Operator(), nil
 })
@@ -53,6 +54,19 @@ func Keys(store *auth.Store) Authorizer {
 			return domain.Principal{}, connect.NewError(connect.CodeUnavailable, errors.New("cannot check the API key now; try again shortly"))
 		}
 		return p, nil
+	})
+}
+
+// OptionalKeys makes a caller without a key the operator and checks the key of
+// one that sends it, as Keys does: the Connect API's rule with KB_AUTH=off, and
+// `canon mcp`'s with or without CANON_API_KEY. A key that is sent is never ignored.
+func OptionalKeys(store *auth.Store) Authorizer {
+	keys := Keys(store)
+	return AuthorizerFunc(func(ctx context.Context, key string) (domain.Principal, error) {
+		if key == "" {
+			return domain.Operator(), nil
+		}
+		return keys.Authorize(ctx, key)
 	})
 }
 

@@ -375,3 +375,53 @@ func TestMCPHostPolicyIsTheServers(t *testing.T) {
 		})
 	}
 }
+
+// TestAKeySentToMCPWithoutKeysRequiredIsChecked: with KB_AUTH=off (the guard
+// and OptionalKeys, as `canon serve` wires them) a client that sends a key acts
+// as that key on /mcp, as over stdio and on the Connect routes; a bad key is
+// refused; only a client without one is the operator.
+func TestAKeySentToMCPWithoutKeysRequiredIsChecked(t *testing.T) {
+	t.Parallel()
+	s, pool := newServerPool(t, func(p *pgxpool.Pool) mcpserver.Authorizer { return mcpserver.OptionalKeys(auth.NewStore(p)) }, false)
+	store := auth.NewStore(pool)
+	newKey := func(role string, projects ...string) string {
+		key, _, err := store.Create(context.Background(), auth.NewKeyRequest{Name: role, Projects: projects, Role: role})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return key
+	}
+	reader, payments, billing := newKey("reader", "platform"), newKey("reader", "payments"), newKey("reader", "billing")
+	srv := httptest.NewServer(server.Handler(server.Deps{Pool: pool, MCP: s.HTTPHandler()}))
+	t.Cleanup(srv.Close)
+	deprecate := map[string]any{"project": "platform", "slug": "zeppelin"}
+	tests := []struct {
+		name, key, tool string
+		args            map[string]any
+		want            string // in the result; an error's "code: message" when isError
+		isError         bool
+	}{
+		{"no key lists every project", "", "list_projects", map[string]any{}, `"project":"platform"`, false},
+		{"no key reads a hidden page", "", "get_document", deprecate, "Zeppelin plan", false},
+		{"a key of a project that does not exist lists none", billing, "list_projects", map[string]any{}, `"projects":[]`, false},
+		{"a payments key searches platform", payments, "search", map[string]any{"query": "cache", "project": "platform"},
+			`permission_denied: this key may not use project "platform"`, true},
+		{"a reader does not see the hidden page", reader, "get_document", deprecate, `not_found: no document "zeppelin"`, true},
+		{"a reader may not deprecate", reader, "deprecate", deprecate, "permission_denied: the deprecate tool needs an editor key", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, text, isError := mcptest.Call(t, connectHTTP(t, srv.URL+"/mcp", tt.key), tt.tool, tt.args)
+			if isError != tt.isError || !strings.Contains(text, tt.want) {
+				t.Errorf("isError=%v %s; want isError=%v with %q", isError, text, tt.isError, tt.want)
+			}
+		})
+	}
+	// A bad key is refused before a session starts, in canon's JSON, as on Connect.
+	for _, bad := range []string{"canon_bogus", "canon_" + strings.Repeat("A", 43)} {
+		if status, body := postMCP(t, srv.URL+"/mcp", "", bad, initialize); status != http.StatusUnauthorized ||
+			!strings.Contains(body, `"code":"unauthenticated"`) {
+			t.Errorf("key %s: status %d %s; want 401 unauthenticated", bad, status, body)
+		}
+	}
+}

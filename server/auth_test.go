@@ -674,3 +674,66 @@ func TestWithoutKeysOnlyLocalRequests(t *testing.T) {
 		}
 	}
 }
+
+// authorization sends an Authorization header value as is with every call.
+func authorization(value string) connect.ClientOption {
+	return connect.WithInterceptors(connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
+		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+			req.Header().Set("Authorization", value)
+			return next(ctx, req)
+		}
+	}))
+}
+
+// TestAKeySentWithoutKeysRequiredIsChecked: with KB_AUTH=off a request without
+// a key is the operator, and one that sends a bearer key acts as that key
+// (its projects, its role) or is refused when the key is bad, never silently
+// the operator. Another scheme (a proxy's Basic credentials) is not canon's.
+func TestAKeySentWithoutKeysRequiredIsChecked(t *testing.T) {
+	t.Parallel()
+	srv, pool := newServerWith(t, auth.Config{})
+	billing, _ := newKey(t, pool, "reader", []string{"billing"})
+	reader, _ := newKey(t, pool, "reader", []string{"platform"})
+	revoked, info := newKey(t, pool, "reader", []string{"platform"})
+	if _, err := auth.NewStore(pool).Revoke(context.Background(), info.ID); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, header string
+		projects     int // listed (the handbook holds platform and payments); -1 when refused
+		code         connect.Code
+		ingest       connect.Code // a reader's refusal of an editor's RPC; 0 not tried
+	}{
+		{"no key", "", 2, 0, 0},
+		{"another project's key", "Bearer " + billing, 0, 0, 0},
+		{"a reader's key", "Bearer " + reader, 1, 0, connect.CodePermissionDenied},
+		{"an unknown key", "Bearer canon_" + strings.Repeat("A", 43), -1, connect.CodeUnauthenticated, 0},
+		{"a malformed key", "Bearer canon_bogus", -1, connect.CodeUnauthenticated, 0},
+		{"a revoked key", "Bearer " + revoked, -1, connect.CodeUnauthenticated, 0},
+		{"Bearer without a key", "Bearer", -1, connect.CodeUnauthenticated, 0},
+		{"a proxy's Basic credentials", "Basic dXNlcjpwYXNz", 2, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var opts []connect.ClientOption
+			if tt.header != "" {
+				opts = append(opts, authorization(tt.header))
+			}
+			c := canonv1connect.NewProjectServiceClient(srv.Client(), srv.URL, opts...)
+			res, err := c.ListProjects(context.Background(), connect.NewRequest(&canonv1.ListProjectsRequest{}))
+			switch {
+			case tt.projects < 0 && codeOf(err) != tt.code:
+				t.Errorf("got %v, want %v", err, tt.code)
+			case tt.projects >= 0 && (err != nil || len(res.Msg.GetProjects()) != tt.projects):
+				t.Errorf("got %v, %v; want %d projects", res, err, tt.projects)
+			}
+			if tt.ingest != 0 {
+				ic := canonv1connect.NewIngestServiceClient(srv.Client(), srv.URL, opts...)
+				_, err := ic.Ingest(context.Background(), connect.NewRequest(&canonv1.IngestRequest{ProjectKey: "platform"}))
+				if codeOf(err) != tt.ingest {
+					t.Errorf("ingest: %v, want %v", err, tt.ingest)
+				}
+			}
+		})
+	}
+}

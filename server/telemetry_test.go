@@ -29,13 +29,15 @@ import (
 // in the Authorization header and the configured key never appear in the log.
 func TestMetricsAndRequestLog(t *testing.T) {
 	t.Parallel()
-	const llmKey, bearer = "sk-test-llm-key-0123456789", "sk-caller-token-9876543210"
+	const llmKey = "sk-test-llm-key-0123456789"
 	var logs syncbuf.Buffer
 	log, err := telemetry.NewLogger("json", &logs, slog.LevelDebug, llmKey)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := newStack(t, llm.NewExtractive(), func(d *server.Deps) { d.Logger = log })
+	// A key that is sent is checked even with KB_AUTH=off: a real one.
+	bearer, _ := newKey(t, s.deps.Pool, "editor", []string{"platform", "ops-test"})
 	srv := httptest.NewServer(server.Handler(s.deps))
 	defer srv.Close()
 	withKey := connect.WithInterceptors(connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {

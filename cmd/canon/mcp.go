@@ -54,7 +54,7 @@ CANON_API_KEY. Logs go to stderr. The same server answers over Streamable HTTP a
 					return err
 				}
 			}
-			return a.mcpServer(log, key != "").Run(cmd.Context(), &mcp.StdioTransport{}, key)
+			return a.mcpServer(log, false).Run(cmd.Context(), &mcp.StdioTransport{}, key)
 		},
 	}
 	cmd.Flags().StringVar(&databaseURL, "database-url", "", "PostgreSQL URL (default $DATABASE_URL)")
@@ -85,13 +85,13 @@ func buildVersion() string {
 }
 
 // mcpServer is the MCP server over the app's services, for stdio and for /mcp.
-// With keys it authorizes every call by its API key (role, projects, groups);
-// without, every caller is the operator (stdio without CANON_API_KEY, or
-// KB_AUTH=off on loopback).
-func (a *app) mcpServer(log *slog.Logger, keys bool) *mcpserver.Server {
+// A call that presents an API key acts as it (role, projects, groups); one
+// without is refused when keys are required (KB_AUTH=required), else the
+// operator's (stdio without CANON_API_KEY, or KB_AUTH=off on loopback).
+func (a *app) mcpServer(log *slog.Logger, keysRequired bool) *mcpserver.Server {
 	store := auth.NewStore(a.pool)
-	authorizer := mcpserver.OpenAccess
-	if keys {
+	authorizer := mcpserver.OptionalKeys(store)
+	if keysRequired {
 		authorizer = mcpserver.Keys(store)
 	}
 	return mcpserver.New(mcpserver.Deps{

@@ -132,7 +132,7 @@ func serve(ctx context.Context, addr string, cfg config.Config, log *slog.Logger
 			MaxStreamsPerKey: cfg.MaxStreamsPerKey, AllowedHosts: cfg.AllowedHosts},
 	})
 	if cfg.Auth == "off" {
-		log.Warn("KB_AUTH=off: every request acts as the operator, with no key (allowed on loopback only); " +
+		log.Warn("KB_AUTH=off: every request without a key acts as the operator (allowed on loopback only); " +
 			"set KB_AUTH=required and create keys with canon keys create before exposing canon")
 	}
 	log.Info("canon listening", "addr", "http://"+ln.Addr().String(), "embedder", a.embedder.Name(),
