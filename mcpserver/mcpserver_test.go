@@ -1,8 +1,11 @@
 package mcpserver_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -106,7 +109,14 @@ func TestEveryToolOverStreamableHTTP(t *testing.T) {
 	h := server.Handler(server.Deps{MCP: s.HTTPHandler()})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	mcptest.ExerciseAll(t, connectHTTP(t, srv.URL+"/mcp", ""))
+	cs := connectHTTP(t, srv.URL+"/mcp", "")
+	mcptest.ExerciseAll(t, cs)
+	// A message may be as large over HTTP as over stdio (MaxMessageBytes), not
+	// the SDK's 4 MiB: this one reaches the tool and gets its error.
+	if _, text, isError := mcptest.Call(t, cs, "search", map[string]any{"project": "platform", "query": strings.Repeat("x", 6<<20)}); !isError ||
+		!strings.Contains(text, "invalid_argument: query is 6291456 characters long") {
+		t.Errorf("a 6 MiB query: isError=%v %.200s", isError, text)
+	}
 }
 
 // keys is an authorizer with one reader and one editor key.
@@ -298,14 +308,14 @@ const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pro
 // it opens is ended (DELETE) when the test ends.
 func postMCP(t *testing.T, endpoint, host, key, body string) (int, string) {
 	t.Helper()
-	res, out := sendMCP(t, http.MethodPost, endpoint, host, key, "", body)
-	if id := res.Header.Get("Mcp-Session-Id"); id != "" {
+	status, header, out := sendMCP(t, http.MethodPost, endpoint, host, key, "", body)
+	if id := header.Get("Mcp-Session-Id"); id != "" {
 		t.Cleanup(func() { sendMCP(t, http.MethodDelete, endpoint, host, key, id, "") })
 	}
-	return res.StatusCode, out
+	return status, out
 }
 
-func sendMCP(t *testing.T, method, endpoint, host, key, session, body string) (*http.Response, string) {
+func sendMCP(t *testing.T, method, endpoint, host, key, session, body string) (int, http.Header, string) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(context.Background(), method, endpoint, strings.NewReader(body))
 	if err != nil {
@@ -331,7 +341,7 @@ func sendMCP(t *testing.T, method, endpoint, host, key, session, body string) (*
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res, string(out)
+	return res.StatusCode, res.Header, string(out)
 }
 
 // TestMCPHostPolicyIsTheServers: /mcp answers the Host names the Connect
@@ -423,5 +433,89 @@ func TestAKeySentToMCPWithoutKeysRequiredIsChecked(t *testing.T) {
 			!strings.Contains(body, `"code":"unauthenticated"`) {
 			t.Errorf("key %s: status %d %s; want 401 unauthenticated", bad, status, body)
 		}
+	}
+}
+
+// TestStdioAnswersBadLinesAndKeepsServing drives the stdio transport of
+// `canon mcp` with raw lines: each one that is not a JSON-RPC message, or is
+// over the size limit, gets a JSON-RPC error (with its id when it has one)
+// and the session goes on to answer the next request; at the end of input it
+// ends cleanly.
+func TestStdioAnswersBadLinesAndKeepsServing(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, nil)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Run(context.Background(), &mcpserver.StdioTransport{Reader: inR, Writer: outW}, "")
+		outW.Close()
+	}()
+	replies := bufio.NewScanner(outR)
+	replies.Buffer(nil, 1<<20)
+	send := func(line string) {
+		t.Helper()
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reply := func() map[string]any {
+		t.Helper()
+		if !replies.Scan() {
+			t.Fatalf("no reply: the session ended (%v)", replies.Err())
+		}
+		var m map[string]any
+		if err := json.Unmarshal(replies.Bytes(), &m); err != nil {
+			t.Fatalf("reply %q: %v", replies.Text(), err)
+		}
+		return m
+	}
+	send(initialize)
+	if r := reply(); r["result"] == nil {
+		t.Fatalf("initialize: %v", r)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	call := func(id int, query string) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"search","arguments":{"project":"platform","query":%q}}}`,
+			id, query)
+	}
+	tests := []struct {
+		name, line string
+		id         any // the reply's id (nil: null); float64 as JSON numbers decode
+		code       float64
+		message    string // in the error's message, or in a result's text
+	}{
+		{"not JSON", "this is not json", nil, -32700, "parse error: the line is not JSON: invalid character 'h' in literal true"},
+		{"truncated JSON", `{"jsonrpc":"2.0","id":3,"method":"tools/list"`, nil, -32700, "parse error"},
+		{"JSON that is not an object", "42", nil, -32600, "invalid request: not a JSON-RPC 2.0 message"},
+		{"an object that is not JSON-RPC", `{"id":"q4","hello":"world"}`, "q4", -32600, "invalid request: not a JSON-RPC 2.0 message"},
+		{"a batch", `[{"jsonrpc":"2.0","id":5,"method":"ping"}]`, nil, -32600, "batches are not supported"},
+		{"a message over the limit, after a blank line", "\n" + call(6, strings.Repeat("x", mcpserver.MaxMessageBytes)), 6.0, -32600,
+			fmt.Sprintf("request too large: a message may be at most %d bytes (one line)", mcpserver.MaxMessageBytes)},
+		{"a large message within the limit", call(7, strings.Repeat("x", 6<<20)), 7.0, 0, "invalid_argument: query is 6291456 characters long"},
+		{"a request after them all", `{"jsonrpc":"2.0","id":8,"method":"tools/list"}`, 8.0, 0, `"name":"search"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			send(tt.line)
+			r := reply()
+			if r["id"] != tt.id {
+				t.Errorf("id %v, want %v: %v", r["id"], tt.id, r)
+			}
+			if tt.code == 0 {
+				if res, _ := json.Marshal(r["result"]); r["error"] != nil || !strings.Contains(string(res), tt.message) {
+					t.Errorf("want a result with %q, got %.300v", tt.message, r)
+				}
+				return
+			}
+			e, _ := r["error"].(map[string]any)
+			if e["code"] != tt.code || !strings.Contains(fmt.Sprint(e["message"]), tt.message) {
+				t.Errorf("error %v, want %v with %q", e, tt.code, tt.message)
+			}
+		})
+	}
+	inW.Close()
+	if err := <-done; err != nil {
+		t.Errorf("run ended with %v at the end of input", err)
 	}
 }

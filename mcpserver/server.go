@@ -85,7 +85,7 @@ func (s *Server) HTTPHandler() http.Handler {
 	srv := s.build(bearerKey)
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{Logger: quiet(s.d.Logger), SessionTimeout: sessionTimeout,
-			DisableLocalhostProtection: true})
+			DisableLocalhostProtection: true, MaxRequestBodyBytes: MaxMessageBytes})
 }
 
 // quiet keeps the SDK's per-session messages (Info) out of canon's log.

@@ -8,7 +8,6 @@ import (
 	"os"
 	"runtime/debug"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/canonkb/canon/auth"
@@ -54,7 +53,7 @@ CANON_API_KEY. Logs go to stderr. The same server answers over Streamable HTTP a
 					return err
 				}
 			}
-			return a.mcpServer(log, false).Run(cmd.Context(), &mcp.StdioTransport{}, key)
+			return a.mcpServer(log, false).Run(cmd.Context(), &mcpserver.StdioTransport{Logger: log}, key)
 		},
 	}
 	cmd.Flags().StringVar(&databaseURL, "database-url", "", "PostgreSQL URL (default $DATABASE_URL)")
