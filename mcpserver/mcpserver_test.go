@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -517,5 +519,62 @@ func TestStdioAnswersBadLinesAndKeepsServing(t *testing.T) {
 	inW.Close()
 	if err := <-done; err != nil {
 		t.Errorf("run ended with %v at the end of input", err)
+	}
+}
+
+// TestShutdownEndsIdleStreams: clients idle on their standalone SSE stream
+// (the SDK's client opens one after initialize; curl -N holds one too) do not
+// hold a graceful shutdown of canon serve until its deadline: it ends them and
+// returns at once, with nothing cancelled. A stream asked for after is refused.
+func TestShutdownEndsIdleStreams(t *testing.T) {
+	t.Parallel()
+	h := newServer(t, nil).HTTPHandler()
+	t.Cleanup(h.Close)
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := server.NewServer(ln.Addr().String(), server.Deps{MCP: h})
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	endpoint := "http://" + ln.Addr().String() + "/mcp"
+	cs := connectHTTP(t, endpoint, "")
+	mcptest.Call(t, cs, "list_projects", map[string]any{})
+	// A raw stream, as `curl -N` opens it.
+	_, header, _ := sendMCP(t, http.MethodPost, endpoint, "", "", "", initialize)
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, endpoint, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", header.Get("Mcp-Session-Id"))
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	for deadline := time.Now().Add(10 * time.Second); srv.InFlight() != 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d requests in flight, want the 2 streams", srv.InFlight())
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := srv.Shutdown(ctx, time.Second); err != nil || time.Since(start) > 2*time.Second {
+		t.Errorf("shutdown took %s: %v; want the streams ended at once", time.Since(start), err)
+	}
+	if err := <-served; err != nil {
+		t.Errorf("serve: %v", err)
+	}
+	if _, err := io.Copy(io.Discard, res.Body); err != nil {
+		t.Errorf("the raw stream did not end cleanly: %v", err)
+	}
+	rec := httptest.NewRecorder()
+	get := httptest.NewRequestWithContext(context.Background(), http.MethodGet, "/mcp", nil)
+	get.Header.Set("Accept", "text/event-stream")
+	h.ServeHTTP(rec, get)
+	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), `"code":"unavailable"`) {
+		t.Errorf("a stream after the shutdown: %d %s", rec.Code, rec.Body)
 	}
 }

@@ -8,6 +8,7 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/canonkb/canon/auth"
 	"github.com/canonkb/canon/chat"
 	"github.com/canonkb/canon/chatlog"
 	"github.com/canonkb/canon/domain"
@@ -81,11 +83,59 @@ const sessionTimeout = 30 * time.Minute
 // (auth.LocalHost and KB_ALLOWED_HOSTS without keys, keys with KB_AUTH=required),
 // so the SDK's own localhost check, which refuses a same-host reverse proxy's
 // Host even with a valid key, is off.
-func (s *Server) HTTPHandler() http.Handler {
+func (s *Server) HTTPHandler() *HTTPHandler {
 	srv := s.build(bearerKey)
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Logger: quiet(s.d.Logger), SessionTimeout: sessionTimeout,
-			DisableLocalhostProtection: true, MaxRequestBodyBytes: MaxMessageBytes})
+	stop, stopNow := context.WithCancel(context.Background())
+	return &HTTPHandler{
+		sdk: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+			&mcp.StreamableHTTPOptions{Logger: quiet(s.d.Logger), SessionTimeout: sessionTimeout,
+				DisableLocalhostProtection: true, MaxRequestBodyBytes: MaxMessageBytes}),
+		srv: srv, stop: stop, stopNow: stopNow,
+	}
+}
+
+// HTTPHandler is the Streamable HTTP endpoint (/mcp).
+type HTTPHandler struct {
+	sdk  *mcp.StreamableHTTPHandler
+	srv  *mcp.Server
+	stop context.Context
+	// stopNow ends the standalone streams and refuses new ones.
+	stopNow context.CancelFunc
+}
+
+// ServeHTTP serves one request; a GET is a client's standalone SSE stream,
+// held open until the client leaves, its session ends or CloseStreams.
+func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet {
+		if h.stop.Err() != nil {
+			auth.WriteJSONError(w, connect.CodeUnavailable, ErrShuttingDown.Error())
+			return
+		}
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		defer context.AfterFunc(h.stop, cancel)()
+		r = r.WithContext(ctx)
+	}
+	h.sdk.ServeHTTP(w, r)
+}
+
+// ErrShuttingDown answers a standalone stream asked for once CloseStreams has run.
+var ErrShuttingDown = errors.New("the server is shutting down: reconnect when it is back")
+
+// CloseStreams ends the standalone SSE streams clients hold open (GET /mcp;
+// canon sends nothing on them) and refuses new ones, so a graceful shutdown
+// does not wait its whole timeout for an idle client; calls in flight finish
+// (server.Server.Shutdown calls it as the shutdown starts). The sessions stay:
+// a client that reconnects to the next server gets "session not found" and
+// starts a new one, as the protocol says.
+func (h *HTTPHandler) CloseStreams() { h.stopNow() }
+
+// Close ends the streams and every session (their goroutines too).
+func (h *HTTPHandler) Close() {
+	h.CloseStreams()
+	for ss := range h.srv.Sessions() {
+		ss.Close()
+	}
 }
 
 // quiet keeps the SDK's per-session messages (Info) out of canon's log.

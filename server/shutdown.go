@@ -20,6 +20,13 @@ type Server struct {
 	cancel context.CancelCauseFunc
 }
 
+// StreamCloser is a handler holding streams open that only it can end (MCP's
+// standalone SSE streams, idle until the client leaves): Shutdown ends them
+// as it starts, instead of waiting its whole timeout and cancelling them.
+type StreamCloser interface {
+	CloseStreams()
+}
+
 // errShuttingDown is what a request still running at the shutdown deadline is
 // answered with: the cause of its cancelled context.
 var errShuttingDown = errors.New("the server is shutting down; ask again")
@@ -42,6 +49,9 @@ func NewServer(addr string, d Deps) *Server {
 	h, _ := build(d, tracking)
 	srv := NewHTTPServer(addr, h)
 	srv.BaseContext = func(net.Listener) context.Context { return base }
+	if sc, ok := d.MCP.(StreamCloser); ok {
+		srv.RegisterOnShutdown(sc.CloseStreams)
+	}
 	return &Server{http: srv, inflight: tracking, cancel: cancel}
 }
 
