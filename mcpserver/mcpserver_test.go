@@ -17,6 +17,7 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/canonkb/canon/auth"
@@ -576,5 +577,75 @@ func TestShutdownEndsIdleStreams(t *testing.T) {
 	h.ServeHTTP(rec, get)
 	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), `"code":"unavailable"`) {
 		t.Errorf("a stream after the shutdown: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// TestErrorsReadAsTheAPIs: arguments the tool schemas refuse are
+// invalid_argument in "code: message" text, as canon's own checks are, not
+// the SDK's wording; a canon error reading a resource has a JSON-RPC code
+// (not 0) and the Connect code in its message and data.
+func TestErrorsReadAsTheAPIs(t *testing.T) {
+	t.Parallel()
+	s, pool := newServerPool(t, func(p *pgxpool.Pool) mcpserver.Authorizer { return mcpserver.Keys(auth.NewStore(p)) }, false)
+	key, _, err := auth.NewStore(pool).Create(context.Background(), auth.NewKeyRequest{Name: "payments", Projects: []string{"payments"}, Role: "reader"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serverT, clientT := mcp.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx, serverT, key) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil && ctx.Err() == nil {
+			t.Errorf("run: %v", err)
+		}
+	})
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, clientT, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	tools := []struct {
+		name string
+		args any
+		want string
+	}{
+		{"a missing argument", map[string]any{"project": "payments"}, `invalid_argument: arguments: required: missing properties: ["query"]`},
+		{"a wrong type", map[string]any{"project": "payments", "query": "x", "limit": "5"},
+			`invalid_argument: arguments: validating /properties/limit: type: 5 has type "string", want "integer"`},
+		{"an unknown argument", map[string]any{"project": "payments", "query": "x", "extra": 1},
+			`invalid_argument: arguments: unexpected additional properties ["extra"]`},
+		{"arguments that are not an object", "notanobject", "invalid_argument: arguments must be a JSON object"},
+	}
+	for _, tt := range tools {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "search", Arguments: tt.args})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if text := res.Content[0].(*mcp.TextContent).Text; !res.IsError || text != tt.want {
+				t.Errorf("isError=%v %q, want %q", res.IsError, text, tt.want)
+			}
+		})
+	}
+	resources := []struct {
+		name, uri string
+		code      int64
+		message   string
+	}{
+		{"a slug too long", "canon://payments/" + strings.Repeat("s", 600), jsonrpc.CodeInvalidParams, "invalid_argument: slug"},
+		{"another project's document", "canon://platform/dec-cache-v2", mcpserver.CodeServerError,
+			`permission_denied: this key may not use project "platform"`},
+		{"no such document", "canon://payments/nope", jsonrpc.CodeInvalidParams, "Resource not found"},
+	}
+	for _, tt := range resources {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: tt.uri})
+			var we *jsonrpc.Error
+			if !errors.As(err, &we) || we.Code != tt.code || !strings.HasPrefix(we.Message, tt.message) {
+				t.Errorf("got %#v, want code %d with %q", err, tt.code, tt.message)
+			}
+		})
 	}
 }

@@ -163,6 +163,7 @@ The lifecycle tools (promote, supersede, deprecate, archive, reject) change a do
 func (s *Server) build(credential credentialSource) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "canon", Title: "canon knowledge base", Version: s.d.Version},
 		&mcp.ServerOptions{Instructions: serverInstructions, Logger: quiet(s.d.Logger)})
+	srv.AddReceivingMiddleware(uniformErrors)
 	t := &tools{s: s, credential: credential}
 	t.register(srv)
 	srv.AddResourceTemplate(&mcp.ResourceTemplate{
