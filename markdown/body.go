@@ -86,7 +86,8 @@ func (p *bodyParser) blocks(n ast.Node, top bool) {
 		switch c := c.(type) {
 		case *ast.Heading:
 			if top {
-				p.outline.Heading(c.Level, p.inline(c, false))
+				// A heading path is shown as written: its links are not read as titles.
+				p.outline.Heading(c.Level, plainText(p.inline(c, false)))
 			} else {
 				p.outline.paragraph(p.inline(c, false), false)
 			}
@@ -221,7 +222,7 @@ type run struct {
 // inline renders a node's inline content as plain text: emphasis and link
 // syntax dropped, code spans kept (with backticks when ticks is set), absolute
 // link URLs kept after the link text, wikilinks replaced by their label and
-// recorded.
+// recorded (marked: see writeLink).
 func (p *bodyParser) inline(n ast.Node, ticks bool) string {
 	var runs []run
 	p.inlineRuns(n, ticks, &runs)
@@ -301,7 +302,8 @@ func isAbsoluteURL(s string) bool {
 var wikiRe = regexp.MustCompile(`\[\[([^\[\]\n]+)\]\]`)
 
 // wikilinks writes raw Markdown text unescaped, with each wikilink replaced by
-// its label, and records the links. starts and offs map positions of raw to
+// its label (or its target as written) between marks (writeLink), and records
+// the links. starts and offs map positions of raw to
 // source offsets, run by run.
 func (p *bodyParser) wikilinks(raw string, starts, offs []int, out *strings.Builder) {
 	last := 0
@@ -313,9 +315,12 @@ func (p *bodyParser) wikilinks(raw string, starts, offs []int, out *strings.Buil
 		if !hasLabel {
 			label = target
 		}
-		out.WriteString(unescape(strings.TrimSpace(label)))
+		label = unescape(strings.TrimSpace(label))
 		slug, _, _ := strings.Cut(target, "#")
-		if slug = NormalizeSlug(unescape(slug)); slug != "" {
+		if slug = NormalizeSlug(unescape(slug)); slug == "" {
+			out.WriteString(label)
+		} else {
+			writeLink(out, label, slug, hasLabel)
 			k := sort.SearchInts(starts, m[0]+1) - 1
 			for k > 0 && offs[k] < 0 {
 				k--

@@ -363,6 +363,7 @@ func splitRunes(w string, limit int) []string {
 			}
 			n = lo
 		}
+		n = outsideTarget(w, n)
 		if n == 0 { // keep moving: at least one rune
 			_, n = utf8.DecodeRuneInString(w)
 		}
@@ -394,17 +395,21 @@ func sentences(s string) []sentence {
 		case '\n':
 			emit(i, "\n")
 			start = i + 1
+		case markTarget:
+			i = skipTail(s, i) // a link's target is not text
+			continue
 		case '.', '!', '?':
-			j := i + size
+			// A sentence ending a link's text ends after the link.
+			j := skipTail(s, i+size)
 			for j < len(s) && strings.IndexByte(`)"']`, s[j]) >= 0 {
-				j++
+				j = skipTail(s, j+1)
 			}
 			k := j
 			for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
 				k++
 			}
 			if k > j && k < len(s) && s[k] != '\n' {
-				if next, _ := utf8.DecodeRuneInString(s[k:]); !unicode.IsLower(next) {
+				if next, _ := utf8.DecodeRuneInString(s[skipOpen(s, k):]); !unicode.IsLower(next) {
 					emit(j, " ")
 					start = k
 					i = k
@@ -412,8 +417,9 @@ func sentences(s string) []sentence {
 				}
 			}
 		case '。', '！', '？':
-			emit(i+size, "")
-			start = i + size
+			end := skipTail(s, i+size)
+			emit(end, "")
+			start, i, size = end, end, 0
 		}
 		i += size
 	}

@@ -38,6 +38,28 @@ func checkChunks(t *testing.T, doc *Document, opts Options) {
 		if c.IsSummary != (i == 0 && doc.CanonicalType != "") {
 			t.Errorf("chunk %d: IsSummary %v", i, c.IsSummary)
 		}
+		checkWikilinks(t, fmt.Sprintf("chunk %d", i), c.Text, c.Wikilinks)
+		for _, h := range c.HeadingPath {
+			checkWikilinks(t, fmt.Sprintf("chunk %d's heading", i), h, nil)
+		}
+	}
+	checkWikilinks(t, "summary", doc.Summary, doc.SummaryWikilinks)
+}
+
+// checkWikilinks: no parser mark is left in text, and each link sits on it, in order.
+func checkWikilinks(t *testing.T, what, text string, links []Wikilink) {
+	t.Helper()
+	if strings.ContainsFunc(text, isMarkRune) {
+		t.Errorf("%s keeps a mark: %q", what, text)
+	}
+	last := 0
+	for _, l := range links {
+		if l.Start < last || l.End < l.Start || l.End > len(text) || !runeBoundary(text, l.Start) || !runeBoundary(text, l.End) ||
+			checkSlug(l.Target) != "" {
+			t.Errorf("%s: link %+v does not fit %q", what, l, text)
+			return
+		}
+		last = l.End
 	}
 }
 

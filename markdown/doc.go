@@ -152,8 +152,9 @@ type Document struct {
 	Tags, Owners                        []string
 	Access                              []string // groups that may see the document; empty: every reader of the project
 	EffectiveDate                       *time.Time
-	Summary                             string // frontmatter summary, else the first paragraph of the body
-	Language                            string // frontmatter lang: (ISO 639-1), "" if absent
+	Summary                             string     // frontmatter summary, else the first paragraph of the body
+	SummaryWikilinks                    []Wikilink // in Summary
+	Language                            string     // frontmatter lang: (ISO 639-1), "" if absent
 	Links                               []Link
 	Attendees, Entities                 []string
 	Aliases, Members, Facts             []string
@@ -180,6 +181,7 @@ type Chunk struct {
 	Text        string
 	TokenCount  int // CountTokens(Text)
 	IsSummary   bool
+	Wikilinks   []Wikilink // in Text, in order
 }
 
 var bom = []byte("\ufeff")
@@ -269,7 +271,7 @@ func (s *Sidecar) source() (metaSource, *ParseError) {
 	if err := checkEncoding(s.Path, src); err != nil {
 		return metaSource{}, err
 	}
-	return metaSource{kind: "sidecar", path: s.Path, yaml: src, firstLine: 1}, nil
+	return metaSource{kind: "sidecar", path: s.Path, yaml: []byte(sanitizeMarks(string(src))), firstLine: 1}, nil
 }
 
 // ContentHash identifies what a document is made from: the file's bytes and
@@ -299,6 +301,7 @@ func parseMarkdown(path string, content []byte, sidecar *Sidecar, opts Options) 
 	if err := checkEncoding(path, src); err != nil {
 		return nil, err
 	}
+	src = []byte(sanitizeMarks(string(src)))
 	yamlSrc, bodySrc, bodyLine, err := splitFrontmatter(path, src)
 	if err != nil {
 		return nil, err
@@ -415,9 +418,12 @@ func (doc *Document) chunk(sections []section, opts Options) {
 	}
 	doc.NoText = !slices.ContainsFunc(sections, func(s section) bool { return len(s.blocks) > 0 })
 	for i := range doc.Chunks {
-		doc.Chunks[i].Ordinal = i
-		doc.Chunks[i].TokenCount = CountTokens(doc.Chunks[i].Text)
+		c := &doc.Chunks[i]
+		c.Ordinal = i
+		c.Text, c.Wikilinks = stripMarks(c.Text)
+		c.TokenCount = CountTokens(c.Text)
 	}
+	doc.Summary, doc.SummaryWikilinks = stripMarks(doc.Summary)
 }
 
 // capSummary keeps the first whole sentences of s that fit limit tokens (or

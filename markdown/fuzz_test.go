@@ -31,6 +31,8 @@ func FuzzParse(f *testing.F) {
 		"---\naccess: [eng, ops]\n---\n# A\n", "---\naccess: eng\n---\n", "---\naccess: [\"\", \"a b\"]\n---\n",
 		"```\n# x\n", "> # quote\n> - list\n>   ```\n>   code\n", "|a|\n|-|\n|[[b\\|c]]|\n",
 		strings.Repeat("x", 5000), strings.Repeat("a. ", 2000), "<!-- c -->\n<div>\n[[x]]\n</div>\n",
+		"Read [[a|the doc.]] Then [[b]]. " + strings.Repeat("[[c-d|e f]] g. ", 300), "[[設計。]]次" + strings.Repeat("[[x]]", 900),
+		"\uFDD0a\uFDD2b\uFDD3 [[c]] \uFDD2", "# [[a]] [[b|c]]\n\nx [[d#e f]]",
 	} {
 		f.Add([]byte(s), uint16(0), int16(0))
 		f.Add([]byte(s), uint16(33), int16(-1))

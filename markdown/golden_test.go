@@ -126,6 +126,13 @@ func dumpDocument(d *Document) string {
 			kind = " summary"
 		}
 		fmt.Fprintf(&b, "\n=== chunk %d%s, %d tokens, %s\n%s\n", c.Ordinal, kind, c.TokenCount, strings.Join(c.HeadingPath, " > "), c.Text)
+		for _, l := range c.Wikilinks {
+			label := ""
+			if l.Labelled {
+				label = " (label)"
+			}
+			fmt.Fprintf(&b, "--- wikilink %d-%d %q -> %s%s\n", l.Start, l.End, c.Text[l.Start:l.End], l.Target, label)
+		}
 	}
 	return b.String()
 }

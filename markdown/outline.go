@@ -27,7 +27,7 @@ type headingLevel struct {
 // section under one has a heading path that starts with it. Deeper levels nest
 // under the closest shallower heading.
 func (o *Outline) Heading(level int, text string) {
-	text = cleanText(text)
+	text = cleanText(sanitizeMarks(text))
 	if level == 1 && o.h1 == "" {
 		o.h1 = text
 	}
@@ -46,15 +46,17 @@ func (o *Outline) Heading(level int, text string) {
 
 // Paragraph adds prose, split between sentences when it is longer than a
 // chunk. The first paragraph is the document's default summary.
-func (o *Outline) Paragraph(text string) { o.paragraph(text, true) }
+func (o *Outline) Paragraph(text string) { o.paragraph(sanitizeMarks(text), true) }
 
 // Lines adds a list, a table or other text whose lines belong together, split
 // between lines when it is longer than a chunk.
-func (o *Outline) Lines(lines []string) { o.add(block{kind: linesBlock, lines: cleanLines(lines)}) }
+func (o *Outline) Lines(lines []string) {
+	o.add(block{kind: linesBlock, lines: sanitizeLines(cleanLines(lines))})
+}
 
 // Code adds preformatted text, fenced with ``` (and lang) in every chunk.
 func (o *Outline) Code(lines []string, lang string) {
-	o.add(block{kind: codeBlock, lines: cleanLines(lines), lang: cleanText(lang)})
+	o.add(block{kind: codeBlock, lines: sanitizeLines(cleanLines(lines)), lang: cleanText(sanitizeMarks(lang))})
 }
 
 // paragraph adds prose; top is false for prose nested in a quote, which is

@@ -333,9 +333,9 @@ func TestSummaryChunk(t *testing.T) {
 		t.Errorf("summary %q", doc.Summary)
 	}
 	want := []Chunk{
-		{0, []string{"Cache standard"}, "First paragraph with `code` and a link.", CountTokens("First paragraph with `code` and a link."), true},
-		{1, []string{"Cache standard"}, "First paragraph with `code` and a link.", CountTokens("First paragraph with `code` and a link."), false},
-		{2, []string{"Cache standard", "Rule"}, "Use Redis.", CountTokens("Use Redis."), false},
+		{0, []string{"Cache standard"}, "First paragraph with `code` and a link.", CountTokens("First paragraph with `code` and a link."), true, nil},
+		{1, []string{"Cache standard"}, "First paragraph with `code` and a link.", CountTokens("First paragraph with `code` and a link."), false, nil},
+		{2, []string{"Cache standard", "Rule"}, "Use Redis.", CountTokens("Use Redis."), false, nil},
 	}
 	if !reflect.DeepEqual(doc.Chunks, want) {
 		t.Errorf("chunks:\n got %+v\nwant %+v", doc.Chunks, want)
@@ -367,7 +367,7 @@ func TestDerivedSummaryIsCapped(t *testing.T) {
 func TestOnlyFrontmatter(t *testing.T) {
 	t.Parallel()
 	doc := mustParse(t, "runbooks/flush.md", readFixture(t, "only-frontmatter.md"), Options{})
-	want := []Chunk{{0, []string{"Only frontmatter"}, "Flush the cache safely.", CountTokens("Flush the cache safely."), true}}
+	want := []Chunk{{0, []string{"Only frontmatter"}, "Flush the cache safely.", CountTokens("Flush the cache safely."), true, nil}}
 	if !reflect.DeepEqual(doc.Chunks, want) {
 		t.Errorf("chunks %+v, want %+v", doc.Chunks, want)
 	}

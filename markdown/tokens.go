@@ -28,6 +28,7 @@ func roundTokens(h int) int {
 // tokenCost is the estimate in hundredths of a token; unlike CountTokens it
 // adds up over pieces of a text without rounding errors.
 func tokenCost(s string) int {
+	s = plainText(s) // a marked wikilink costs what it reads as
 	total := 0
 	for i := 0; i < len(s); {
 		c := s[i]
