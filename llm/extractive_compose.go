@@ -211,7 +211,7 @@ func (c *composer) read(pi int, p Passage) []*unit {
 			// which it need not repeat ("Money representation" -> "amounts are…").
 			own += " " + p.Title
 		}
-		u.terms, u.minor = c.termSet(own), c.termSet(minor)
+		u.terms, u.minor = c.termSet(c.ownWords(pi, own)), c.termSet(c.ownWords(pi, minor))
 		out = append(out, u)
 		return u
 	}
@@ -265,6 +265,16 @@ func (c *composer) read(pi int, p Passage) []*unit {
 		}
 	}
 	return out
+}
+
+// ownWords is a passage's text without the titles it reads for the documents
+// its wikilinks name (Passage.References): like the slugs they replace
+// (contentTerms), they name another document; they are not what it says.
+func (c *composer) ownWords(pi int, text string) string {
+	for _, r := range c.passages[pi].References {
+		text = strings.ReplaceAll(text, r, " ")
+	}
+	return text
 }
 
 func (c *composer) termSet(text string) map[string]bool {
@@ -520,7 +530,7 @@ func (c *composer) bonus(u *unit) float64 {
 			b *= decisionBonus
 		}
 		if c.q.kind == askWhat && u.kind == unitSentence {
-			if first := c.lx.contentTerms(u.text); len(first) > 0 && slices.Contains(c.q.terms, first[0]) {
+			if first := c.lx.contentTerms(c.ownWords(u.passage, u.text)); len(first) > 0 && slices.Contains(c.q.terms, first[0]) {
 				b *= subjectBonus
 			}
 		}
@@ -564,7 +574,7 @@ func (c *composer) covers(terms map[string]bool) bool {
 // asksColumn reports whether the question names a column of the row's table
 // and something in the row itself ("the TTL of a session record").
 func (c *composer) asksColumn(u *unit) bool {
-	header, cells := c.termSet(strings.Join(u.header, " ")), c.termSet(strings.Join(u.row, " "))
+	header, cells := c.termSet(strings.Join(u.header, " ")), c.termSet(c.ownWords(u.passage, strings.Join(u.row, " ")))
 	return slices.ContainsFunc(c.q.terms, func(t string) bool { return header[t] }) &&
 		slices.ContainsFunc(c.q.terms, func(t string) bool { return cells[t] })
 }

@@ -926,3 +926,41 @@ func TestComposeRecordsOfAnEntity(t *testing.T) {
 		})
 	}
 }
+
+// The title a wikilink reads as names another document, as the slug it
+// replaces did: a sentence pointing at "How deployment rollbacks work" does not
+// answer how they work, and a reference is still said as it reads.
+func TestComposeReferencesAreNotContent(t *testing.T) {
+	t.Parallel()
+	const question = "how do deployment rollbacks work?"
+	pointer := decision(1, "dec-deploy-v2", "Releases are canaries. Manual rollback is described step by step in How deployment rollbacks work.")
+	runbook := decision(2, "rb-deploy-rollback", "A rollback moves all traffic back to the stable version within a minute.")
+	runbook.Title, runbook.CanonicalType = "How deployment rollbacks work", "runbook"
+	tests := []struct {
+		name string
+		refs []string
+		want string
+	}{
+		{"a reference", []string{"How deployment rollbacks work"},
+			"A rollback moves all traffic back to the stable version within a minute [2]."},
+		{"the same words as the passage's own", nil,
+			"Manual rollback is described step by step in How deployment rollbacks work [1]."},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := pointer
+			p.References = tc.refs
+			if got := compose(question, []Passage{p, runbook}); got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+	// Said as it reads when it is the answer.
+	p := pointer
+	p.References = []string{"How deployment rollbacks work"}
+	if got, want := compose("where is manual rollback described?", []Passage{p}),
+		"Manual rollback is described step by step in How deployment rollbacks work [1]."; got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}

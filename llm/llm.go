@@ -53,6 +53,10 @@ type Passage struct {
 	// LinkingEntity is the chosen entity whose link brought the passage's
 	// document (two-pass search), or "".
 	LinkingEntity string
+	// References are the titles Text reads for the documents its wikilinks
+	// name (domain.Hit.References): they name another document, they are not
+	// what the passage says.
+	References []string
 }
 
 // Kind is the kind of the passage's document, which question intents fit.
