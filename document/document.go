@@ -16,6 +16,7 @@ import (
 
 	"github.com/canonkb/canon/domain"
 	db "github.com/canonkb/canon/gen/db"
+	"github.com/canonkb/canon/markdown"
 )
 
 // Document is a stored document's fields and chunks.
@@ -27,18 +28,22 @@ type Document struct {
 	RetrievalPriority                            int
 	Tier, EvidenceTier, EntityType               string
 	Summary                                      string
+	SummaryLinks                                 []markdown.ReadLink // in Summary
 	UpdatedAt                                    time.Time
 	// Chunks in reading order, the summary chunk (IsSummary) first.
 	Chunks []Chunk
 }
 
-// Chunk is one stored chunk of a document.
+// Chunk is one stored chunk of a document: its text as a reader gets it (a
+// wikilink without a label reads as its target's title, markdown.RenderWikilinks)
+// and where its wikilinks are, to link them.
 type Chunk struct {
 	ID          int64
 	Ordinal     int
 	HeadingPath []string
 	Text        string
 	IsSummary   bool
+	Links       []markdown.ReadLink
 }
 
 // Read returns a document of a project as the request's principal may see it:
@@ -70,7 +75,8 @@ func Read(ctx context.Context, pool *pgxpool.Pool, project, slug string) (*Docum
 	if err != nil {
 		return nil, fmt.Errorf("read document: %w", err)
 	}
-	rows, err := q.DocumentBody(ctx, db.DocumentBodyParams{ProjectID: d.ProjectID, DocumentID: d.ID})
+	rows, err := q.DocumentBody(ctx, db.DocumentBodyParams{ProjectID: d.ProjectID, DocumentID: d.ID,
+		AccessAll: viewer.AllDocuments, AccessGroups: viewer.DocumentGroups()})
 	if err != nil {
 		return nil, fmt.Errorf("read document chunks: %w", err)
 	}
@@ -79,11 +85,13 @@ func Read(ctx context.Context, pool *pgxpool.Pool, project, slug string) (*Docum
 		Tags: nonNil(d.Tags), Owners: nonNil(d.Owners), EffectiveDate: d.EffectiveDate,
 		CanonicalType: deref(d.CanonicalType), Status: deref(d.Status), RetrievalPriority: int(d.RetrievalPriority),
 		Tier: d.Tier, EvidenceTier: deref(d.EvidenceTier), EntityType: deref(d.EntityType),
-		Summary: d.Summary, UpdatedAt: d.UpdatedAt, Chunks: make([]Chunk, 0, len(rows)),
+		UpdatedAt: d.UpdatedAt, Chunks: make([]Chunk, 0, len(rows)),
 	}
+	out.Summary, out.SummaryLinks = markdown.RenderWikilinks(d.Summary, d.SummaryLinks, d.SummaryLinkTitles)
 	for _, r := range rows {
+		text, links := markdown.RenderWikilinks(r.Text, r.Links, r.LinkTitles)
 		out.Chunks = append(out.Chunks, Chunk{ID: r.ID, Ordinal: int(r.Ordinal), HeadingPath: nonNil(r.HeadingPath),
-			Text: r.Text, IsSummary: r.IsSummary})
+			Text: text, IsSummary: r.IsSummary, Links: links})
 	}
 	return out, nil
 }

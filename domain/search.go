@@ -53,8 +53,13 @@ type Hit struct {
 	HeadingPath []string
 	// Snippet is a window of the text around the first matching query term.
 	Snippet string
-	Text    string
-	Score   float64
+	// Text reads each wikilink without a label as its target's title;
+	// References are those titles as Text reads them, words naming another
+	// document rather than the chunk's own (the extractive provider weighs
+	// them so, as it did the slugs they replace).
+	Text       string
+	References []string
+	Score      float64
 	// Origin is one of the Origin* constants.
 	Origin        string
 	CanonicalType string

@@ -1687,3 +1687,33 @@ FROM (
 ) AS s
 WHERE d.project_id = s.project_id AND d.id = s.id;
 
+-- db/migrations/00077_wikilinks.sql
+-- links: [{"to": slug, "start": byte, "end": byte, "label": true|absent}], in
+-- text order; text[start:end] is what the link reads as in the file.
+ALTER TABLE chunks ADD COLUMN links jsonb NOT NULL DEFAULT '[]';
+ALTER TABLE documents ADD COLUMN summary_links jsonb NOT NULL DEFAULT '[]';
+
+-- canon_link_titles: the title of each link's target, in the links' order, ''
+-- for a target missing from the project or hidden from the reader (its slug is
+-- read instead). A table function so the planner inlines it, and its documents
+-- probe is on the row's project_id (a co-located join under Citus). One probe of
+-- the (project_id, slug) key per link: a join let a generic plan hash the
+-- project's documents for every chunk read.
+CREATE FUNCTION canon_link_titles(project bigint, links jsonb, access_all boolean, access_groups text[])
+RETURNS TABLE (titles text[])
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT coalesce(array_agg(coalesce((SELECT d.title FROM documents d
+                                        WHERE d.project_id = project AND d.slug = l.link ->> 'to'
+                                          AND canon_document_visible(d, access_all, access_groups)), '')
+                              ORDER BY l.n), '{}')
+    FROM jsonb_array_elements(links) WITH ORDINALITY AS l (link, n)
+$$;
+
+-- Markdown documents stored before have no links recorded: a changed hash makes
+-- the next ingest store them again. Only those that declare a link can hold a
+-- wikilink to another document (it is declared, or the frontmatter declares one
+-- to its target).
+UPDATE documents d SET content_hash = d.content_hash || '+links'
+WHERE d.source_path ~* '\.(md|markdown)$'
+  AND EXISTS (SELECT FROM doc_links l WHERE l.project_id = d.project_id AND l.declared_by = d.id);
+

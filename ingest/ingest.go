@@ -931,6 +931,7 @@ func (in *Ingester) storeDocument(ctx context.Context, q *db.Queries, projectID 
 		EvidenceTier:      optional(d.EvidenceTier),
 		EntityType:        optional(d.EntityType),
 		Summary:           d.Summary,
+		SummaryLinks:      markdown.EncodeWikilinks(d.SummaryWikilinks),
 		Embedder:          EmbedderIdentity(in.embedder),
 		Access:            nonNil(d.Access),
 		Language:          p.language,
@@ -952,7 +953,7 @@ func (in *Ingester) storeDocument(ctx context.Context, q *db.Queries, projectID 
 		rows[i] = db.ChunkInsertCopyParams{
 			ID: ids[i], ProjectID: projectID, DocumentID: docID, Ordinal: int32(c.Ordinal),
 			HeadingPath: nonNil(c.HeadingPath), Text: c.Text, TokenCount: int32(c.TokenCount),
-			IsSummary: c.IsSummary, Embedding: &vectors[i],
+			IsSummary: c.IsSummary, Embedding: &vectors[i], Links: markdown.EncodeWikilinks(c.Wikilinks),
 		}
 	}
 

@@ -154,6 +154,35 @@ func TestEdgesResolveWhenTargetArrives(t *testing.T) {
 	}
 }
 
+// Each chunk stores where its wikilinks are (the summary too), for the reads
+// to show a link without a label as its target's title; a document whose stored
+// hash migration 00077 marked is stored again, with them.
+func TestWikilinkSpansAreStored(t *testing.T) {
+	t.Parallel()
+	in, pool := newIngester(t)
+	src := "---\nid: mod-a\ntype: module-kb\n---\n# A\n\nSee [[std-b]] and [[dec-c|the decision]].\n\n## More\n\nNo link.\n"
+	run(t, in, "spans", false, file("a.md", src))
+	got := queryStrings(t, pool, `SELECT c.ordinal || ' ' || c.links::text FROM chunks c ORDER BY c.ordinal`)
+	links := `[{"to": "std-b", "end": 9, "start": 4}, {"to": "dec-c", "end": 26, "label": true, "start": 14}]`
+	if want := []string{"0 " + links, "1 " + links, "2 []"}; !slices.Equal(got, want) {
+		t.Errorf("chunk links %q, want %q", got, want)
+	}
+	if got := scalar[string](t, pool, `SELECT summary_links::text FROM documents`); got != links {
+		t.Errorf("summary links %s, want %s", got, links)
+	}
+
+	if _, err := pool.Exec(context.Background(), `UPDATE chunks SET links = '[]';
+		UPDATE documents SET summary_links = '[]', content_hash = content_hash || '+links'`); err != nil {
+		t.Fatal(err)
+	}
+	if res := run(t, in, "spans", false, file("a.md", src)); res.Updated != 1 {
+		t.Errorf("a document marked by the migration: %+v, want it updated", res)
+	}
+	if n := scalar[int64](t, pool, `SELECT count(*) FROM chunks WHERE links <> '[]'`); n != 2 {
+		t.Errorf("%d chunks with links after the store again, want 2", n)
+	}
+}
+
 func TestBadFilesAreReportedAndLoseNothing(t *testing.T) {
 	t.Parallel()
 	in, pool := newIngester(t)

@@ -100,9 +100,10 @@ func (s *Searcher) graph(ctx context.Context, req *domain.SearchRequest, p *plan
 	}
 	terms := res.Meta.QueryTerms
 	for _, r := range out {
+		text, refs := readText(r.Text, r.Links, r.LinkTitles)
 		h := &domain.Hit{
-			DocID: r.Slug, ChunkID: r.ChunkID, Title: r.Title, HeadingPath: r.HeadingPath,
-			Snippet: domain.Snippet(r.Text, terms), Text: r.Text, Origin: r.Origin,
+			DocID: r.Slug, ChunkID: r.ChunkID, Title: r.Title, HeadingPath: r.HeadingPath, References: refs,
+			Snippet: domain.Snippet(text, terms), Text: text, Origin: r.Origin,
 			CanonicalType: deref(r.CanonicalType), Status: deref(r.Status), Tags: r.Tags,
 			EvidenceTier: deref(r.EvidenceTier), ProjectKey: r.ProjectKey, SourcePath: r.SourcePath,
 			VectorSimilarity: finite(r.Similarity), Tier: r.Tier, IsSummary: r.IsSummary,

@@ -19,6 +19,7 @@ import (
 	db "github.com/canonkb/canon/gen/db"
 	"github.com/canonkb/canon/internal/expiring"
 	"github.com/canonkb/canon/internal/prelude"
+	"github.com/canonkb/canon/markdown"
 	"github.com/canonkb/canon/postgres"
 )
 
@@ -514,9 +515,10 @@ func (s *Searcher) shape(p *plan, rows []db.SearchRankRow) *domain.SearchResult 
 		res.Meta.RetrievalStats.MaxScoreUsed = rows[0].Score
 	}
 	for _, r := range rows {
+		text, refs := readText(r.Text, r.Links, r.LinkTitles)
 		h := &domain.Hit{
-			DocID: r.Slug, ChunkID: r.ChunkID, Title: r.Title, HeadingPath: r.HeadingPath,
-			Snippet: domain.Snippet(r.Text, r.QueryLexemes), Text: r.Text, Score: finite(r.Score),
+			DocID: r.Slug, ChunkID: r.ChunkID, Title: r.Title, HeadingPath: r.HeadingPath, References: refs,
+			Snippet: domain.Snippet(text, r.QueryLexemes), Text: text, Score: finite(r.Score),
 			CanonicalType: deref(r.CanonicalType), Status: deref(r.Status), Tags: r.Tags,
 			EvidenceTier: deref(r.EvidenceTier), ProjectKey: r.ProjectKey, SourcePath: r.SourcePath,
 			VectorSimilarity: r.VectorSimilarity, KeywordCoverage: r.KeywordCoverage, Tier: r.Tier, IsSummary: r.IsSummary,
@@ -534,6 +536,20 @@ func (s *Searcher) shape(p *plan, rows []db.SearchRankRow) *domain.SearchResult 
 		}
 	}
 	return res
+}
+
+// readText is a chunk's text as its reader gets it: its wikilinks without a
+// label read as the titles of their targets (links and titles as the statement
+// read them), so an answer names "Search configuration standard", not a slug.
+// refs are those titles as the text reads them (domain.Hit.References).
+func readText(stored string, links []byte, titles []string) (text string, refs []string) {
+	text, read := markdown.RenderWikilinks(stored, links, titles)
+	for _, l := range read {
+		if l.Titled() {
+			refs = append(refs, text[l.Start:l.End])
+		}
+	}
+	return text, refs
 }
 
 // explain lists each signal and its contribution; the contributions add up to the score.

@@ -48,7 +48,7 @@ func (s *Searcher) WithSteps(ctx context.Context, hits []*domain.Hit, fits func(
 	if len(ids) == 0 {
 		return hits, nil
 	}
-	steps := map[int64]db.DocumentChunksOfRow{} // the document's first hit -> its steps
+	steps := map[int64]readChunk{} // the document's first hit -> its steps
 	err := s.Reads.Do(ctx, func(ctx context.Context) error {
 		projects, _, err := s.projectIDsOf(ctx, keys)
 		if err != nil {
@@ -60,15 +60,15 @@ func (s *Searcher) WithSteps(ctx context.Context, hits []*domain.Hit, fits func(
 		})
 		lists := map[int64]int{}
 		for _, r := range rows {
-			if holdsSteps(r.Text) {
+			if c := readRow(r.DocumentChunkID, r.HeadingPath, r.Text, r.Links, r.LinkTitles); holdsSteps(c.text) {
 				lists[r.ChunkID]++
-				steps[r.ChunkID] = r
+				steps[r.ChunkID] = c
 			}
 		}
 		// Of several procedures ("abort a rollout", "roll back a release"), none is
 		// the document's steps: which one applies is the ranking's to say.
 		for id, n := range lists {
-			if n > 1 || onPage[steps[id].DocumentChunkID] {
+			if n > 1 || onPage[steps[id].id] {
 				delete(steps, id)
 			}
 		}
@@ -80,18 +80,32 @@ func (s *Searcher) WithSteps(ctx context.Context, hits []*domain.Hit, fits func(
 	out := make([]*domain.Hit, 0, len(hits)+len(steps))
 	for _, h := range hits {
 		out = append(out, h)
-		if r, ok := steps[h.ChunkID]; ok && first[docOf(h)] == h {
-			out = append(out, sameDocument(h, r.DocumentChunkID, r.HeadingPath, r.Text))
+		if c, ok := steps[h.ChunkID]; ok && first[docOf(h)] == h {
+			out = append(out, sameDocument(h, c))
 		}
 	}
 	return out, nil
 }
 
+// readChunk is a chunk read beside the ranking's (a summary, steps), its text
+// as readText makes it.
+type readChunk struct {
+	id          int64
+	headingPath []string
+	text        string
+	refs        []string
+}
+
+func readRow(id int64, headingPath []string, stored string, links []byte, titles []string) readChunk {
+	text, refs := readText(stored, links, titles)
+	return readChunk{id: id, headingPath: headingPath, text: text, refs: refs}
+}
+
 // sameDocument is another chunk of h's document, with h's origin and score.
-func sameDocument(h *domain.Hit, chunkID int64, headingPath []string, text string) *domain.Hit {
+func sameDocument(h *domain.Hit, c readChunk) *domain.Hit {
 	return &domain.Hit{
-		DocID: h.DocID, ChunkID: chunkID, Title: h.Title, HeadingPath: headingPath,
-		Snippet: domain.Snippet(text, nil), Text: text, Score: h.Score, Origin: h.Origin,
+		DocID: h.DocID, ChunkID: c.id, Title: h.Title, HeadingPath: c.headingPath, References: c.refs,
+		Snippet: domain.Snippet(c.text, nil), Text: c.text, Score: h.Score, Origin: h.Origin,
 		CanonicalType: h.CanonicalType, Status: h.Status, Tags: h.Tags, EvidenceTier: h.EvidenceTier,
 		ProjectKey: h.ProjectKey, SourcePath: h.SourcePath, Tier: h.Tier, SourceType: h.SourceType, Attended: h.Attended,
 		LinkingEntity: h.LinkingEntity, ParentEntityScore: h.ParentEntityScore,

@@ -42,7 +42,7 @@ func (s *Searcher) WithSummaries(ctx context.Context, hits []*domain.Hit) ([]*do
 	if len(ids) == 0 {
 		return hits, nil
 	}
-	summaries := map[int64]db.DocumentSummariesOfRow{}
+	summaries := map[int64]readChunk{}
 	err := s.Reads.Do(ctx, func(ctx context.Context) error {
 		projects, _, err := s.projectIDsOf(ctx, keys)
 		if err != nil {
@@ -53,7 +53,7 @@ func (s *Searcher) WithSummaries(ctx context.Context, hits []*domain.Hit) ([]*do
 			ProjectIds: projects, ChunkIds: ids, AccessAll: viewer.AllDocuments, AccessGroups: viewer.DocumentGroups(),
 		})
 		for _, r := range rows {
-			summaries[r.ChunkID] = r
+			summaries[r.ChunkID] = readRow(r.SummaryChunkID, r.HeadingPath, r.Text, r.Links, r.LinkTitles)
 		}
 		return err
 	})
@@ -63,7 +63,7 @@ func (s *Searcher) WithSummaries(ctx context.Context, hits []*domain.Hit) ([]*do
 	// A summary derived from the document's first paragraph says nothing the
 	// page does not when that paragraph's chunk is on it.
 	for id, r := range summaries {
-		text := strings.Join(strings.Fields(r.Text), " ")
+		text := strings.Join(strings.Fields(r.text), " ")
 		for _, h := range hits {
 			if docOf(h) == first[id] && strings.Contains(strings.Join(strings.Fields(h.Text), " "), text) {
 				delete(summaries, id)
@@ -74,7 +74,7 @@ func (s *Searcher) WithSummaries(ctx context.Context, hits []*domain.Hit) ([]*do
 	out := make([]*domain.Hit, 0, len(hits)+len(summaries))
 	for _, h := range hits {
 		if r, ok := summaries[h.ChunkID]; ok {
-			summary := sameDocument(h, r.SummaryChunkID, r.HeadingPath, r.Text)
+			summary := sameDocument(h, r)
 			summary.IsSummary = true
 			out = append(out, summary)
 		}

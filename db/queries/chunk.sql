@@ -12,5 +12,5 @@ FROM generate_series(1, sqlc.arg(n)::integer);
 -- name: ChunkInsertCopy :copyfrom
 -- tsv, heading_lexemes, length and the postings are derived by triggers. COPY
 -- writes the given id into the identity column (ChunkReserveIDs reserved it).
-INSERT INTO chunks (id, project_id, document_id, ordinal, heading_path, text, token_count, is_summary, embedding)
-VALUES (@id, @project_id, @document_id, @ordinal, @heading_path, @text, @token_count, @is_summary, @embedding);
+INSERT INTO chunks (id, project_id, document_id, ordinal, heading_path, text, token_count, is_summary, embedding, links)
+VALUES (@id, @project_id, @document_id, @ordinal, @heading_path, @text, @token_count, @is_summary, @embedding, @links);

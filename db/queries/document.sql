@@ -14,13 +14,13 @@ WHERE d.project_id = sqlc.arg(project_id);
 -- them to the question's.
 INSERT INTO documents (
     project_id, slug, title, source_path, source_type, tags, owners, content_hash, effective_date,
-    canonical_type, declared_status, retrieval_priority, tier, evidence_tier, entity_type, summary,
+    canonical_type, declared_status, retrieval_priority, tier, evidence_tier, entity_type, summary, summary_links,
     preamble_lexemes, tag_lexemes, embedder, access, language, attended
 ) VALUES (
     sqlc.arg(project_id), sqlc.arg(slug), sqlc.arg(title), sqlc.arg(source_path), sqlc.arg(source_type),
     sqlc.arg(tags)::text[], sqlc.arg(owners)::text[], sqlc.arg(content_hash), sqlc.narg(effective_date)::date,
     sqlc.narg(canonical_type), sqlc.narg(declared_status), sqlc.arg(retrieval_priority), sqlc.arg(tier),
-    sqlc.narg(evidence_tier), sqlc.narg(entity_type), sqlc.arg(summary),
+    sqlc.narg(evidence_tier), sqlc.narg(entity_type), sqlc.arg(summary), sqlc.arg(summary_links)::jsonb,
     tsvector_to_array(to_tsvector(canon_text_config(sqlc.arg(language)::text), sqlc.arg(summary))),
     tsvector_to_array(to_tsvector(canon_text_config(sqlc.arg(language)::text),
                                   array_to_string(sqlc.arg(tags)::text[], ' '))),
@@ -41,6 +41,7 @@ ON CONFLICT (project_id, slug) DO UPDATE SET
     evidence_tier = excluded.evidence_tier,
     entity_type = excluded.entity_type,
     summary = excluded.summary,
+    summary_links = excluded.summary_links,
     preamble_lexemes = excluded.preamble_lexemes,
     tag_lexemes = excluded.tag_lexemes,
     embedder = excluded.embedder,

@@ -221,6 +221,7 @@ sections AS (
 )
 SELECT x.origin, x.position::integer AS position,
        c.id AS chunk_id, d.slug, d.title, d.source_path, p.project_key, c.heading_path, c.text,
+       c.links, lt.titles::text[] AS link_titles,
        d.canonical_type, d.status, d.tags, d.evidence_tier, d.tier, c.is_summary,
        d.source_type, d.attended,
        coalesce(x.edge_type, '')::text AS edge_type, coalesce(x.weight, 0)::float8 AS edge_weight,
@@ -230,6 +231,8 @@ FROM sections x
 JOIN documents d ON d.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND d.id = x.document_id
 JOIN chunks c ON c.project_id = d.project_id AND c.id = x.chunk_id
 JOIN projects p ON p.id = d.project_id
+CROSS JOIN LATERAL canon_link_titles(c.project_id, c.links, sqlc.arg(access_all)::boolean,
+                                     sqlc.arg(access_groups)::text[]) AS lt (titles)
 ORDER BY x.section, x.position;
 
 -- name: GraphDocument :one

@@ -36,6 +36,7 @@ type ChunkInsertCopyParams struct {
 	TokenCount  int32
 	IsSummary   bool
 	Embedding   *pgvector.Vector
+	Links       []byte
 }
 
 const chunkReserveIDs = `-- name: ChunkReserveIDs :many

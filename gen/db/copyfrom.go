@@ -38,6 +38,7 @@ func (r iteratorForChunkInsertCopy) Values() ([]interface{}, error) {
 		r.rows[0].TokenCount,
 		r.rows[0].IsSummary,
 		r.rows[0].Embedding,
+		r.rows[0].Links,
 	}, nil
 }
 
@@ -48,5 +49,5 @@ func (r iteratorForChunkInsertCopy) Err() error {
 // tsv, heading_lexemes, length and the postings are derived by triggers. COPY
 // writes the given id into the identity column (ChunkReserveIDs reserved it).
 func (q *Queries) ChunkInsertCopy(ctx context.Context, arg []ChunkInsertCopyParams) (int64, error) {
-	return q.db.CopyFrom(ctx, []string{"chunks"}, []string{"id", "project_id", "document_id", "ordinal", "heading_path", "text", "token_count", "is_summary", "embedding"}, &iteratorForChunkInsertCopy{rows: arg})
+	return q.db.CopyFrom(ctx, []string{"chunks"}, []string{"id", "project_id", "document_id", "ordinal", "heading_path", "text", "token_count", "is_summary", "embedding", "links"}, &iteratorForChunkInsertCopy{rows: arg})
 }

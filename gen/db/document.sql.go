@@ -155,17 +155,17 @@ func (q *Queries) DocumentSourceTypes(ctx context.Context, arg DocumentSourceTyp
 const documentUpsert = `-- name: DocumentUpsert :one
 INSERT INTO documents (
     project_id, slug, title, source_path, source_type, tags, owners, content_hash, effective_date,
-    canonical_type, declared_status, retrieval_priority, tier, evidence_tier, entity_type, summary,
+    canonical_type, declared_status, retrieval_priority, tier, evidence_tier, entity_type, summary, summary_links,
     preamble_lexemes, tag_lexemes, embedder, access, language, attended
 ) VALUES (
     $1, $2, $3, $4, $5,
     $6::text[], $7::text[], $8, $9::date,
     $10, $11, $12, $13,
-    $14, $15, $16,
-    tsvector_to_array(to_tsvector(canon_text_config($17::text), $16)),
-    tsvector_to_array(to_tsvector(canon_text_config($17::text),
+    $14, $15, $16, $17::jsonb,
+    tsvector_to_array(to_tsvector(canon_text_config($18::text), $16)),
+    tsvector_to_array(to_tsvector(canon_text_config($18::text),
                                   array_to_string($6::text[], ' '))),
-    $18, $19::text[], $17::text, $20::boolean
+    $19, $20::text[], $18::text, $21::boolean
 )
 ON CONFLICT (project_id, slug) DO UPDATE SET
     title = excluded.title,
@@ -182,6 +182,7 @@ ON CONFLICT (project_id, slug) DO UPDATE SET
     evidence_tier = excluded.evidence_tier,
     entity_type = excluded.entity_type,
     summary = excluded.summary,
+    summary_links = excluded.summary_links,
     preamble_lexemes = excluded.preamble_lexemes,
     tag_lexemes = excluded.tag_lexemes,
     embedder = excluded.embedder,
@@ -209,6 +210,7 @@ type DocumentUpsertParams struct {
 	EvidenceTier      *string
 	EntityType        *string
 	Summary           string
+	SummaryLinks      []byte
 	Language          string
 	Embedder          string
 	Access            []string
@@ -241,6 +243,7 @@ func (q *Queries) DocumentUpsert(ctx context.Context, arg DocumentUpsertParams) 
 		arg.EvidenceTier,
 		arg.EntityType,
 		arg.Summary,
+		arg.SummaryLinks,
 		arg.Language,
 		arg.Embedder,
 		arg.Access,

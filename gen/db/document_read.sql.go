@@ -11,15 +11,19 @@ import (
 )
 
 const documentBody = `-- name: DocumentBody :many
-SELECT c.id, c.ordinal, c.heading_path, c.text, c.is_summary
+SELECT c.id, c.ordinal, c.heading_path, c.text, c.is_summary, c.links, lt.titles::text[] AS link_titles
 FROM chunks c
-WHERE c.project_id = $1 AND c.document_id = $2
+CROSS JOIN LATERAL canon_link_titles(c.project_id, c.links, $1::boolean,
+                                     $2::text[]) AS lt (titles)
+WHERE c.project_id = $3 AND c.document_id = $4
 ORDER BY c.ordinal, c.id
 `
 
 type DocumentBodyParams struct {
-	ProjectID  int64
-	DocumentID int64
+	AccessAll    bool
+	AccessGroups []string
+	ProjectID    int64
+	DocumentID   int64
 }
 
 type DocumentBodyRow struct {
@@ -28,11 +32,20 @@ type DocumentBodyRow struct {
 	HeadingPath []string
 	Text        string
 	IsSummary   bool
+	Links       []byte
+	LinkTitles  []string
 }
 
-// A document's chunks in reading order, the summary chunk first.
+// A document's chunks in reading order, the summary chunk first, with the titles
+// of the documents their wikilinks name that the caller may see (read in place
+// of the slugs).
 func (q *Queries) DocumentBody(ctx context.Context, arg DocumentBodyParams) ([]DocumentBodyRow, error) {
-	rows, err := q.db.Query(ctx, documentBody, arg.ProjectID, arg.DocumentID)
+	rows, err := q.db.Query(ctx, documentBody,
+		arg.AccessAll,
+		arg.AccessGroups,
+		arg.ProjectID,
+		arg.DocumentID,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -46,6 +59,8 @@ func (q *Queries) DocumentBody(ctx context.Context, arg DocumentBodyParams) ([]D
 			&i.HeadingPath,
 			&i.Text,
 			&i.IsSummary,
+			&i.Links,
+			&i.LinkTitles,
 		); err != nil {
 			return nil, err
 		}
@@ -58,21 +73,23 @@ func (q *Queries) DocumentBody(ctx context.Context, arg DocumentBodyParams) ([]D
 }
 
 const documentChunksOf = `-- name: DocumentChunksOf :many
-SELECT hit.id AS chunk_id, c.id AS document_chunk_id, c.heading_path, c.text
+SELECT hit.id AS chunk_id, c.id AS document_chunk_id, c.heading_path, c.text, c.links, lt.titles::text[] AS link_titles
 FROM chunks hit
 JOIN documents d ON d.project_id = hit.project_id AND d.id = hit.document_id
 JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id AND NOT c.is_summary
-WHERE hit.project_id = ANY ($1::bigint[])
-  AND hit.id = ANY ($2::bigint[])
-  AND canon_document_visible(d, $3::boolean, $4::text[])
+CROSS JOIN LATERAL canon_link_titles(c.project_id, c.links, $1::boolean,
+                                     $2::text[]) AS lt (titles)
+WHERE hit.project_id = ANY ($3::bigint[])
+  AND hit.id = ANY ($4::bigint[])
+  AND canon_document_visible(d, $1::boolean, $2::text[])
 ORDER BY hit.id, c.ordinal, c.id
 `
 
 type DocumentChunksOfParams struct {
-	ProjectIds   []int64
-	ChunkIds     []int64
 	AccessAll    bool
 	AccessGroups []string
+	ProjectIds   []int64
+	ChunkIds     []int64
 }
 
 type DocumentChunksOfRow struct {
@@ -80,6 +97,8 @@ type DocumentChunksOfRow struct {
 	DocumentChunkID int64
 	HeadingPath     []string
 	Text            string
+	Links           []byte
+	LinkTitles      []string
 }
 
 // Every chunk but the summary of each document the given chunks belong to, in
@@ -87,10 +106,10 @@ type DocumentChunksOfRow struct {
 // only documents the caller may see. chunk_id is the given chunk.
 func (q *Queries) DocumentChunksOf(ctx context.Context, arg DocumentChunksOfParams) ([]DocumentChunksOfRow, error) {
 	rows, err := q.db.Query(ctx, documentChunksOf,
-		arg.ProjectIds,
-		arg.ChunkIds,
 		arg.AccessAll,
 		arg.AccessGroups,
+		arg.ProjectIds,
+		arg.ChunkIds,
 	)
 	if err != nil {
 		return nil, err
@@ -104,6 +123,8 @@ func (q *Queries) DocumentChunksOf(ctx context.Context, arg DocumentChunksOfPara
 			&i.DocumentChunkID,
 			&i.HeadingPath,
 			&i.Text,
+			&i.Links,
+			&i.LinkTitles,
 		); err != nil {
 			return nil, err
 		}
@@ -118,17 +139,19 @@ func (q *Queries) DocumentChunksOf(ctx context.Context, arg DocumentChunksOfPara
 const documentRead = `-- name: DocumentRead :one
 SELECT d.project_id, d.id, d.slug, d.title, d.source_path, d.source_type, d.tags, d.owners, d.effective_date,
        d.canonical_type, d.status, d.retrieval_priority, d.tier, d.evidence_tier, d.entity_type,
-       d.summary, d.updated_at
+       d.summary, d.summary_links, lt.titles::text[] AS summary_link_titles, d.updated_at
 FROM documents d
-WHERE d.project_id = $1 AND d.slug = $2
-  AND canon_document_visible(d, $3::boolean, $4::text[])
+CROSS JOIN LATERAL canon_link_titles(d.project_id, d.summary_links, $1::boolean,
+                                     $2::text[]) AS lt (titles)
+WHERE d.project_id = $3 AND d.slug = $4
+  AND canon_document_visible(d, $1::boolean, $2::text[])
 `
 
 type DocumentReadParams struct {
-	ProjectID    int64
-	Slug         string
 	AccessAll    bool
 	AccessGroups []string
+	ProjectID    int64
+	Slug         string
 }
 
 type DocumentReadRow struct {
@@ -148,18 +171,20 @@ type DocumentReadRow struct {
 	EvidenceTier      *string
 	EntityType        *string
 	Summary           string
+	SummaryLinks      []byte
+	SummaryLinkTitles []string
 	UpdatedAt         time.Time
 }
 
 // One document by project and slug, with the fields a reader shows (the web
 // document view, an MCP client); no row when the caller may not see it, so a
-// hidden document and a missing one look the same.
+// hidden document and a missing one look the same. link_titles: see DocumentBody.
 func (q *Queries) DocumentRead(ctx context.Context, arg DocumentReadParams) (DocumentReadRow, error) {
 	row := q.db.QueryRow(ctx, documentRead,
-		arg.ProjectID,
-		arg.Slug,
 		arg.AccessAll,
 		arg.AccessGroups,
+		arg.ProjectID,
+		arg.Slug,
 	)
 	var i DocumentReadRow
 	err := row.Scan(
@@ -179,27 +204,31 @@ func (q *Queries) DocumentRead(ctx context.Context, arg DocumentReadParams) (Doc
 		&i.EvidenceTier,
 		&i.EntityType,
 		&i.Summary,
+		&i.SummaryLinks,
+		&i.SummaryLinkTitles,
 		&i.UpdatedAt,
 	)
 	return i, err
 }
 
 const documentSummariesOf = `-- name: DocumentSummariesOf :many
-SELECT hit.id AS chunk_id, s.id AS summary_chunk_id, s.heading_path, s.text
+SELECT hit.id AS chunk_id, s.id AS summary_chunk_id, s.heading_path, s.text, s.links, lt.titles::text[] AS link_titles
 FROM chunks hit
 JOIN documents d ON d.project_id = hit.project_id AND d.id = hit.document_id
 JOIN chunks s ON s.project_id = d.project_id AND s.document_id = d.id AND s.ordinal = 0
-WHERE hit.project_id = ANY ($1::bigint[])
-  AND hit.id = ANY ($2::bigint[])
+CROSS JOIN LATERAL canon_link_titles(s.project_id, s.links, $1::boolean,
+                                     $2::text[]) AS lt (titles)
+WHERE hit.project_id = ANY ($3::bigint[])
+  AND hit.id = ANY ($4::bigint[])
   AND s.is_summary AND d.summary <> ''
-  AND canon_document_visible(d, $3::boolean, $4::text[])
+  AND canon_document_visible(d, $1::boolean, $2::text[])
 `
 
 type DocumentSummariesOfParams struct {
-	ProjectIds   []int64
-	ChunkIds     []int64
 	AccessAll    bool
 	AccessGroups []string
+	ProjectIds   []int64
+	ChunkIds     []int64
 }
 
 type DocumentSummariesOfRow struct {
@@ -207,6 +236,8 @@ type DocumentSummariesOfRow struct {
 	SummaryChunkID int64
 	HeadingPath    []string
 	Text           string
+	Links          []byte
+	LinkTitles     []string
 }
 
 // The summary chunk of each document the given chunks belong to, for an answer's
@@ -218,10 +249,10 @@ type DocumentSummariesOfRow struct {
 // given chunk.
 func (q *Queries) DocumentSummariesOf(ctx context.Context, arg DocumentSummariesOfParams) ([]DocumentSummariesOfRow, error) {
 	rows, err := q.db.Query(ctx, documentSummariesOf,
-		arg.ProjectIds,
-		arg.ChunkIds,
 		arg.AccessAll,
 		arg.AccessGroups,
+		arg.ProjectIds,
+		arg.ChunkIds,
 	)
 	if err != nil {
 		return nil, err
@@ -235,6 +266,8 @@ func (q *Queries) DocumentSummariesOf(ctx context.Context, arg DocumentSummaries
 			&i.SummaryChunkID,
 			&i.HeadingPath,
 			&i.Text,
+			&i.Links,
+			&i.LinkTitles,
 		); err != nil {
 			return nil, err
 		}

@@ -150,12 +150,12 @@ WITH
 seeds AS (
     SELECT DISTINCT ON (n.id) n.id AS node_id, n.project_id, d.id AS document_id, d.slug, d.canonical_type,
            s.seed_rank
-    FROM unnest($2::bigint[]) WITH ORDINALITY AS s (document_id, seed_rank)
+    FROM unnest($4::bigint[]) WITH ORDINALITY AS s (document_id, seed_rank)
     JOIN documents d ON d.id = s.document_id
     JOIN kb_nodes n ON n.project_id = d.project_id AND n.document_id = d.id
     WHERE d.project_id = ANY ($1::bigint[])
-      AND d.id = ANY ($3::bigint[])
-      AND n.node_type <> ALL ($4::text[])
+      AND d.id = ANY ($5::bigint[])
+      AND n.node_type <> ALL ($6::text[])
     ORDER BY n.id, s.seed_rank
 ),
 links AS (
@@ -174,8 +174,8 @@ links AS (
 ),
 hops AS (
     SELECT l.seed_rank, l.seed_slug, l.seed_type, l.edge_type, l.weight, l.direction, l.node_id, l.document_id, l.node_type FROM links l
-    WHERE $5::boolean AND l.edge_type = ANY ($6::text[])
-      AND l.node_type <> ALL ($4::text[])
+    WHERE $7::boolean AND l.edge_type = ANY ($8::text[])
+      AND l.node_type <> ALL ($6::text[])
 ),
 rejected_nearest AS MATERIALIZED (
     SELECT c.document_id
@@ -183,13 +183,13 @@ rejected_nearest AS MATERIALIZED (
     CROSS JOIN LATERAL (
         SELECT FROM documents d
         WHERE d.project_id = c.project_id AND d.id = c.document_id
-          AND canon_document_matches(d, tags => $7::text[],
-              source_types => $8::text[], canonical_types => $9::text[],
-              statuses => $10::text[], evidence_tiers => $11::text[],
-              date_from => $12::date, date_to => $13::date,
-              include_superseded => $14::boolean,
-              doc_ids_filter => $15::boolean, doc_ids => $16::text[],
-              access_all => $17::boolean, access_groups => $18::text[])
+          AND canon_document_matches(d, tags => $9::text[],
+              source_types => $10::text[], canonical_types => $11::text[],
+              statuses => $12::text[], evidence_tiers => $13::text[],
+              date_from => $14::date, date_to => $15::date,
+              include_superseded => $16::boolean,
+              doc_ids_filter => $17::boolean, doc_ids => $18::text[],
+              access_all => $2::boolean, access_groups => $3::text[])
           AND ($19::boolean OR d.status IS DISTINCT FROM 'archived')
         LIMIT 1
     ) AS visible_document
@@ -211,14 +211,14 @@ visible AS (
                             UNION ALL
                             SELECT r.document_id FROM rejected_nearest r)
                       || CASE WHEN $20::boolean
-                              THEN $3::bigint[] END)
-      AND canon_document_matches(d, tags => $7::text[],
-          source_types => $8::text[], canonical_types => $9::text[],
-          statuses => $10::text[], evidence_tiers => $11::text[],
-          date_from => $12::date, date_to => $13::date,
-          include_superseded => $14::boolean,
-          doc_ids_filter => $15::boolean, doc_ids => $16::text[],
-          access_all => $17::boolean, access_groups => $18::text[])
+                              THEN $5::bigint[] END)
+      AND canon_document_matches(d, tags => $9::text[],
+          source_types => $10::text[], canonical_types => $11::text[],
+          statuses => $12::text[], evidence_tiers => $13::text[],
+          date_from => $14::date, date_to => $15::date,
+          include_superseded => $16::boolean,
+          doc_ids_filter => $17::boolean, doc_ids => $18::text[],
+          access_all => $2::boolean, access_groups => $3::text[])
       AND ($19::boolean OR d.status IS DISTINCT FROM 'archived')
 ),
 representative AS (
@@ -243,7 +243,7 @@ rejected_linked AS (
 rejected_on_page AS (
     SELECT r.document_id
     FROM representative r
-    WHERE r.rejected AND r.document_id = ANY ($3::bigint[])
+    WHERE r.rejected AND r.document_id = ANY ($5::bigint[])
 ),
 rejected AS (
     SELECT DISTINCT ON (x.document_id) x.document_id, x.seed_rank, x.seed_slug, x.edge_type, x.weight, x.direction
@@ -263,7 +263,7 @@ seed_neighbours AS (
            h.edge_type, h.weight, h.direction
     FROM hops h
     JOIN representative r ON r.document_id = h.document_id
-    WHERE r.document_id <> ALL ($2::bigint[])
+    WHERE r.document_id <> ALL ($4::bigint[])
       AND r.document_id NOT IN (SELECT document_id FROM rejected)
     ORDER BY h.seed_rank, r.document_id, h.weight DESC, h.direction DESC, h.edge_type
 ),
@@ -303,6 +303,7 @@ sections AS (
 )
 SELECT x.origin, x.position::integer AS position,
        c.id AS chunk_id, d.slug, d.title, d.source_path, p.project_key, c.heading_path, c.text,
+       c.links, lt.titles::text[] AS link_titles,
        d.canonical_type, d.status, d.tags, d.evidence_tier, d.tier, c.is_summary,
        d.source_type, d.attended,
        coalesce(x.edge_type, '')::text AS edge_type, coalesce(x.weight, 0)::float8 AS edge_weight,
@@ -312,11 +313,15 @@ FROM sections x
 JOIN documents d ON d.project_id = ANY ($1::bigint[]) AND d.id = x.document_id
 JOIN chunks c ON c.project_id = d.project_id AND c.id = x.chunk_id
 JOIN projects p ON p.id = d.project_id
+CROSS JOIN LATERAL canon_link_titles(c.project_id, c.links, $2::boolean,
+                                     $3::text[]) AS lt (titles)
 ORDER BY x.section, x.position
 `
 
 type GraphSearchParams struct {
 	ProjectIds            []int64
+	AccessAll             bool
+	AccessGroups          []string
 	PrimaryDocumentIds    []int64
 	RelevantDocumentIds   []int64
 	HubTypes              []string
@@ -332,8 +337,6 @@ type GraphSearchParams struct {
 	IncludeSuperseded     bool
 	DocIdsFilter          bool
 	DocIds                []string
-	AccessAll             bool
-	AccessGroups          []string
 	IncludeArchived       bool
 	RejectedEnabled       bool
 	QueryEmbedding        *pgvector.Vector
@@ -353,6 +356,8 @@ type GraphSearchRow struct {
 	ProjectKey    string
 	HeadingPath   []string
 	Text          string
+	Links         []byte
+	LinkTitles    []string
 	CanonicalType *string
 	Status        *string
 	Tags          []string
@@ -435,6 +440,8 @@ type GraphSearchRow struct {
 func (q *Queries) GraphSearch(ctx context.Context, arg GraphSearchParams) ([]GraphSearchRow, error) {
 	rows, err := q.db.Query(ctx, graphSearch,
 		arg.ProjectIds,
+		arg.AccessAll,
+		arg.AccessGroups,
 		arg.PrimaryDocumentIds,
 		arg.RelevantDocumentIds,
 		arg.HubTypes,
@@ -450,8 +457,6 @@ func (q *Queries) GraphSearch(ctx context.Context, arg GraphSearchParams) ([]Gra
 		arg.IncludeSuperseded,
 		arg.DocIdsFilter,
 		arg.DocIds,
-		arg.AccessAll,
-		arg.AccessGroups,
 		arg.IncludeArchived,
 		arg.RejectedEnabled,
 		arg.QueryEmbedding,
@@ -477,6 +482,8 @@ func (q *Queries) GraphSearch(ctx context.Context, arg GraphSearchParams) ([]Gra
 			&i.ProjectKey,
 			&i.HeadingPath,
 			&i.Text,
+			&i.Links,
+			&i.LinkTitles,
 			&i.CanonicalType,
 			&i.Status,
 			&i.Tags,

@@ -69,6 +69,7 @@ type Chunk struct {
 	LexemeBloom        pgtype.Bits
 	RepresentsRejected bool
 	Language           string
+	Links              []byte
 }
 
 type ContentGap struct {
@@ -126,6 +127,7 @@ type Document struct {
 	Attended          bool
 	SupersededBy      []string
 	Status            *string
+	SummaryLinks      []byte
 }
 
 type Entity struct {

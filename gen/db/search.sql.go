@@ -16,12 +16,12 @@ const searchRank = `-- name: SearchRank :many
 
 WITH
 query_configs AS MATERIALIZED (
-    SELECT $4::text[] AS languages, $5::text[]::regconfig[] AS configs
+    SELECT $6::text[] AS languages, $7::text[]::regconfig[] AS configs
 ),
 query_terms AS (
     SELECT t.lexeme, t.qtf, t.config_positions
     FROM query_configs qc
-    CROSS JOIN LATERAL canon_query_terms(qc.configs, $6::text) AS t (lexeme, qtf, config_positions)
+    CROSS JOIN LATERAL canon_query_terms(qc.configs, $8::text) AS t (lexeme, qtf, config_positions)
 ),
 query_lexemes AS (
     SELECT coalesce(array_agg(lexeme), '{}')::text[] AS lexemes, count(*)::float8 AS n,
@@ -40,7 +40,7 @@ query_words AS MATERIALIZED (
     CROSS JOIN LATERAL (
         SELECT unnest(q.lexemes) AS lexeme
         UNION
-        SELECT unnest(tsvector_to_array(to_tsvector(c.config, array_to_string($7::text[], ' '))))
+        SELECT unnest(tsvector_to_array(to_tsvector(c.config, array_to_string($9::text[], ' '))))
         FROM query_configs qc
         CROSS JOIN LATERAL unnest(qc.configs) AS c (config)
     ) AS w
@@ -48,7 +48,7 @@ query_words AS MATERIALIZED (
 corpus AS (
     SELECT greatest(sum(chunk_count), 1)::float8 AS n,
            greatest(sum(total_length)::float8 / greatest(sum(chunk_count), 1), 1) AS avgdl
-    FROM project_stats WHERE project_id = ANY ($8::bigint[])
+    FROM project_stats WHERE project_id = ANY ($10::bigint[])
 ),
 term_stats AS (
     -- Lucene's idf: ln(1 + (N - df + 0.5) / (df + 0.5)), never negative.
@@ -59,8 +59,8 @@ term_stats AS (
     -- find with it does not contain it.
     SELECT x.lexeme, x.qtf, x.idf, canon_lexeme_bits(x.lexeme) AS bloom_bits,
            CASE WHEN x.idx < 63 THEN 1::bigint << x.idx ELSE 0 END AS bit,
-           $9::boolean AND x.idx < 63
-               AND ($10::boolean OR x.max_df <= $11::integer) AS complete
+           $11::boolean AND x.idx < 63
+               AND ($12::boolean OR x.max_df <= $13::integer) AS complete
     FROM (
         SELECT t.lexeme, t.qtf,
                ln(1 + (c.n - coalesce(sum(s.df), 0) + 0.5) / (coalesce(sum(s.df), 0) + 0.5)) AS idf,
@@ -68,29 +68,29 @@ term_stats AS (
                (row_number() OVER (ORDER BY t.lexeme) - 1)::integer AS idx
         FROM query_terms t
         CROSS JOIN corpus c
-        LEFT JOIN lexeme_stats s ON s.project_id = ANY ($8::bigint[])
-            AND s.project_id = ANY (canon_project_slots($8::bigint[])) AND s.lexeme = t.lexeme
+        LEFT JOIN lexeme_stats s ON s.project_id = ANY ($10::bigint[])
+            AND s.project_id = ANY (canon_project_slots($10::bigint[])) AND s.lexeme = t.lexeme
         GROUP BY t.lexeme, t.qtf, c.n
     ) AS x
 ),
 listed_chunks AS MATERIALIZED (
     SELECT c.id AS chunk_id, c.project_id, c.lexeme_bloom,
-           CASE WHEN $12::boolean
-                THEN c.embedding <=> $13::vector
+           CASE WHEN $14::boolean
+                THEN c.embedding <=> $15::vector
            END AS distance
-    FROM unnest($14::bigint[]) AS l (id)
+    FROM unnest($16::bigint[]) AS l (id)
     JOIN documents d ON d.id = l.id
     JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
-        AND c.project_id = ANY (canon_project_slots($8::bigint[]))
-    WHERE $15::boolean
-      AND d.project_id = ANY ($8::bigint[])
-      AND canon_document_matches(d, tags => $7::text[],
-          source_types => $16::text[], canonical_types => $17::text[],
-          statuses => $18::text[], evidence_tiers => $19::text[],
-          date_from => $20::date, date_to => $21::date,
-          include_superseded => $22::boolean,
-          doc_ids_filter => $23::boolean, doc_ids => $24::text[],
-          access_all => $25::boolean, access_groups => $26::text[])
+        AND c.project_id = ANY (canon_project_slots($10::bigint[]))
+    WHERE $17::boolean
+      AND d.project_id = ANY ($10::bigint[])
+      AND canon_document_matches(d, tags => $9::text[],
+          source_types => $18::text[], canonical_types => $19::text[],
+          statuses => $20::text[], evidence_tiers => $21::text[],
+          date_from => $22::date, date_to => $23::date,
+          include_superseded => $24::boolean,
+          doc_ids_filter => $25::boolean, doc_ids => $26::text[],
+          access_all => $1::boolean, access_groups => $2::text[])
 ),
 vector_leg AS (
     SELECT v.chunk_id, v.distance, row_number() OVER (ORDER BY v.distance, v.chunk_id) AS vector_rank
@@ -100,66 +100,66 @@ vector_leg AS (
         -- The probe is a LATERAL with LIMIT, which a generic plan cannot turn into a
         -- join driven from documents (it guesses a handful of them are visible), and
         -- one branch for both keeps the plan's row estimates those of a bare scan.
-        (SELECT c.id AS chunk_id, c.embedding <=> $13::vector AS distance
+        (SELECT c.id AS chunk_id, c.embedding <=> $15::vector AS distance
          FROM chunks c
          CROSS JOIN LATERAL (
-             SELECT WHERE $25::boolean
+             SELECT WHERE $1::boolean
              UNION ALL
              (SELECT FROM documents d
-              WHERE NOT $25::boolean
+              WHERE NOT $1::boolean
                 AND d.project_id = c.project_id AND d.id = c.document_id
-                AND canon_document_visible(d, $25::boolean, $26::text[])
+                AND canon_document_visible(d, $1::boolean, $2::text[])
               LIMIT 1)
          ) AS visible_document
-         WHERE $12::boolean AND NOT $27::boolean
-           AND NOT $15::boolean
-           AND c.project_id = ANY ($8::bigint[])
-           AND c.project_id = ANY (canon_project_slots($8::bigint[]))
-         ORDER BY c.embedding <=> $13::vector
+         WHERE $14::boolean AND NOT $27::boolean
+           AND NOT $17::boolean
+           AND c.project_id = ANY ($10::bigint[])
+           AND c.project_id = ANY (canon_project_slots($10::bigint[]))
+         ORDER BY c.embedding <=> $15::vector
          LIMIT $28::integer)
         UNION ALL
-        (SELECT c.id, c.embedding <=> $13::vector
+        (SELECT c.id, c.embedding <=> $15::vector
          FROM chunks c
          JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
-         WHERE $12::boolean AND $27::boolean
-           AND NOT $23::boolean AND NOT $15::boolean
-           AND c.project_id = ANY ($8::bigint[])
-           AND c.project_id = ANY (canon_project_slots($8::bigint[]))
-           AND d.project_id = ANY ($8::bigint[])
-           AND canon_document_matches(d, tags => $7::text[],
-               source_types => $16::text[], canonical_types => $17::text[],
-               statuses => $18::text[], evidence_tiers => $19::text[],
-               date_from => $20::date, date_to => $21::date,
-               include_superseded => $22::boolean,
-               doc_ids_filter => $23::boolean, doc_ids => $24::text[],
-               access_all => $25::boolean, access_groups => $26::text[])
-         ORDER BY c.embedding <=> $13::vector
+         WHERE $14::boolean AND $27::boolean
+           AND NOT $25::boolean AND NOT $17::boolean
+           AND c.project_id = ANY ($10::bigint[])
+           AND c.project_id = ANY (canon_project_slots($10::bigint[]))
+           AND d.project_id = ANY ($10::bigint[])
+           AND canon_document_matches(d, tags => $9::text[],
+               source_types => $18::text[], canonical_types => $19::text[],
+               statuses => $20::text[], evidence_tiers => $21::text[],
+               date_from => $22::date, date_to => $23::date,
+               include_superseded => $24::boolean,
+               doc_ids_filter => $25::boolean, doc_ids => $26::text[],
+               access_all => $1::boolean, access_groups => $2::text[])
+         ORDER BY c.embedding <=> $15::vector
          LIMIT $28::integer)
         UNION ALL
         -- A list of documents (doc_ids_mode=filter): measuring its documents' chunks
         -- exactly beats an HNSW scan skipping the rest of the corpus, so ` + "`" + `+ 0` + "`" + ` keeps
         -- the planner off the index.
-        (SELECT c.id, c.embedding <=> $13::vector
+        (SELECT c.id, c.embedding <=> $15::vector
          FROM documents d
          JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
-             AND c.project_id = ANY (canon_project_slots($8::bigint[]))
-         WHERE $12::boolean AND $27::boolean
-           AND $23::boolean AND NOT $15::boolean
-           AND d.project_id = ANY ($8::bigint[])
-           AND canon_document_matches(d, tags => $7::text[],
-               source_types => $16::text[], canonical_types => $17::text[],
-               statuses => $18::text[], evidence_tiers => $19::text[],
-               date_from => $20::date, date_to => $21::date,
-               include_superseded => $22::boolean,
-               doc_ids_filter => $23::boolean, doc_ids => $24::text[],
-               access_all => $25::boolean, access_groups => $26::text[])
-         ORDER BY (c.embedding <=> $13::vector) + 0
+             AND c.project_id = ANY (canon_project_slots($10::bigint[]))
+         WHERE $14::boolean AND $27::boolean
+           AND $25::boolean AND NOT $17::boolean
+           AND d.project_id = ANY ($10::bigint[])
+           AND canon_document_matches(d, tags => $9::text[],
+               source_types => $18::text[], canonical_types => $19::text[],
+               statuses => $20::text[], evidence_tiers => $21::text[],
+               date_from => $22::date, date_to => $23::date,
+               include_superseded => $24::boolean,
+               doc_ids_filter => $25::boolean, doc_ids => $26::text[],
+               access_all => $1::boolean, access_groups => $2::text[])
+         ORDER BY (c.embedding <=> $15::vector) + 0
          LIMIT $28::integer)
         UNION ALL
         -- Pass 2: the listed documents' chunks, measured exactly.
         (SELECT lc.chunk_id, lc.distance
          FROM listed_chunks lc
-         WHERE $12::boolean
+         WHERE $14::boolean
          ORDER BY lc.distance
          LIMIT $28::integer)
     ) AS v
@@ -168,16 +168,16 @@ filtered_chunks AS MATERIALIZED (
     SELECT ch.id
     FROM documents d
     JOIN chunks ch ON ch.project_id = d.project_id AND ch.document_id = d.id
-        AND ch.project_id = ANY (canon_project_slots($8::bigint[]))
-    WHERE $27::boolean AND $9::boolean AND NOT $15::boolean
-      AND d.project_id = ANY ($8::bigint[])
-      AND canon_document_matches(d, tags => $7::text[],
-          source_types => $16::text[], canonical_types => $17::text[],
-          statuses => $18::text[], evidence_tiers => $19::text[],
-          date_from => $20::date, date_to => $21::date,
-          include_superseded => $22::boolean,
-          doc_ids_filter => $23::boolean, doc_ids => $24::text[],
-          access_all => $25::boolean, access_groups => $26::text[])
+        AND ch.project_id = ANY (canon_project_slots($10::bigint[]))
+    WHERE $27::boolean AND $11::boolean AND NOT $17::boolean
+      AND d.project_id = ANY ($10::bigint[])
+      AND canon_document_matches(d, tags => $9::text[],
+          source_types => $18::text[], canonical_types => $19::text[],
+          statuses => $20::text[], evidence_tiers => $21::text[],
+          date_from => $22::date, date_to => $23::date,
+          include_superseded => $24::boolean,
+          doc_ids_filter => $25::boolean, doc_ids => $26::text[],
+          access_all => $1::boolean, access_groups => $2::text[])
 ),
 keyword_scored AS (
     SELECT p.chunk_id, sum(p.part) AS bm25,
@@ -188,21 +188,21 @@ keyword_scored AS (
                canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $29::float8, $30::float8,
                           $31::float8, c.avgdl,
                           $32::float8, $33::float8) AS part
-        FROM unnest($8::bigint[]) AS pr (id)
+        FROM unnest($10::bigint[]) AS pr (id)
         CROSS JOIN term_stats t
         CROSS JOIN corpus c
         CROSS JOIN LATERAL (
             SELECT p.chunk_id, p.tf, p.tf_heading, p.length
             FROM postings p
             WHERE p.project_id = pr.id AND p.lexeme = t.lexeme
-              AND p.project_id = ANY (canon_project_slots($8::bigint[]))
+              AND p.project_id = ANY (canon_project_slots($10::bigint[]))
             -- chunk_id: which of equal-impact postings make the limit never depends
             -- on where they sit on disk (migration 00010).
             ORDER BY p.impact DESC, p.chunk_id
-            LIMIT CASE WHEN $10::boolean THEN NULL ELSE $11::integer END
+            LIMIT CASE WHEN $12::boolean THEN NULL ELSE $13::integer END
         ) AS p
-        WHERE $9::boolean AND NOT $23::boolean
-          AND NOT $15::boolean
+        WHERE $11::boolean AND NOT $25::boolean
+          AND NOT $17::boolean
         UNION ALL
         SELECT p.chunk_id, t.bit,
                canon_bm25(p.tf, p.tf_heading, p.length, t.idf, t.qtf, $29::float8, $30::float8,
@@ -210,10 +210,10 @@ keyword_scored AS (
                           $32::float8, $33::float8)
         FROM term_stats t
         CROSS JOIN corpus c
-        JOIN postings p ON p.project_id = ANY ($8::bigint[])
-            AND p.project_id = ANY (canon_project_slots($8::bigint[])) AND p.lexeme = t.lexeme
-        WHERE $9::boolean AND $27::boolean AND $23::boolean
-          AND NOT $15::boolean
+        JOIN postings p ON p.project_id = ANY ($10::bigint[])
+            AND p.project_id = ANY (canon_project_slots($10::bigint[])) AND p.lexeme = t.lexeme
+        WHERE $11::boolean AND $27::boolean AND $25::boolean
+          AND NOT $17::boolean
           AND p.chunk_id IN (SELECT fc.id FROM filtered_chunks fc)
         UNION ALL
         SELECT lc.chunk_id, t.bit,
@@ -226,37 +226,37 @@ keyword_scored AS (
         CROSS JOIN LATERAL (
             SELECT p.tf, p.tf_heading, p.length FROM postings p
             WHERE p.chunk_id = lc.chunk_id AND p.lexeme = t.lexeme AND p.project_id = lc.project_id
-              AND p.project_id = ANY (canon_project_slots($8::bigint[]))
+              AND p.project_id = ANY (canon_project_slots($10::bigint[]))
             LIMIT 1
         ) AS p
-        WHERE $9::boolean AND (lc.lexeme_bloom & t.bloom_bits) = t.bloom_bits
+        WHERE $11::boolean AND (lc.lexeme_bloom & t.bloom_bits) = t.bloom_bits
     ) AS p
     GROUP BY p.chunk_id
     -- Other filters keep the chunks of filtered_chunks after the sums: a hash
     -- lookup per posting, never an index probe.
-    HAVING NOT $27::boolean OR $23::boolean OR $15::boolean
+    HAVING NOT $27::boolean OR $25::boolean OR $17::boolean
         OR p.chunk_id IN (SELECT fc.id FROM filtered_chunks fc)
 ),
 keyword_top AS (
     SELECT ks.chunk_id, ks.bm25
     FROM keyword_scored ks
     CROSS JOIN LATERAL (
-        SELECT WHERE $25::boolean OR $27::boolean OR $15::boolean
+        SELECT WHERE $1::boolean OR $27::boolean OR $17::boolean
         UNION ALL
         (SELECT FROM chunks c
          JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
-         WHERE NOT $25::boolean AND NOT $27::boolean
-           AND NOT $15::boolean
-           AND c.project_id = ANY ($8::bigint[])
-           AND c.project_id = ANY (canon_project_slots($8::bigint[])) AND c.id = ks.chunk_id
-           AND canon_document_visible(d, $25::boolean, $26::text[])
+         WHERE NOT $1::boolean AND NOT $27::boolean
+           AND NOT $17::boolean
+           AND c.project_id = ANY ($10::bigint[])
+           AND c.project_id = ANY (canon_project_slots($10::bigint[])) AND c.id = ks.chunk_id
+           AND canon_document_visible(d, $1::boolean, $2::text[])
          LIMIT 1)
     ) AS visible_chunk
     ORDER BY ks.bm25 DESC, ks.chunk_id
     LIMIT $28::integer
 ),
 keyword_leg AS (
-    SELECT $9::boolean AND NOT $10::boolean
+    SELECT $11::boolean AND NOT $12::boolean
            AND (SELECT count(*) FROM keyword_top) < $28::integer
            AND EXISTS (SELECT FROM term_stats t WHERE NOT t.complete) AS short
 ),
@@ -264,17 +264,17 @@ mention_leg AS (
     SELECT c.id AS chunk_id
     FROM documents d
     JOIN chunks c ON c.project_id = d.project_id AND c.document_id = d.id
-        AND c.project_id = ANY (canon_project_slots($8::bigint[]))
+        AND c.project_id = ANY (canon_project_slots($10::bigint[]))
     WHERE cardinality($34::text[]) > 0
-      AND d.project_id = ANY ($8::bigint[]) AND d.slug = ANY ($34::text[])
-      AND (NOT $15::boolean OR d.id = ANY ($14::bigint[]))
-      AND canon_document_matches(d, tags => $7::text[],
-          source_types => $16::text[], canonical_types => $17::text[],
-          statuses => $18::text[], evidence_tiers => $19::text[],
-          date_from => $20::date, date_to => $21::date,
-          include_superseded => $22::boolean,
-          doc_ids_filter => $23::boolean, doc_ids => $24::text[],
-          access_all => $25::boolean, access_groups => $26::text[])
+      AND d.project_id = ANY ($10::bigint[]) AND d.slug = ANY ($34::text[])
+      AND (NOT $17::boolean OR d.id = ANY ($16::bigint[]))
+      AND canon_document_matches(d, tags => $9::text[],
+          source_types => $18::text[], canonical_types => $19::text[],
+          statuses => $20::text[], evidence_tiers => $21::text[],
+          date_from => $22::date, date_to => $23::date,
+          include_superseded => $24::boolean,
+          doc_ids_filter => $25::boolean, doc_ids => $26::text[],
+          access_all => $1::boolean, access_groups => $2::text[])
     ORDER BY c.id
     LIMIT $28::integer
 ),
@@ -288,19 +288,19 @@ candidate_ids AS (
 ),
 candidate_chunks AS MATERIALIZED (
     SELECT c.id AS chunk_id, c.project_id, c.document_id, c.heading_lexemes, c.lexeme_bloom, c.language,
-           CASE WHEN $12::boolean
-                THEN c.embedding <=> $13::vector
+           CASE WHEN $14::boolean
+                THEN c.embedding <=> $15::vector
            END AS distance
     FROM candidate_ids ci
-    JOIN chunks c ON c.project_id = ANY ($8::bigint[])
-        AND c.project_id = ANY (canon_project_slots($8::bigint[])) AND c.id = ci.chunk_id
+    JOIN chunks c ON c.project_id = ANY ($10::bigint[])
+        AND c.project_id = ANY (canon_project_slots($10::bigint[])) AND c.id = ci.chunk_id
 ),
 candidates AS (
     SELECT cc.chunk_id, cc.project_id, cc.document_id, cc.heading_lexemes, cc.language, v.vector_rank, cc.distance,
            CASE WHEN k.chunk_id IS NOT NULL
                 THEN row_number() OVER (PARTITION BY k.chunk_id IS NOT NULL ORDER BY pr.bm25 DESC, cc.chunk_id)
            END AS keyword_rank,
-           CASE WHEN $9::boolean THEN pr.bm25 ELSE 0 END::float8 AS bm25,
+           CASE WHEN $11::boolean THEN pr.bm25 ELSE 0 END::float8 AS bm25,
            pr.terms::float8 AS matched_terms
     FROM candidate_chunks cc
     LEFT JOIN vector_leg v ON v.chunk_id = cc.chunk_id
@@ -320,7 +320,7 @@ candidates AS (
         CROSS JOIN LATERAL (
             SELECT p.tf, p.tf_heading, p.length FROM postings p
             WHERE p.chunk_id = cc.chunk_id AND p.lexeme = t.lexeme AND p.project_id = cc.project_id
-              AND p.project_id = ANY (canon_project_slots($8::bigint[]))
+              AND p.project_id = ANY (canon_project_slots($10::bigint[]))
             LIMIT 1
         ) AS p
         WHERE NOT t.complete AND (coalesce(ks.found, 0) & t.bit) = 0
@@ -331,7 +331,7 @@ signals AS (
     SELECT cand.chunk_id, cand.project_id, cand.document_id, cand.vector_rank, cand.keyword_rank,
            -- Without the semantic leg (keyword_only, or a question that embeds to the
            -- zero vector, whose cosine is NaN) the similarity is 0.
-           CASE WHEN NOT $12::boolean THEN 0
+           CASE WHEN NOT $14::boolean THEN 0
                 ELSE greatest(1 - cand.distance, 0)
            END::float8 AS vector_similarity,
            cand.bm25,
@@ -372,7 +372,7 @@ signals AS (
     -- (OFFSET 0 keeps the subquery a probe: counting a thousand candidates, the
     -- planner merge-joined every document instead, 10 ms).
     CROSS JOIN LATERAL (
-        SELECT d.project_id, d.id, d.slug, d.title, d.source_path, d.source_type, d.tags, d.owners, d.content_hash, d.effective_date, d.canonical_type, d.declared_status, d.retrieval_priority, d.tier, d.evidence_tier, d.entity_type, d.summary, d.preamble_lexemes, d.tag_lexemes, d.created_at, d.updated_at, d.embedder, d.access, d.unrestricted, d.language, d.attended, d.superseded_by, d.status FROM documents d
+        SELECT d.project_id, d.id, d.slug, d.title, d.source_path, d.source_type, d.tags, d.owners, d.content_hash, d.effective_date, d.canonical_type, d.declared_status, d.retrieval_priority, d.tier, d.evidence_tier, d.entity_type, d.summary, d.preamble_lexemes, d.tag_lexemes, d.created_at, d.updated_at, d.embedder, d.access, d.unrestricted, d.language, d.attended, d.superseded_by, d.status, d.summary_links FROM documents d
         WHERE d.project_id = cand.project_id AND d.id = cand.document_id
         OFFSET 0
     ) AS d
@@ -444,12 +444,13 @@ capped AS (
 page AS (
     SELECT c.chunk_id, c.project_id, c.document_id, c.vector_rank, c.keyword_rank, c.vector_similarity, c.bm25, c.heading, c.identifier, c.keyword_coverage, c.tag_overlap, c.preamble, c.recency, c.status_active, c.mention, c.evidence_distrust, c.status_penalty, c.tier_penalty, c.priority, c.vector_normalized, c.keyword_normalized, c.score, c.doc_rank,
            count(*) OVER w AS candidates_pre_threshold,
-           count(*) FILTER (WHERE c.score >= $1::float8) OVER w AS candidates_post_threshold,
+           count(*) FILTER (WHERE c.score >= $3::float8) OVER w AS candidates_post_threshold,
            row_number() OVER w AS position
     FROM capped c
     WINDOW w AS (ORDER BY c.score DESC, c.chunk_id ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
 )
 SELECT p.chunk_id, p.document_id, d.slug, d.title, d.source_path, pr.project_key, c.heading_path, c.text,
+       c.links, lt.titles::text[] AS link_titles,
        c.is_summary, d.canonical_type, d.status, d.tags, d.evidence_tier, d.retrieval_priority, d.tier,
        d.source_type, d.attended,
        p.score::float8 AS score, p.position::integer AS position,
@@ -470,12 +471,16 @@ JOIN chunks c ON c.project_id = p.project_id AND c.id = p.chunk_id
 JOIN documents d ON d.project_id = p.project_id AND d.id = p.document_id
 JOIN projects pr ON pr.id = p.project_id
 CROSS JOIN query_lexemes ql
-WHERE p.score >= $1::float8
-  AND p.position <= $2::integer + $3::integer
+CROSS JOIN LATERAL canon_link_titles(c.project_id, c.links, $1::boolean,
+                                     $2::text[]) AS lt (titles)
+WHERE p.score >= $3::float8
+  AND p.position <= $4::integer + $5::integer
 ORDER BY p.score DESC, p.chunk_id
 `
 
 type SearchRankParams struct {
+	AccessAll           bool
+	AccessGroups        []string
 	MinScore            float64
 	PageLimit           int32
 	RunnerUpLimit       int32
@@ -500,8 +505,6 @@ type SearchRankParams struct {
 	IncludeSuperseded   bool
 	DocIdsFilter        bool
 	DocIds              []string
-	AccessAll           bool
-	AccessGroups        []string
 	Filtered            bool
 	Fanout              int32
 	Bm25K1              float64
@@ -547,6 +550,8 @@ type SearchRankRow struct {
 	ProjectKey              string
 	HeadingPath             []string
 	Text                    string
+	Links                   []byte
+	LinkTitles              []string
 	IsSummary               bool
 	CanonicalType           *string
 	Status                  *string
@@ -712,9 +717,12 @@ type SearchRankRow struct {
 // this order, so their row numbers are their positions among themselves.
 // Primary hits are the first `page_limit`; the next `runner_up_limit` are runners-up.
 // Their text and metadata are read here, for these rows only, with the document's
-// kind (domain.DocumentKind: its source type, and whether it lists attendees).
+// kind (domain.DocumentKind: its source type, and whether it lists attendees) and
+// the titles of the documents their wikilinks name (read in place of the slugs).
 func (q *Queries) SearchRank(ctx context.Context, arg SearchRankParams) ([]SearchRankRow, error) {
 	rows, err := q.db.Query(ctx, searchRank,
+		arg.AccessAll,
+		arg.AccessGroups,
 		arg.MinScore,
 		arg.PageLimit,
 		arg.RunnerUpLimit,
@@ -739,8 +747,6 @@ func (q *Queries) SearchRank(ctx context.Context, arg SearchRankParams) ([]Searc
 		arg.IncludeSuperseded,
 		arg.DocIdsFilter,
 		arg.DocIds,
-		arg.AccessAll,
-		arg.AccessGroups,
 		arg.Filtered,
 		arg.Fanout,
 		arg.Bm25K1,
@@ -792,6 +798,8 @@ func (q *Queries) SearchRank(ctx context.Context, arg SearchRankParams) ([]Searc
 			&i.ProjectKey,
 			&i.HeadingPath,
 			&i.Text,
+			&i.Links,
+			&i.LinkTitles,
 			&i.IsSummary,
 			&i.CanonicalType,
 			&i.Status,
