@@ -104,7 +104,52 @@ const minOverlap = 16
 // out): a heading line where the heading path changes (the first element is the
 // title), and the text without the overlap a chunk repeats from the previous one
 // of its section.
-func (d *Document) Body() string {
+func (d *Document) Body() string { return d.body(func(c Chunk) string { return c.Text }) }
+
+// LinkedBody is Body with each wikilink whose target the reader may see made a
+// Markdown link to href(its slug), so a reader can follow it: [Search
+// configuration standard](canon://platform/std-search-config).
+func (d *Document) LinkedBody(href func(slug string) string) string {
+	return d.body(func(c Chunk) string {
+		var b strings.Builder
+		for _, p := range c.Parts() {
+			if p.Target == "" {
+				b.WriteString(p.Text)
+				continue
+			}
+			dest := markdownLinkDestination.Replace(href(p.Target))
+			b.WriteString("[" + markdownLinkText.Replace(p.Text) + "](" + dest + ")")
+		}
+		return b.String()
+	})
+}
+
+// Part is a piece of a chunk's text: a wikilink to a document the reader may
+// see (Target, its slug) or text.
+type Part struct{ Text, Target string }
+
+// Parts cuts the chunk's text at its wikilinks to documents the reader may see
+// (those with a title); nil when it has none.
+func (c Chunk) Parts() []Part {
+	var parts []Part
+	last := 0
+	for _, l := range c.Links {
+		if l.Title == "" || l.Start < last {
+			continue
+		}
+		if l.Start > last {
+			parts = append(parts, Part{Text: c.Text[last:l.Start]})
+		}
+		parts = append(parts, Part{Text: c.Text[l.Start:l.End], Target: l.Target})
+		last = l.End
+	}
+	if parts != nil && last < len(c.Text) {
+		parts = append(parts, Part{Text: c.Text[last:]})
+	}
+	return parts
+}
+
+func (d *Document) body(textOf func(Chunk) string) string {
 	var b strings.Builder
 	var prevPath []string
 	prevText := ""
@@ -112,7 +157,7 @@ func (d *Document) Body() string {
 		if c.IsSummary {
 			continue
 		}
-		text := c.Text
+		text := textOf(c)
 		if slices.Equal(c.HeadingPath, prevPath) {
 			text = strings.TrimLeft(text[overlap(prevText, text):], " \n")
 		} else {
@@ -130,10 +175,17 @@ func (d *Document) Body() string {
 			b.WriteString(text)
 			b.WriteString("\n\n")
 		}
-		prevPath, prevText = c.HeadingPath, c.Text
+		prevPath, prevText = c.HeadingPath, textOf(c)
 	}
 	return strings.TrimRight(b.String(), "\n") + "\n"
 }
+
+// markdownLinkText escapes what would end a Markdown link's text early, and
+// markdownLinkDestination what would end its destination.
+var (
+	markdownLinkText        = strings.NewReplacer(`\`, `\\`, `[`, `\[`, `]`, `\]`)
+	markdownLinkDestination = strings.NewReplacer("(", "%28", ")", "%29", " ", "%20")
+)
 
 // overlap is the length of the longest suffix of prev (starting at a word) that
 // next starts with, or 0.

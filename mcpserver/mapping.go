@@ -276,7 +276,7 @@ type DocumentOutput struct {
 	EffectiveDate string      `json:"effective_date,omitempty" jsonschema:"YYYY-MM-DD"`
 	UpdatedAt     string      `json:"updated_at"`
 	Summary       string      `json:"summary"`
-	Text          string      `json:"text" jsonschema:"the body as stored: Markdown headings and the text under each"`
+	Text          string      `json:"text" jsonschema:"the body as stored: Markdown headings and the text under each; a wikilink reads as its target's title, linked to the target's canon:// resource"`
 	Edges         []Neighbour `json:"edges" jsonschema:"the document's graph neighbours, strongest edge first"`
 }
 
@@ -285,7 +285,8 @@ func documentOutput(d *document.Document, g lifecycle.Graph) DocumentOutput {
 		DocID: d.Slug, Project: d.Project, URI: DocumentURI(d.Project, d.Slug), Title: d.Title, SourcePath: d.SourcePath,
 		SourceType: d.SourceType, State: stateOut(g.State), Tier: d.Tier, EvidenceTier: d.EvidenceTier,
 		EntityType: d.EntityType, Tags: d.Tags, Owners: d.Owners,
-		UpdatedAt: d.UpdatedAt.UTC().Format(time.RFC3339), Summary: d.Summary, Text: d.Body(),
+		UpdatedAt: d.UpdatedAt.UTC().Format(time.RFC3339), Summary: d.Summary,
+		Text:  d.LinkedBody(func(slug string) string { return DocumentURI(d.Project, slug) }),
 		Edges: graphOutput(g).Neighbours,
 	}
 	if d.EffectiveDate != nil {

@@ -97,6 +97,24 @@ type docViewChunk struct {
 	HeadingPath []string `json:"headingPath"`
 	Text        string   `json:"text"`
 	IsSummary   bool     `json:"isSummary"`
+	// Parts is Text cut at its wikilinks to documents the reader may see, for
+	// the page to link them; absent when it has none.
+	Parts []docTextPart `json:"parts,omitempty"`
+}
+
+// docTextPart is a piece of a chunk's text: a wikilink (DocID, the target's
+// slug) or text.
+type docTextPart struct {
+	Text  string `json:"text"`
+	DocID string `json:"docId,omitempty"`
+}
+
+func textParts(c document.Chunk) []docTextPart {
+	var out []docTextPart
+	for _, p := range c.Parts() {
+		out = append(out, docTextPart{Text: p.Text, DocID: p.Target})
+	}
+	return out
 }
 
 func (h *docHandler) serve(w http.ResponseWriter, r *http.Request) {
@@ -128,7 +146,7 @@ func (h *docHandler) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, c := range d.Chunks {
 		out.Chunks = append(out.Chunks, docViewChunk{ID: c.ID, Ordinal: int32(c.Ordinal), HeadingPath: c.HeadingPath,
-			Text: c.Text, IsSummary: c.IsSummary})
+			Text: c.Text, IsSummary: c.IsSummary, Parts: textParts(c)})
 	}
 	writeJSON(w, out)
 }

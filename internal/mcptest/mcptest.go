@@ -124,6 +124,10 @@ func ExerciseAll(t *testing.T, cs *mcp.ClientSession) {
 		!strings.Contains(jsonOf(doc["edges"]), `"edge_type":"supersedes"`) {
 		t.Errorf("get_document: %v", doc)
 	}
+	// A wikilink reads as its target's title, linked to the target's resource.
+	if link := "Supersedes [Caching: in-process LRU plus a single Redis 6 primary](canon://platform/dec-cache-v1)."; !strings.Contains(doc["text"].(string), link) {
+		t.Errorf("get_document text lacks %q:\n%s", link, doc["text"])
+	}
 	graph := mustCall(t, cs, "graph_neighbours", map[string]any{"project": "platform", "slug": "dec-cache-v2"})
 	if g := jsonOf(graph); !strings.Contains(g, `"doc_id":"dec-cache-v1"`) || !strings.Contains(g, `"direction":"outgoing"`) {
 		t.Errorf("graph_neighbours: %s", g)

@@ -14,7 +14,8 @@ type Doc = {
   evidenceTier: string;
   summary: string;
   edges: { docId: string; title: string; status: string; edgeType: string; direction: string; provenance: string }[];
-  chunks: { id: number; headingPath: string[]; text: string; isSummary: boolean }[];
+  // parts: the text cut at its wikilinks to documents the reader may see (docId), when it has any.
+  chunks: { id: number; headingPath: string[]; text: string; isSummary: boolean; parts?: { text: string; docId?: string }[] }[];
 };
 
 // The document a citation points at: its state, its edges both ways and its
@@ -71,7 +72,11 @@ export function DocPage({ project, slug }: { project: string; slug: string }) {
           <div key={c.id} id={`chunk-${c.id}`} className={c.id === cited ? "chunk cited" : "chunk"} data-testid={c.id === cited ? "cited-chunk" : undefined}>
             {c.headingPath.length > 0 && <h3>{c.headingPath.join(" › ")}</h3>}
             {c.isSummary && <p className="muted small">summary</p>}
-            <p className="chunk-text">{c.text}</p>
+            <p className="chunk-text">
+              {c.parts
+                ? c.parts.map((p, i) => (p.docId ? <a key={i} href={docHref(project, p.docId)}>{p.text}</a> : p.text))
+                : c.text}
+            </p>
           </div>
         ))}
       </section>
