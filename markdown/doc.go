@@ -60,7 +60,10 @@
 // [[slug]], [[slug|label]] and [[slug#section]] outside code become related_to
 // links with provenance "wikilink" (self-links, repeats and targets that a
 // frontmatter link already names, in either direction, are dropped; a target
-// with whitespace is an error), and read as their label in the text.
+// with whitespace is an error), and read as their label in the text, or as
+// their target as written without one. Each chunk records where its wikilinks
+// are (Chunk.Wikilinks), so a reader can show one without a label as its
+// target's title (RenderWikilinks); a heading shows its links as written.
 //
 // Chunk text is plain: emphasis and link syntax dropped (absolute http(s)
 // URLs kept in parentheses after the link text), inline code kept in
