@@ -931,7 +931,7 @@ func (in *Ingester) storeDocument(ctx context.Context, q *db.Queries, projectID 
 		EvidenceTier:      optional(d.EvidenceTier),
 		EntityType:        optional(d.EntityType),
 		Summary:           d.Summary,
-		SummaryLinks:      markdown.EncodeWikilinks(d.SummaryWikilinks),
+		SummaryLinks:      string(markdown.EncodeWikilinks(d.SummaryWikilinks)),
 		Embedder:          EmbedderIdentity(in.embedder),
 		Access:            nonNil(d.Access),
 		Language:          p.language,

@@ -20,7 +20,7 @@ INSERT INTO documents (
     sqlc.arg(project_id), sqlc.arg(slug), sqlc.arg(title), sqlc.arg(source_path), sqlc.arg(source_type),
     sqlc.arg(tags)::text[], sqlc.arg(owners)::text[], sqlc.arg(content_hash), sqlc.narg(effective_date)::date,
     sqlc.narg(canonical_type), sqlc.narg(declared_status), sqlc.arg(retrieval_priority), sqlc.arg(tier),
-    sqlc.narg(evidence_tier), sqlc.narg(entity_type), sqlc.arg(summary), sqlc.arg(summary_links)::jsonb,
+    sqlc.narg(evidence_tier), sqlc.narg(entity_type), sqlc.arg(summary), sqlc.arg(summary_links)::text::jsonb,
     tsvector_to_array(to_tsvector(canon_text_config(sqlc.arg(language)::text), sqlc.arg(summary))),
     tsvector_to_array(to_tsvector(canon_text_config(sqlc.arg(language)::text),
                                   array_to_string(sqlc.arg(tags)::text[], ' '))),

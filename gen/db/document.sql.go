@@ -161,7 +161,7 @@ INSERT INTO documents (
     $1, $2, $3, $4, $5,
     $6::text[], $7::text[], $8, $9::date,
     $10, $11, $12, $13,
-    $14, $15, $16, $17::jsonb,
+    $14, $15, $16, $17::text::jsonb,
     tsvector_to_array(to_tsvector(canon_text_config($18::text), $16)),
     tsvector_to_array(to_tsvector(canon_text_config($18::text),
                                   array_to_string($6::text[], ' '))),
@@ -210,7 +210,7 @@ type DocumentUpsertParams struct {
 	EvidenceTier      *string
 	EntityType        *string
 	Summary           string
-	SummaryLinks      []byte
+	SummaryLinks      string
 	Language          string
 	Embedder          string
 	Access            []string
