@@ -144,8 +144,8 @@ type Expectations struct {
 	// SearchMode: two_pass or flat (meta.search_mode; "" counts as flat).
 	SearchMode string `yaml:"search_mode" json:"search_mode,omitempty"`
 	// HierarchyReason: why the search ran as it did (meta.hierarchy_reason:
-	// confident_entities, no_confident_entity, entities_too_similar, disabled,
-	// keyword_only).
+	// confident_entities, no_entity_named, no_confident_entity,
+	// entities_too_similar, disabled, keyword_only).
 	HierarchyReason string `yaml:"hierarchy_reason" json:"hierarchy_reason,omitempty"`
 	// Projects: every primary hit comes from one of these projects.
 	Projects []string `yaml:"projects" json:"projects,omitempty"`
@@ -311,7 +311,7 @@ func (e Expectations) empty() bool {
 		e.Answer == nil
 }
 
-var hierarchyReasons = []string{hierarchy.ReasonConfident, hierarchy.ReasonNoConfidentEntity, hierarchy.ReasonTooSimilar,
+var hierarchyReasons = []string{hierarchy.ReasonConfident, hierarchy.ReasonNoEntityNamed, hierarchy.ReasonNoConfidentEntity, hierarchy.ReasonTooSimilar,
 	hierarchy.ReasonDisabled, hierarchy.ReasonKeywordOnly}
 
 // StoredProject is the key a project of the file is stored under.

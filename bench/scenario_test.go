@@ -338,7 +338,7 @@ scenarios:
     expect: {top: {pay-refunds: 1}, projects: [payments]}
   - id: off-topic
     question: how do I bake banana bread?
-    expect: {refused: true, search_mode: flat, hierarchy_reason: no_confident_entity}
+    expect: {refused: true, search_mode: flat, hierarchy_reason: no_entity_named}
   - id: person
     question: which runbooks does Kim own?
     options: {hierarchy: true}

@@ -232,7 +232,7 @@ func TestEntityQuestionsTwoPass(t *testing.T) {
 				t.Fatal(err)
 			}
 			m := res.Meta
-			mode, reason := hierarchy.ModeFlat, hierarchy.ReasonNoConfidentEntity
+			mode, reason := hierarchy.ModeFlat, hierarchy.ReasonNoEntityNamed
 			if tc.entity != "" {
 				mode, reason = hierarchy.ModeTwoPass, hierarchy.ReasonConfident
 			}

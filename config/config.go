@@ -140,6 +140,7 @@ type Config struct {
 // HierarchyEnv holds the KB_HIERARCHY_* variables (defaults: hierarchy.DefaultConfig).
 type HierarchyEnv struct {
 	Enabled           bool          `env:"KB_HIERARCHY_ENABLED" envDefault:"true"`
+	NameGate          bool          `env:"KB_HIERARCHY_NAME_GATE" envDefault:"true"`
 	MaxEntities       int           `env:"KB_HIERARCHY_MAX_ENTITIES" envDefault:"5"`
 	EntityThreshold   float64       `env:"KB_HIERARCHY_ENTITY_THRESHOLD" envDefault:"0.5"`
 	MinGap            float64       `env:"KB_HIERARCHY_MIN_GAP" envDefault:"0.1"`

@@ -42,7 +42,8 @@
 // KB_HIERARCHY_ENABLED turns it off (disabled), under keyword_only fusion
 // (keyword_only: that fusion ranks by bare BM25 for comparison, and a rescored
 // page would not be that), or when pass 1 is not confident
-// (no_confident_entity, entities_too_similar).
+// (no_confident_entity, entities_too_similar), or when the question names no
+// entity at all, which the name gate sees without running pass 1 (no_entity_named).
 //
 // Pass-1 results and the entity-to-documents map are cached (LRU with TTL);
 // Invalidate drops a project's entries and is wired to the ingester's
@@ -73,9 +74,13 @@ import (
 const (
 	ReasonConfident         = "confident_entities"
 	ReasonNoConfidentEntity = "no_confident_entity"
-	ReasonTooSimilar        = "entities_too_similar"
-	ReasonDisabled          = "disabled"
-	ReasonKeywordOnly       = "keyword_only"
+	// ReasonNoEntityNamed: the question holds no entity's name, alias or a word
+	// spelt close to a name, so pass 1 could not be confident and did not run
+	// (the name gate, KB_HIERARCHY_NAME_GATE).
+	ReasonNoEntityNamed = "no_entity_named"
+	ReasonTooSimilar    = "entities_too_similar"
+	ReasonDisabled      = "disabled"
+	ReasonKeywordOnly   = "keyword_only"
 )
 
 // Search modes reported in meta.search_mode.
@@ -88,6 +93,9 @@ const (
 type Config struct {
 	// Enabled is the default of a request's options.hierarchy (KB_HIERARCHY_ENABLED).
 	Enabled bool
+	// NameGate skips pass 1 for a question that names no entity
+	// (KB_HIERARCHY_NAME_GATE; gate.go): its search is flat whatever pass 1 says.
+	NameGate bool
 	// Stages receives pass 1's latency (a cached pass 1 reports nothing).
 	Stages domain.StageObserver
 	Pass1  Pass1Params
@@ -165,7 +173,8 @@ func DefaultLinkWeights() LinkWeights {
 // (TestPrecisionAt5); README.md has the measurements.
 func DefaultConfig() Config {
 	return Config{
-		Enabled: true,
+		Enabled:  true,
+		NameGate: true,
 		Pass1: Pass1Params{
 			MaxEntities: 5, Threshold: 0.5, MinGap: 0.1, TeamDiscount: 0.8, Weights: DefaultWeights(),
 		},
@@ -227,6 +236,7 @@ type Searcher struct {
 	cfg   Config
 	pass1 *expiring.Cache[string, *Pass1Result]
 	links *expiring.Cache[string, []db.EntityLinksRow]
+	gate  *nameGate
 }
 
 // New returns a Searcher over flat. cfg must be valid (Config.Validate); zero
@@ -242,6 +252,7 @@ func New(pool *pgxpool.Pool, flat *search.Searcher, cfg Config) *Searcher {
 		flat: flat, pool: pool, cfg: cfg,
 		pass1: expiring.New[string, *Pass1Result](cfg.CacheSize, cfg.CacheTTL),
 		links: expiring.New[string, []db.EntityLinksRow](cfg.CacheSize*8, cfg.CacheTTL),
+		gate:  newNameGate(pool, cfg),
 	}
 }
 
@@ -253,9 +264,10 @@ func (h *Searcher) Config() Config { return h.cfg }
 func (h *Searcher) Forget() {
 	h.pass1.Purge()
 	h.links.Purge()
+	h.gate.purge()
 }
 
-// Invalidate drops the cached pass-1 results and links of the projects: the
+// Invalidate drops the cached pass-1 results, links and names of the projects: the
 // ingester's AfterChange hook in this process, and the notifications of other
 // processes' ingests (postgres.ChannelChanges) in canon serve and canon mcp.
 func (h *Searcher) Invalidate(projectKeys []string) {
@@ -274,6 +286,11 @@ func (h *Searcher) Invalidate(projectKeys []string) {
 			h.links.Remove(k)
 		}
 	}
+	changed := map[string]bool{}
+	for _, k := range projectKeys {
+		changed[k] = true
+	}
+	h.gate.forget(changed)
 }
 
 // Search runs req. Errors a caller must fix are *domain.InvalidError or
@@ -318,6 +335,15 @@ func (h *Searcher) search(ctx context.Context, req *domain.SearchRequest) (*doma
 			return h.runFlat(ctx, pr, p1.Reason, p1)
 		}
 		return h.twoPass(ctx, pr, p1, alpha)
+	}
+	if h.cfg.NameGate && canSkip(h.cfg.Pass1) {
+		none, err := h.gate.namesNone(ctx, pr.Query(), pr.ProjectIDs())
+		if err != nil {
+			return nil, err
+		}
+		if none {
+			return h.runFlat(ctx, pr, ReasonNoEntityNamed, nil)
+		}
 	}
 	// Most questions name no entity and end flat: their ranking runs beside
 	// pass 1 instead of after it, and is dropped when pass 1 chooses two passes.

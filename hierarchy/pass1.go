@@ -134,7 +134,7 @@ func Pass1(ctx context.Context, q db.DBTX, query string, embedding *pgvector.Vec
 		TeamDiscount:    p.TeamDiscount,
 		NameExactWeight: p.Weights.NameExact, NameFuzzyWeight: p.Weights.NameFuzzy, RoleWeight: p.Weights.Role,
 		FactsWeight: p.Weights.Facts, VectorWeight: p.Weights.Vector,
-		AccessAll: viewer.AllDocuments, AccessGroups: viewer.DocumentGroups(),
+		AccessAll: viewer.AllDocuments, AccessGroups: viewer.DocumentGroups(), WordSeparators: WordSeparators,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("entity search: %w", err)

@@ -50,7 +50,7 @@ func TestMetricsAndRequestLog(t *testing.T) {
 	ctx := context.Background()
 	platform := &canonv1.Filters{ProjectKeys: []string{"platform"}}
 	if _, err := canonv1connect.NewSearchServiceClient(srv.Client(), srv.URL, withKey).Search(ctx,
-		connect.NewRequest(&canonv1.SearchRequest{Query: "what cache layer did we standardise on?", Filters: platform})); err != nil {
+		connect.NewRequest(&canonv1.SearchRequest{Query: "what cache layer did Dana standardise on?", Filters: platform})); err != nil {
 		t.Fatal(err)
 	}
 	chatc := canonv1connect.NewChatServiceClient(srv.Client(), srv.URL, withKey)

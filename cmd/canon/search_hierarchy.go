@@ -17,6 +17,7 @@ func hierarchyConfig(cfg config.Config) hierarchy.Config {
 	e := cfg.Hierarchy
 	c := hierarchy.DefaultConfig()
 	c.Enabled = e.Enabled
+	c.NameGate = e.NameGate
 	c.Pass1 = hierarchy.Pass1Params{
 		MaxEntities: e.MaxEntities, Threshold: e.EntityThreshold, MinGap: e.MinGap, TeamDiscount: e.TeamDiscount,
 		Weights: hierarchy.Weights{

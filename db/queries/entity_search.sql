@@ -61,6 +61,8 @@ project_entities AS (
 -- Entities whose name holds a run close to a word of the question, found with the
 -- trigram index on lower(name) (word_similarity above pg_trgm's
 -- word_similarity_threshold, 0.6 by default); the others get no fuzzy signal.
+-- word_separators split the question into words (hierarchy.WordSeparators, which
+-- the name gate splits by too).
 -- One index lookup per word: OFFSET 0 keeps the lookup a subquery of its own, so
 -- the planner cannot turn it into a join that tests every entity against every
 -- word instead. It prices the <% test at one operator (pg_trgm declares no
@@ -69,7 +71,7 @@ project_entities AS (
 fuzzy_candidates AS (
     SELECT DISTINCT e.id
     FROM question q
-    CROSS JOIN LATERAL regexp_split_to_table(q.text, '[[:space:][:punct:]]+') AS w (word)
+    CROSS JOIN LATERAL regexp_split_to_table(q.text, sqlc.arg(word_separators)::text) AS w (word)
     CROSS JOIN LATERAL (
         SELECT e.id FROM entities e
         WHERE e.project_id = ANY (sqlc.arg(project_ids)::bigint[]) AND w.word <% lower(e.name)
@@ -280,6 +282,37 @@ CROSS JOIN decision d
 CROSS JOIN residual rq
 CROSS JOIN stripped sq
 ORDER BY greatest(s.score, coalesce(l.expanded_score, 0)) DESC, e.id;
+
+-- name: EntityNames :many
+-- What the two-pass searcher's name gate (hierarchy/gate.go) tests a question
+-- against without running EntityRank: every form EntityRank finds in a question
+-- as written (name and aliases lowercased as it lowercases them, a person's name
+-- parts), and the trigrams of the name its fuzzy test compares, as pg_trgm makes
+-- them (show_trgm: a trigram of multibyte characters is a hash, printed in hex
+-- unless its bytes happen to be printable). Every entity, whatever the caller
+-- may see: the gate only ever concludes that no entity is named, which a longer
+-- list cannot make wrong.
+SELECT p.id AS project_id, p.project_key, (e.id IS NOT NULL)::boolean AS is_entity,
+       coalesce(lower(e.name), '')::text AS name,
+       ARRAY(SELECT lower(a.form) FROM unnest(e.aliases) AS a (form) WHERE a.form <> '')::text[] AS aliases,
+       coalesce(e.name_parts, '{}')::text[] AS name_parts,
+       coalesce(show_trgm(lower(e.name)), '{}')::text[] AS name_trigrams
+FROM projects p
+-- A project without entities has one row, is_entity false: it is known to name none.
+LEFT JOIN entities e ON e.project_id = p.id
+WHERE p.id = ANY (sqlc.arg(project_ids)::bigint[]);
+
+-- name: NameGateSettings :one
+-- How this database reads a question for EntityRank, for the name gate: lower()
+-- of the printable ASCII characters (a locale may lowercase them differently),
+-- the ASCII characters that separate words (word_separators), and pg_trgm's
+-- word_similarity_threshold ('' if the extension's library is not loaded yet;
+-- show_trgm, folded when the statement is planned, loads it).
+SELECT lower(sqlc.arg(ascii)::text)::text AS lowered,
+       coalesce((SELECT string_agg(chr(c), '' ORDER BY c) FROM generate_series(1, 127) AS c
+                 WHERE chr(c) ~ sqlc.arg(word_separators)::text), '')::text AS separators,
+       cardinality(show_trgm('loaded')) > 0 AS trgm_loaded,
+       coalesce(current_setting('pg_trgm.word_similarity_threshold', true), '')::text AS word_similarity_threshold;
 
 -- name: EntityLinks :many
 -- Pass 2's entity-to-documents map: every document linked to one of the entities,

@@ -165,6 +165,64 @@ func (q *Queries) EntityLinks(ctx context.Context, arg EntityLinksParams) ([]Ent
 	return items, nil
 }
 
+const entityNames = `-- name: EntityNames :many
+SELECT p.id AS project_id, p.project_key, (e.id IS NOT NULL)::boolean AS is_entity,
+       coalesce(lower(e.name), '')::text AS name,
+       ARRAY(SELECT lower(a.form) FROM unnest(e.aliases) AS a (form) WHERE a.form <> '')::text[] AS aliases,
+       coalesce(e.name_parts, '{}')::text[] AS name_parts,
+       coalesce(show_trgm(lower(e.name)), '{}')::text[] AS name_trigrams
+FROM projects p
+LEFT JOIN entities e ON e.project_id = p.id
+WHERE p.id = ANY ($1::bigint[])
+`
+
+type EntityNamesRow struct {
+	ProjectID    int64
+	ProjectKey   string
+	IsEntity     bool
+	Name         string
+	Aliases      []string
+	NameParts    []string
+	NameTrigrams []string
+}
+
+// What the two-pass searcher's name gate (hierarchy/gate.go) tests a question
+// against without running EntityRank: every form EntityRank finds in a question
+// as written (name and aliases lowercased as it lowercases them, a person's name
+// parts), and the trigrams of the name its fuzzy test compares, as pg_trgm makes
+// them (show_trgm: a trigram of multibyte characters is a hash, printed in hex
+// unless its bytes happen to be printable). Every entity, whatever the caller
+// may see: the gate only ever concludes that no entity is named, which a longer
+// list cannot make wrong.
+// A project without entities has one row, is_entity false: it is known to name none.
+func (q *Queries) EntityNames(ctx context.Context, projectIds []int64) ([]EntityNamesRow, error) {
+	rows, err := q.db.Query(ctx, entityNames, projectIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []EntityNamesRow
+	for rows.Next() {
+		var i EntityNamesRow
+		if err := rows.Scan(
+			&i.ProjectID,
+			&i.ProjectKey,
+			&i.IsEntity,
+			&i.Name,
+			&i.Aliases,
+			&i.NameParts,
+			&i.NameTrigrams,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const entityRank = `-- name: EntityRank :many
 
 WITH
@@ -199,7 +257,7 @@ project_entities AS (
 fuzzy_candidates AS (
     SELECT DISTINCT e.id
     FROM question q
-    CROSS JOIN LATERAL regexp_split_to_table(q.text, '[[:space:][:punct:]]+') AS w (word)
+    CROSS JOIN LATERAL regexp_split_to_table(q.text, $7::text) AS w (word)
     CROSS JOIN LATERAL (
         SELECT e.id FROM entities e
         WHERE e.project_id = ANY ($1::bigint[]) AND w.word <% lower(e.name)
@@ -286,26 +344,26 @@ signals AS (
 ),
 scored AS (
     SELECT s.id, s.project_id, s.entity_type,
-           ($7::float8 * s.name_exact
-            + $8::float8 * s.name_fuzzy
-            + $9::float8 * s.role
-            + $10::float8 * s.facts
-            + $11::float8 * s.vector)
-           / nullif($7::float8 + $8::float8
-                    + $9::float8 + $10::float8
-                    + $11::float8, 0) AS score
+           ($8::float8 * s.name_exact
+            + $9::float8 * s.name_fuzzy
+            + $10::float8 * s.role
+            + $11::float8 * s.facts
+            + $12::float8 * s.vector)
+           / nullif($8::float8 + $9::float8
+                    + $10::float8 + $11::float8
+                    + $12::float8, 0) AS score
     FROM signals s
 ),
 top AS (
     SELECT t.id, t.project_id, t.entity_type, t.score, row_number() OVER (ORDER BY t.score DESC, t.id) AS rank
-    FROM (SELECT s.id, s.project_id, s.entity_type, s.score FROM scored s ORDER BY s.score DESC, s.id LIMIT $12::integer) AS t
+    FROM (SELECT s.id, s.project_id, s.entity_type, s.score FROM scored s ORDER BY s.score DESC, s.id LIMIT $13::integer) AS t
 ),
 decision AS (
-    SELECT CASE WHEN coalesce(max(t.score) FILTER (WHERE t.rank = 1), 0) < $13::float8
+    SELECT CASE WHEN coalesce(max(t.score) FILTER (WHERE t.rank = 1), 0) < $14::float8
                     THEN 'no_confident_entity'
                 WHEN coalesce(max(t.score) FILTER (WHERE t.rank = 1), 0)
-                     - coalesce(max(t.score) FILTER (WHERE t.rank = $12::integer), 0)
-                     < $14::float8 - 1e-9
+                     - coalesce(max(t.score) FILTER (WHERE t.rank = $13::integer), 0)
+                     < $15::float8 - 1e-9
                     THEN 'entities_too_similar'
                 ELSE 'confident_entities'
            END AS reason
@@ -313,11 +371,11 @@ decision AS (
 ),
 chosen AS (
     SELECT t.id, t.project_id, t.entity_type, t.score, t.rank FROM top t CROSS JOIN decision d
-    WHERE d.reason = 'confident_entities' AND t.score >= $13::float8
+    WHERE d.reason = 'confident_entities' AND t.score >= $14::float8
 ),
 expanded AS (
     SELECT m.id,
-           max(t.score * $15::float8) AS score,
+           max(t.score * $16::float8) AS score,
            (array_agg(ct.slug ORDER BY t.score DESC, t.id))[1] AS via
     FROM chosen t
     JOIN entities ct ON ct.project_id = t.project_id AND ct.id = t.id
@@ -390,6 +448,7 @@ type EntityRankParams struct {
 	QueryEmbedding  *pgvector.Vector
 	AccessAll       bool
 	AccessGroups    []string
+	WordSeparators  string
 	NameExactWeight float64
 	NameFuzzyWeight float64
 	RoleWeight      float64
@@ -460,6 +519,8 @@ type EntityRankRow struct {
 // Entities whose name holds a run close to a word of the question, found with the
 // trigram index on lower(name) (word_similarity above pg_trgm's
 // word_similarity_threshold, 0.6 by default); the others get no fuzzy signal.
+// word_separators split the question into words (hierarchy.WordSeparators, which
+// the name gate splits by too).
 // One index lookup per word: OFFSET 0 keeps the lookup a subquery of its own, so
 // the planner cannot turn it into a join that tests every entity against every
 // word instead. It prices the <% test at one operator (pg_trgm declares no
@@ -502,6 +563,7 @@ func (q *Queries) EntityRank(ctx context.Context, arg EntityRankParams) ([]Entit
 		arg.QueryEmbedding,
 		arg.AccessAll,
 		arg.AccessGroups,
+		arg.WordSeparators,
 		arg.NameExactWeight,
 		arg.NameFuzzyWeight,
 		arg.RoleWeight,
@@ -549,6 +611,43 @@ func (q *Queries) EntityRank(ctx context.Context, arg EntityRankParams) ([]Entit
 		return nil, err
 	}
 	return items, nil
+}
+
+const nameGateSettings = `-- name: NameGateSettings :one
+SELECT lower($1::text)::text AS lowered,
+       coalesce((SELECT string_agg(chr(c), '' ORDER BY c) FROM generate_series(1, 127) AS c
+                 WHERE chr(c) ~ $2::text), '')::text AS separators,
+       cardinality(show_trgm('loaded')) > 0 AS trgm_loaded,
+       coalesce(current_setting('pg_trgm.word_similarity_threshold', true), '')::text AS word_similarity_threshold
+`
+
+type NameGateSettingsParams struct {
+	Ascii          string
+	WordSeparators string
+}
+
+type NameGateSettingsRow struct {
+	Lowered                 string
+	Separators              string
+	TrgmLoaded              bool
+	WordSimilarityThreshold string
+}
+
+// How this database reads a question for EntityRank, for the name gate: lower()
+// of the printable ASCII characters (a locale may lowercase them differently),
+// the ASCII characters that separate words (word_separators), and pg_trgm's
+// word_similarity_threshold (” if the extension's library is not loaded yet;
+// show_trgm, folded when the statement is planned, loads it).
+func (q *Queries) NameGateSettings(ctx context.Context, arg NameGateSettingsParams) (NameGateSettingsRow, error) {
+	row := q.db.QueryRow(ctx, nameGateSettings, arg.Ascii, arg.WordSeparators)
+	var i NameGateSettingsRow
+	err := row.Scan(
+		&i.Lowered,
+		&i.Separators,
+		&i.TrgmLoaded,
+		&i.WordSimilarityThreshold,
+	)
+	return i, err
 }
 
 const searchEvidence = `-- name: SearchEvidence :many

@@ -483,7 +483,7 @@ type ChatMeta struct {
 	BestKeywordCoverage  float64 `protobuf:"fixed64,16,opt,name=best_keyword_coverage,json=bestKeywordCoverage,proto3" json:"best_keyword_coverage,omitempty"`
 	// Markers in the answer that pointed at no chunk and were removed.
 	DroppedMarkers []int32 `protobuf:"varint,17,rep,packed,name=dropped_markers,json=droppedMarkers,proto3" json:"dropped_markers,omitempty"`
-	// confident_entities, no_confident_entity, entities_too_similar, disabled or
+	// confident_entities, no_entity_named, no_confident_entity, entities_too_similar, disabled or
 	// keyword_only (SearchMeta.hierarchy_reason).
 	HierarchyReason string `protobuf:"bytes,18,opt,name=hierarchy_reason,json=hierarchyReason,proto3" json:"hierarchy_reason,omitempty"`
 	// The entities pass 1 scored (chosen ones answered a two-pass retrieval).

@@ -342,7 +342,7 @@ export type ChatMeta = Message<"canon.v1.ChatMeta"> & {
   droppedMarkers: number[];
 
   /**
-   * confident_entities, no_confident_entity, entities_too_similar, disabled or
+   * confident_entities, no_entity_named, no_confident_entity, entities_too_similar, disabled or
    * keyword_only (SearchMeta.hierarchy_reason).
    *
    * @generated from field: string hierarchy_reason = 18;
