@@ -233,3 +233,23 @@ func TestCanSkip(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkNameGate is what the gate costs a question once the names are cached
+// (against a pass 1 it spares: BenchmarkPass1).
+func BenchmarkNameGate(b *testing.B) {
+	h := newSearcher(b)
+	ctx := context.Background()
+	ids := []int64{projectID(b, h.pool, "platform")}
+	for _, tt := range benchQuestions {
+		b.Run(tt.name, func(b *testing.B) {
+			if _, err := h.gate.namesNone(ctx, tt.q, ids); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if _, err := h.gate.namesNone(ctx, tt.q, ids); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
