@@ -21,6 +21,11 @@ const WordSeparators = `[[:space:][:punct:]]+`
 // lowercases ASCII as Go does.
 const printableASCII = " !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~"
 
+// typographic is punctuation phones and word processors type for ASCII's (quotes,
+// dashes, an ellipsis): a question holding it is decided too when the database
+// splits words at it and has no case for it (NameGateSettings).
+const typographic = "\u2018\u2019\u201c\u201d\u2013\u2014\u2026"
+
 // similaritySlack absorbs pg_trgm's float4 rounding of a word similarity, so a
 // bound equal to the threshold in float64 still counts as reaching it.
 const similaritySlack = 1e-6
@@ -38,9 +43,9 @@ const similaritySlack = 1e-6
 // The gate tests every form of every entity, whatever the caller may see, and
 // bounds the similarity from above (the shared trigrams over the word's: pg_trgm's
 // similarity of any extent of the name is at most that), so it can only err
-// towards running pass 1. It decides for ASCII questions only, with the
-// database's own lowercasing and word separators checked, and leaves the rest to
-// pass 1.
+// towards running pass 1. It decides for questions in ASCII (typographic quotes
+// and dashes allowed), with the database's own lowercasing and word separators
+// checked, and leaves the rest to pass 1.
 type nameGate struct {
 	pool     *pgxpool.Pool
 	names    *expiring.Cache[int64, *projectNames]
@@ -64,7 +69,10 @@ type projectNames struct {
 type gateSettings struct {
 	usable     bool
 	separators [128]bool
-	threshold  float64
+	// typographic are the characters of typographic the database treats as
+	// separators without case.
+	typographic map[rune]bool
+	threshold   float64
 }
 
 func newNameGate(pool *pgxpool.Pool, cfg Config) *nameGate {
@@ -86,19 +94,19 @@ func canSkip(p Pass1Params) bool {
 
 // namesNone reports whether query certainly names no entity of the projects.
 func (g *nameGate) namesNone(ctx context.Context, query string, projectIDs []int64) (bool, error) {
-	lowered, ok := lowerASCII(query)
-	if !ok {
-		return false, nil
-	}
 	set, err := g.readSettings(ctx)
 	if err != nil || !set.usable {
 		return false, err
+	}
+	lowered, ok := set.lower(query)
+	if !ok {
+		return false, nil
 	}
 	projects, err := g.readNames(ctx, projectIDs)
 	if err != nil {
 		return false, err
 	}
-	words := splitWords(lowered, &set.separators)
+	words := set.splitWords(lowered)
 	for _, p := range projects {
 		for _, f := range p.forms {
 			if strings.Contains(lowered, f) {
@@ -149,12 +157,15 @@ func (g *nameGate) readSettings(ctx context.Context) (*gateSettings, error) {
 		return s, nil
 	}
 	row, err := db.New(postgres.ReadPool(ctx, g.pool)).NameGateSettings(ctx, db.NameGateSettingsParams{
-		Ascii: printableASCII, WordSeparators: WordSeparators,
+		Ascii: printableASCII, WordSeparators: WordSeparators, Typographic: typographic,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("name gate settings: %w", err)
 	}
-	s := &gateSettings{}
+	s := &gateSettings{typographic: map[rune]bool{}}
+	for _, r := range row.TypographicSeparators {
+		s.typographic[r] = true
+	}
 	threshold, err := strconv.ParseFloat(row.WordSimilarityThreshold, 64)
 	s.threshold = threshold
 	s.usable = err == nil && row.TrgmLoaded &&
@@ -217,21 +228,22 @@ func (g *nameGate) readNames(ctx context.Context, projectIDs []int64) ([]*projec
 	return out, nil
 }
 
-// lowerASCII lowercases an ASCII question; ok is false for any other.
-func lowerASCII(s string) (string, bool) {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
+// lower lowercases a question of ASCII and typographic separators, which have no
+// case; ok is false for any other.
+func (s *gateSettings) lower(q string) (string, bool) {
+	for _, r := range q {
+		if r >= 0x80 && !s.typographic[r] {
 			return "", false
 		}
 	}
-	return strings.ToLower(s), true
+	return strings.ToLower(q), true
 }
 
-// splitWords splits an ASCII string at runs of separators, as
+// splitWords splits a lowered question at runs of separators, as
 // regexp_split_to_table(text, WordSeparators) does (empty pieces dropped: they
 // are shorter than any word the fuzzy test reads).
-func splitWords(s string, separators *[128]bool) []string {
-	return strings.FieldsFunc(s, func(r rune) bool { return r < 128 && separators[r] })
+func (s *gateSettings) splitWords(q string) []string {
+	return strings.FieldsFunc(q, func(r rune) bool { return r < 128 && s.separators[r] || s.typographic[r] })
 }
 
 // trigrams are pg_trgm's trigrams of an ASCII word: each run of letters and

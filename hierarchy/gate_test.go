@@ -130,6 +130,7 @@ func gateQuestions(t *testing.T, h *Searcher) []string {
 		"how do deployment rollbacks work?", "error E5032", "what did the team decide on queues?",
 		"was hat Dana über Postgres gesagt?", "José's notes", "Dana_Okafor", "dana-okafor", "d.okafor",
 		"platform", "k8s!!", "", "   ", "a", "why?",
+		"What’s Dana working on?", "“platform team” — who?", "rollbacks… again–why?",
 	)
 	return qs
 }
@@ -151,6 +152,9 @@ func TestNameGateDecides(t *testing.T) {
 		{"how does the fleet roll out?", ReasonNoConfidentEntity},
 		// Not ASCII: left to pass 1.
 		{"wie läuft ein Rollback?", ReasonNoConfidentEntity},
+		// Typographic quotes and dashes are decided like ASCII.
+		{"What’s the rollback procedure — step by step?", ReasonNoEntityNamed},
+		{"What’s Dana working on?", ReasonConfident},
 	}
 	for _, tt := range tests {
 		t.Run(tt.question, func(t *testing.T) {

@@ -305,12 +305,16 @@ WHERE p.id = ANY (sqlc.arg(project_ids)::bigint[]);
 -- name: NameGateSettings :one
 -- How this database reads a question for EntityRank, for the name gate: lower()
 -- of the printable ASCII characters (a locale may lowercase them differently),
--- the ASCII characters that separate words (word_separators), and pg_trgm's
+-- the ASCII characters that separate words (word_separators), those of the
+-- typographic punctuation asked about that separate words and have no case, and pg_trgm's
 -- word_similarity_threshold ('' if the extension's library is not loaded yet;
 -- show_trgm, folded when the statement is planned, loads it).
 SELECT lower(sqlc.arg(ascii)::text)::text AS lowered,
        coalesce((SELECT string_agg(chr(c), '' ORDER BY c) FROM generate_series(1, 127) AS c
                  WHERE chr(c) ~ sqlc.arg(word_separators)::text), '')::text AS separators,
+       coalesce((SELECT string_agg(t.c, '' ORDER BY t.n)
+                 FROM regexp_split_to_table(sqlc.arg(typographic)::text, '') WITH ORDINALITY AS t (c, n)
+                 WHERE t.c ~ sqlc.arg(word_separators)::text AND lower(t.c) = t.c), '')::text AS typographic_separators,
        cardinality(show_trgm('loaded')) > 0 AS trgm_loaded,
        coalesce(current_setting('pg_trgm.word_similarity_threshold', true), '')::text AS word_similarity_threshold;
 

@@ -617,6 +617,9 @@ const nameGateSettings = `-- name: NameGateSettings :one
 SELECT lower($1::text)::text AS lowered,
        coalesce((SELECT string_agg(chr(c), '' ORDER BY c) FROM generate_series(1, 127) AS c
                  WHERE chr(c) ~ $2::text), '')::text AS separators,
+       coalesce((SELECT string_agg(t.c, '' ORDER BY t.n)
+                 FROM regexp_split_to_table($3::text, '') WITH ORDINALITY AS t (c, n)
+                 WHERE t.c ~ $2::text AND lower(t.c) = t.c), '')::text AS typographic_separators,
        cardinality(show_trgm('loaded')) > 0 AS trgm_loaded,
        coalesce(current_setting('pg_trgm.word_similarity_threshold', true), '')::text AS word_similarity_threshold
 `
@@ -624,26 +627,30 @@ SELECT lower($1::text)::text AS lowered,
 type NameGateSettingsParams struct {
 	Ascii          string
 	WordSeparators string
+	Typographic    string
 }
 
 type NameGateSettingsRow struct {
 	Lowered                 string
 	Separators              string
+	TypographicSeparators   string
 	TrgmLoaded              bool
 	WordSimilarityThreshold string
 }
 
 // How this database reads a question for EntityRank, for the name gate: lower()
 // of the printable ASCII characters (a locale may lowercase them differently),
-// the ASCII characters that separate words (word_separators), and pg_trgm's
+// the ASCII characters that separate words (word_separators), those of the
+// typographic punctuation asked about that separate words and have no case, and pg_trgm's
 // word_similarity_threshold (” if the extension's library is not loaded yet;
 // show_trgm, folded when the statement is planned, loads it).
 func (q *Queries) NameGateSettings(ctx context.Context, arg NameGateSettingsParams) (NameGateSettingsRow, error) {
-	row := q.db.QueryRow(ctx, nameGateSettings, arg.Ascii, arg.WordSeparators)
+	row := q.db.QueryRow(ctx, nameGateSettings, arg.Ascii, arg.WordSeparators, arg.Typographic)
 	var i NameGateSettingsRow
 	err := row.Scan(
 		&i.Lowered,
 		&i.Separators,
+		&i.TypographicSeparators,
 		&i.TrgmLoaded,
 		&i.WordSimilarityThreshold,
 	)
