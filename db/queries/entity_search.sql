@@ -299,7 +299,7 @@ SELECT p.id AS project_id, p.project_key, (e.id IS NOT NULL)::boolean AS is_enti
        coalesce(show_trgm(lower(e.name)), '{}')::text[] AS name_trigrams
 FROM projects p
 -- A project without entities has one row, is_entity false: it is known to name none.
-LEFT JOIN entities e ON e.project_id = p.id
+LEFT JOIN entities e ON e.project_id = p.id AND e.project_id = ANY (sqlc.arg(project_ids)::bigint[])
 WHERE p.id = ANY (sqlc.arg(project_ids)::bigint[]);
 
 -- name: NameGateSettings :one

@@ -172,7 +172,7 @@ SELECT p.id AS project_id, p.project_key, (e.id IS NOT NULL)::boolean AS is_enti
        coalesce(e.name_parts, '{}')::text[] AS name_parts,
        coalesce(show_trgm(lower(e.name)), '{}')::text[] AS name_trigrams
 FROM projects p
-LEFT JOIN entities e ON e.project_id = p.id
+LEFT JOIN entities e ON e.project_id = p.id AND e.project_id = ANY ($1::bigint[])
 WHERE p.id = ANY ($1::bigint[])
 `
 
