@@ -257,3 +257,37 @@ func BenchmarkNameGate(b *testing.B) {
 		})
 	}
 }
+
+func TestGateReadsQuestionsAsTheDatabase(t *testing.T) {
+	t.Parallel()
+	set := &gateSettings{typographic: map[rune]bool{'\u2019': true}}
+	for _, c := range " ?!.,'-" {
+		set.separators[c] = true
+	}
+	tests := []struct {
+		q     string
+		ok    bool
+		words []string
+	}{
+		{"What's Dana's plan?", true, []string{"what", "s", "dana", "s", "plan"}},
+		{"What\u2019s new", true, []string{"what", "s", "new"}},
+		// A quote the database did not confirm, and a letter outside ASCII.
+		{"\u201cnew\u201d", false, nil},
+		{"Jürgen", false, nil},
+		{"  --  ", true, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.q, func(t *testing.T) {
+			lowered, ok := set.lower(tt.q)
+			if ok != tt.ok {
+				t.Fatalf("lower(%q) ok = %v", tt.q, ok)
+			}
+			if !ok {
+				return
+			}
+			if got := set.splitWords(lowered); !slices.Equal(got, tt.words) {
+				t.Errorf("words %q, want %q", got, tt.words)
+			}
+		})
+	}
+}
