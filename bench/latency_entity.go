@@ -106,8 +106,9 @@ func entityMethods(ctx context.Context, s LatencySetup, o LatencyOptions, rep *L
 			q := ask[g]
 			if hier {
 				// Every question is new to the caches: pass 1 and the links are
-				// computed, as for a question nobody asked within the cache TTL.
-				h.Invalidate([]string{rep.Project})
+				// computed, as for a question nobody asked within the cache TTL
+				// (the projects' names for the name gate stay read).
+				h.ForgetQuestions()
 			}
 			res, err := h.Search(ctx, &domain.SearchRequest{Query: q,
 				Filters: domain.RawFilters{ProjectKeys: []string{rep.Project}},

@@ -291,3 +291,19 @@ func TestGateReadsQuestionsAsTheDatabase(t *testing.T) {
 		})
 	}
 }
+
+// TestForgetQuestionsKeepsTheNames: what a question nobody asked recently meets.
+func TestForgetQuestionsKeepsTheNames(t *testing.T) {
+	t.Parallel()
+	h := newSearcher(t)
+	mustSearch(t, h, req("What has Dana been working on?"))
+	h.ForgetQuestions()
+	if h.pass1.Len() != 0 || h.links.Len() != 0 || h.gate.names.Len() == 0 {
+		t.Errorf("after ForgetQuestions: %d pass-1 results, %d link lists, %d projects' names",
+			h.pass1.Len(), h.links.Len(), h.gate.names.Len())
+	}
+	h.Invalidate([]string{"platform"})
+	if h.gate.names.Len() != 0 {
+		t.Errorf("Invalidate kept %d projects' names", h.gate.names.Len())
+	}
+}

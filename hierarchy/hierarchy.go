@@ -267,6 +267,14 @@ func (h *Searcher) Forget() {
 	h.gate.purge()
 }
 
+// ForgetQuestions drops every cached pass-1 result and link list but keeps what
+// the name gate read of the projects' names: what a question nobody asked within
+// the cache TTL meets (the latency bench's two-pass method).
+func (h *Searcher) ForgetQuestions() {
+	h.pass1.Purge()
+	h.links.Purge()
+}
+
 // Invalidate drops the cached pass-1 results, links and names of the projects: the
 // ingester's AfterChange hook in this process, and the notifications of other
 // processes' ingests (postgres.ChannelChanges) in canon serve and canon mcp.
