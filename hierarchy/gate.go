@@ -106,31 +106,32 @@ func (g *nameGate) namesNone(ctx context.Context, query string, projectIDs []int
 	if err != nil {
 		return false, err
 	}
-	words := set.splitWords(lowered)
 	for _, p := range projects {
 		for _, f := range p.forms {
 			if strings.Contains(lowered, f) {
 				return false, nil
 			}
 		}
+	}
+	// Each word of three characters or more as its trigrams, once for every project.
+	var words [][]string
+	for _, w := range set.splitWords(lowered) {
+		if tri := trigrams(w); len(w) >= 3 && len(tri) > 0 {
+			words = append(words, tri)
+		}
+	}
+	for _, p := range projects {
 		shared := make([]int32, p.count)
-		for _, w := range words {
-			if len(w) < 3 {
-				continue
-			}
-			tri := trigrams(w)
-			if len(tri) == 0 {
-				continue
-			}
+		for _, tri := range words {
 			clear(shared)
-			need := int32(0)
+			most := int32(0)
 			for _, t := range tri {
 				for _, n := range p.trigrams[t] {
 					shared[n]++
-					need = max(need, shared[n])
+					most = max(most, shared[n])
 				}
 			}
-			if float64(need)/float64(len(tri)) >= set.threshold-similaritySlack {
+			if float64(most)/float64(len(tri)) >= set.threshold-similaritySlack {
 				return false, nil
 			}
 		}
