@@ -66,6 +66,10 @@ func (s *Server) Serve(ln net.Listener) error {
 // InFlight is the number of requests (and streams) being served.
 func (s *Server) InFlight() int64 { return s.inflight.n.Load() }
 
+// idleGrace is how long Shutdown lets connections close on their own once no
+// request is in flight (an HTTP/2 GOAWAY takes one second) before closing them.
+const idleGrace = 2 * time.Second
+
 // pollInterval is how often a shutdown looks at the requests still in flight.
 const pollInterval = 10 * time.Millisecond
 
@@ -79,11 +83,23 @@ func (s *Server) Shutdown(ctx context.Context, grace time.Duration) error {
 	// Shutdown closes the listeners at once, then waits for HTTP/1 requests.
 	shut := make(chan error, 1)
 	go func() { shut <- s.http.Shutdown(ctx) }()
-	drained := s.inflight.wait(ctx)
-	err := <-shut
-	if drained && err == nil {
-		s.cancel(nil)
-		return nil
+	if s.inflight.wait(ctx) {
+		// Nothing is in flight, yet http.Server.Shutdown can wait out its whole
+		// context for an HTTP/2 connection it never sees go idle (golang/go#81153).
+		select {
+		case err := <-shut:
+			if err == nil {
+				s.cancel(nil)
+				return nil
+			}
+		case <-time.After(idleGrace):
+			_ = s.http.Close()
+			<-shut //nolint:errcheck // Close makes Shutdown return; nothing was left to finish
+			s.cancel(nil)
+			return nil
+		}
+	} else {
+		<-shut //nolint:errcheck // ctx ended: the cancel below ends what is left
 	}
 	s.cancel(errShuttingDown)
 	deadline := time.Now().Add(grace)

@@ -14,6 +14,7 @@ import (
 	"connectrpc.com/connect"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/goleak"
+	"golang.org/x/net/http2"
 
 	"github.com/canonkb/canon/chat"
 	"github.com/canonkb/canon/chatlog"
@@ -364,5 +365,41 @@ func TestShutdownDeadlineEndsChatsWithAnError(t *testing.T) {
 	}
 	if logged != 3 {
 		t.Errorf("%d turns in the chat log with the shutdown's error, want 3", logged)
+	}
+}
+
+// TestShutdownClosesConnectionsLeftWithNothingInFlight: an HTTP/2 connection
+// still sending its preface when the shutdown begins never carries a request,
+// yet http.Server.Shutdown alone waits its whole context for it
+// (golang/go#81153); canon's closes it soon after nothing is in flight.
+func TestShutdownClosesConnectionsLeftWithNothingInFlight(t *testing.T) {
+	s := newStack(t, &slowProvider{tick: 10 * time.Millisecond, ticks: 1}, nil)
+	srv, url, done := serveOn(t, s.deps)
+	conn, err := (&net.Dialer{}).DialContext(context.Background(), "tcp", strings.TrimPrefix(url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	preface := []byte(http2.ClientPreface)
+	if _, err := conn.Write(preface[:10]); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // the server accepts the connection
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(ctx, 5*time.Second) }()
+	time.Sleep(100 * time.Millisecond)
+	_, _ = conn.Write(preface[10:])
+	_ = http2.NewFramer(conn, conn).WriteSettings()
+	if err := <-shut; err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	if elapsed := time.Since(start); elapsed > 10*time.Second {
+		t.Errorf("shutdown took %s with nothing in flight", elapsed)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("serve: %v", err)
 	}
 }
