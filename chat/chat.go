@@ -67,6 +67,78 @@ func New(searcher Searcher, provider llm.Provider, prompt *domain.Prompt, logger
 	return &Service{searcher: searcher, provider: provider, prompt: prompt, logger: logger, cfg: cfg}
 }
 
+// retrieval is a turn's search and the refusal gate's reading of it.
+type retrieval struct {
+	found            *domain.SearchResult
+	admitted         bool
+	bestSim, bestCov float64
+	// query is what was searched when it was not the question.
+	query string
+}
+
+// retrieve searches for the question, or for a follow-up read with the
+// question before it (domain.FollowUpQuery): first when the question refers
+// back ("how long does it take?"), else when the question alone finds nothing
+// to answer from ("why?"). That reading is kept only when its passages hold
+// the follow-up's own words (domain.FollowUpCovered), so a change of subject
+// stays one.
+func (s *Service) retrieve(ctx context.Context, sreq *domain.SearchRequest, req *domain.ChatRequest) (retrieval, error) {
+	followUp, ok := domain.FollowUpQuery(req.Question, req.History)
+	refersBack := ok && domain.RefersBack(req.Question)
+	withPrevious := func() (r retrieval, keep bool, err error) {
+		q := *sreq
+		q.Query = followUp
+		found, err := s.searcher.Search(ctx, &q)
+		if err != nil {
+			return retrieval{}, false, err
+		}
+		r = s.admit(found)
+		r.query = followUp
+		return r, r.admitted && domain.FollowUpCovered(req.Question, texts(found.Primary)), nil
+	}
+	if refersBack {
+		if r, keep, err := withPrevious(); err != nil || keep {
+			return r, err
+		}
+	}
+	found, err := s.searcher.Search(ctx, sreq)
+	if err != nil {
+		return retrieval{}, err
+	}
+	r := s.admit(found)
+	if ok && !refersBack && !r.admitted {
+		if again, keep, err := withPrevious(); err != nil || keep {
+			return again, err
+		}
+	}
+	return r, nil
+}
+
+// admit runs the refusal gate over a retrieval's primary hits. It reads each
+// hit's absolute evidence against the question, never its score: a two-pass
+// score mixes the entity's score in (and is normalised to the round's best), so
+// a page about a named person always scores high, whether or not it says
+// anything about what was asked. A question of one common word ("who is on
+// call?") is admitted by its cosine alone: every chunk holding the word covers
+// all of it (Gate.ForQuestion).
+func (s *Service) admit(found *domain.SearchResult) retrieval {
+	evidence := make([]domain.Evidence, 0, len(found.Primary))
+	for _, h := range found.Primary {
+		evidence = append(evidence, domain.Evidence{VectorSimilarity: h.VectorSimilarity, KeywordCoverage: h.KeywordCoverage})
+	}
+	gate := s.cfg.Gate.ForQuestion(found.Meta.QueryTerms, found.Meta.SearchMode == "two_pass") // hierarchy.ModeTwoPass
+	admitted, bestSim, bestCov := gate.Admit(evidence)
+	return retrieval{found: found, admitted: admitted, bestSim: bestSim, bestCov: bestCov}
+}
+
+func texts(hits []*domain.Hit) []string {
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = h.Text
+	}
+	return out
+}
+
 // UnavailableError is a failure of the language model, not a refusal.
 type UnavailableError struct{ Err error }
 
@@ -99,10 +171,11 @@ func (s *Service) Answer(ctx context.Context, req *domain.ChatRequest, acceptLan
 		// Unset hierarchy options stay unset: the searcher's default (KB_HIERARCHY_*) applies.
 		Options: domain.SearchOptions{Fusion: o.Fusion, Limit: o.Limit, Hierarchy: o.Hierarchy, HierarchyAlpha: o.HierarchyAlpha},
 	}
-	found, err := s.searcher.Search(ctx, sreq)
+	r, err := s.retrieve(ctx, sreq, req)
 	if err != nil {
 		return nil, err
 	}
+	found, admitted, retrievalQuery := r.found, r.admitted, r.query
 	s.cfg.Stages.Observe(ctx, domain.StageRetrieval, start)
 	retrievalMs := ms(time.Since(start))
 	lang := domain.ChooseLanguage(o.Language, acceptLanguage, found.Meta.QuestionLanguage)
@@ -110,7 +183,7 @@ func (s *Service) Answer(ctx context.Context, req *domain.ChatRequest, acceptLan
 		summary := domain.RetrievalSummary{
 			PrimaryCount: len(found.Primary), ExpandedCount: len(found.Expanded),
 			RejectedCount: len(found.Rejected), RetrievalMs: retrievalMs,
-			SearchMode: found.Meta.SearchMode, HierarchyReason: found.Meta.HierarchyReason,
+			SearchMode: found.Meta.SearchMode, HierarchyReason: found.Meta.HierarchyReason, RetrievalQuery: retrievalQuery,
 		}
 		for _, h := range found.Primary {
 			if !slices.Contains(summary.DocIDs, h.DocID) {
@@ -130,21 +203,10 @@ func (s *Service) Answer(ctx context.Context, req *domain.ChatRequest, acceptLan
 		HierarchyReason:     found.Meta.HierarchyReason,
 		Pass1Entities:       found.Meta.Pass1Entities,
 		Language:            lang,
+		RetrievalQuery:      retrievalQuery,
 	}
 	projects := meta.Filters.ProjectKeys
-	// The gate reads each hit's absolute evidence against the question asked, never
-	// its score: a two-pass score mixes the entity's score in (and is normalised
-	// to the round's best), so a page about a named person always scores high,
-	// whether or not it says anything about what was asked.
-	evidence := make([]domain.Evidence, 0, len(found.Primary))
-	for _, h := range found.Primary {
-		evidence = append(evidence, domain.Evidence{VectorSimilarity: h.VectorSimilarity, KeywordCoverage: h.KeywordCoverage})
-	}
-	// A question of one common word ("who is on call?") is admitted by its cosine
-	// alone: every chunk holding the word covers all of it (Gate.ForQuestion).
-	gate := s.cfg.Gate.ForQuestion(found.Meta.QueryTerms, found.Meta.SearchMode == "two_pass") // hierarchy.ModeTwoPass
-	admitted, bestSim, bestCov := gate.Admit(evidence)
-	meta.BestVectorSimilarity, meta.BestKeywordCoverage = bestSim, bestCov
+	meta.BestVectorSimilarity, meta.BestKeywordCoverage = r.bestSim, r.bestCov
 	entry := chatlog.Entry{Question: req.Question, Filters: meta.Filters, Provider: meta.Provider,
 		Model: meta.Model, RetrievalMs: retrievalMs, AskerGroups: domain.PrincipalFrom(ctx).DocumentGroups()}
 	entry.ProjectIDs = s.projectIDs(ctx, projects)
@@ -189,7 +251,11 @@ func (s *Service) Answer(ctx context.Context, req *domain.ChatRequest, acceptLan
 			return nil, err
 		}
 	}
+	// Question is for providers that compose from the passages: what they were found for.
 	llmReq := llm.Request{System: prompt, Question: req.Question, MaxTokens: s.cfg.MaxTokens, About: about(found.Meta)}
+	if retrievalQuery != "" {
+		llmReq.Question = retrievalQuery
+	}
 	for _, t := range req.History {
 		llmReq.Messages = append(llmReq.Messages, llm.Message{Role: t.Role, Content: t.Content})
 	}

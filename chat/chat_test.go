@@ -626,3 +626,56 @@ func abs(f float64) float64 {
 	}
 	return f
 }
+
+// TestFollowUpsReadWithThePreviousQuestion: a follow-up that finds nothing to
+// answer from on its own ("why?"), or that names its subject only by referring
+// back ("how long does it take?"), is retrieved for with the question the user
+// asked before it, and says so (meta.retrieval_query); a question that stands
+// on its own is answered as asked, whatever came before; a change of subject
+// that the two together do not answer is still refused.
+func TestFollowUpsReadWithThePreviousQuestion(t *testing.T) {
+	t.Parallel()
+	svc, _ := twoPassService(t)
+	cache := []domain.Turn{
+		{Role: "user", Content: "what cache layer did we standardise on?"},
+		{Role: "assistant", Content: "We standardised on Redis Cluster with client-side caching [1]."},
+	}
+	tests := []struct {
+		name      string
+		question  string
+		history   []domain.Turn
+		refused   bool
+		retrieval string
+		cites     string
+	}{
+		{name: "alone, a bare why is refused", question: "why?", refused: true},
+		{name: "after a question, why is read with it", question: "why?", history: cache,
+			retrieval: "what cache layer did we standardise on? why?", cites: "dec-cache-v2"},
+		{name: "a question that stands alone is answered as asked", question: "how do deployment rollbacks work?",
+			history: cache, cites: "rb-deploy-rollback"},
+		{name: "a question that refers back is read with the one before it first", question: "how long does it take?",
+			history:   []domain.Turn{{Role: "user", Content: "how do deployment rollbacks work?"}},
+			retrieval: "how do deployment rollbacks work? how long does it take?", cites: "rb-deploy-rollback"},
+		{name: "a follow-up the two cannot answer is refused", question: "what is the best banana bread recipe?",
+			history: cache, refused: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req := ask(tc.question)
+			req.History = tc.history
+			res, err := svc.Answer(context.Background(), req, "", chat.Events{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if refused := res.RefusalReason != ""; refused != tc.refused {
+				t.Fatalf("refusal %q, want refused=%v; answer %q", res.RefusalReason, tc.refused, res.Answer)
+			}
+			if res.Meta.RetrievalQuery != tc.retrieval {
+				t.Errorf("retrieval_query = %q, want %q", res.Meta.RetrievalQuery, tc.retrieval)
+			}
+			if tc.cites != "" && !slices.ContainsFunc(res.Citations, func(c domain.Citation) bool { return c.DocID == tc.cites }) {
+				t.Errorf("want %s cited; citations %+v, answer %q", tc.cites, res.Citations, res.Answer)
+			}
+		})
+	}
+}

@@ -88,6 +88,10 @@ type ChatMeta struct {
 	DroppedMarkers  []int
 	HierarchyReason string
 	Pass1Entities   []EntityScore
+	// RetrievalQuery is what retrieval searched for when it was not the question:
+	// a follow-up that found nothing on its own, read with the question before it
+	// (FollowUpQuery).
+	RetrievalQuery string
 }
 
 // RetrievalSummary is what a streaming turn reports once retrieval is done.
@@ -99,4 +103,6 @@ type RetrievalSummary struct {
 	RetrievalMs     float64
 	SearchMode      string
 	HierarchyReason string
+	// RetrievalQuery is as in ChatMeta.
+	RetrievalQuery string
 }

@@ -328,7 +328,7 @@ func uiEvents(s *uiStream, messageID, question string) *uiTurn {
 			return t.data("retrieval", "", retrievalData{
 				SearchMode: sum.SearchMode, HierarchyReason: sum.HierarchyReason,
 				Primary: int32(sum.PrimaryCount), Expanded: int32(sum.ExpandedCount), Rejected: int32(sum.RejectedCount),
-				DocIDs: nonNil(sum.DocIDs), RetrievalMs: sum.RetrievalMs,
+				DocIDs: nonNil(sum.DocIDs), RetrievalMs: sum.RetrievalMs, RetrievalQuery: sum.RetrievalQuery,
 			})
 		},
 		Passages: t.sources,
@@ -464,6 +464,7 @@ type retrievalData struct {
 	Rejected        int32    `json:"rejected"`
 	DocIDs          []string `json:"docIds"`
 	RetrievalMs     float64  `json:"retrievalMs"`
+	RetrievalQuery  string   `json:"retrievalQuery,omitempty"`
 }
 
 type citationData struct {

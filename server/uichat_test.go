@@ -320,6 +320,32 @@ func TestUIChat(t *testing.T) {
 		}
 	})
 
+	t.Run("follow-up: why? is searched for with the question before it", func(t *testing.T) {
+		fake := &fakeOpenAI{deltas: []string{"Because failover was manual [1]."}}
+		srv := uiChatServer(t, pool, s, h, in, openAIProvider(t, newFakeOpenAI(t, fake).URL))
+		res := postUIChat(context.Background(), t, srv.URL, useChatBody(
+			"what cache layer did we standardise on?", "Redis Cluster [1].", "why?"))
+		defer res.Body.Close()
+		chunks, done := readUIStream(t, res.Body, nil)
+		if !done || chunkCount(chunks, "data-refusal") != 0 || chunkCount(chunks, "text-delta") == 0 {
+			t.Fatalf("want an answer, got %s", kinds(chunks))
+		}
+		var retrieval struct{ RetrievalQuery string }
+		for _, c := range chunks {
+			if c.Type == "data-retrieval" {
+				json.Unmarshal(c.Data, &retrieval) //nolint:errcheck // checked below
+			}
+		}
+		if retrieval.RetrievalQuery != "what cache layer did we standardise on? why?" {
+			t.Errorf("data-retrieval's retrievalQuery = %q", retrieval.RetrievalQuery)
+		}
+		// The model gets the conversation and the question as asked.
+		msgs, _ := fake.bodies[0]["messages"].([]any)
+		if last, _ := msgs[len(msgs)-1].(map[string]any); last["content"] != "why?" {
+			t.Errorf("the model's last message = %v, want the question as asked", last)
+		}
+	})
+
 	t.Run("refusal: data-refusal, no text, HTTP 200", func(t *testing.T) {
 		fake := &fakeOpenAI{deltas: []string{"never called"}}
 		srv := uiChatServer(t, pool, s, h, in, openAIProvider(t, newFakeOpenAI(t, fake).URL))

@@ -196,7 +196,7 @@ func ChatResponseProto(r *domain.ChatResponse) *canonv1.ChatResponse {
 		CostUsd: m.CostUSD, CitationSupport: m.CitationSupport, FollowUps: m.FollowUps, SearchMode: m.SearchMode,
 		Language: m.Language, BestVectorSimilarity: m.BestVectorSimilarity, BestKeywordCoverage: m.BestKeywordCoverage,
 		DroppedMarkers: int32s(m.DroppedMarkers), HierarchyReason: m.HierarchyReason,
-		Pass1Entities: entityScoresProto(m.Pass1Entities),
+		Pass1Entities: entityScoresProto(m.Pass1Entities), RetrievalQuery: m.RetrievalQuery,
 	}
 	if u := m.Usage; u != nil {
 		meta.Usage = &canonv1.Usage{PromptTokens: int32(u.PromptTokens), CompletionTokens: int32(u.CompletionTokens)}
@@ -220,6 +220,7 @@ func RetrievalSummaryProto(s domain.RetrievalSummary) *canonv1.RetrievalSummary 
 	return &canonv1.RetrievalSummary{
 		PrimaryCount: int32(s.PrimaryCount), ExpandedCount: int32(s.ExpandedCount), RejectedCount: int32(s.RejectedCount),
 		DocIds: s.DocIDs, RetrievalMs: s.RetrievalMs, SearchMode: s.SearchMode, HierarchyReason: s.HierarchyReason,
+		RetrievalQuery: s.RetrievalQuery,
 	}
 }
 

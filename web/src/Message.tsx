@@ -152,6 +152,12 @@ export function Message(p: Props) {
         {t.retrieval && (
           <span className="muted small" data-testid="retrieval">
             {t.retrieval.primary} hits, {t.retrieval.expanded} related, {t.retrieval.rejected} rejected ({t.retrieval.searchMode})
+            {t.retrieval.retrievalQuery && (
+              <span data-testid="retrieval-query" title={`searched for: ${t.retrieval.retrievalQuery}`}>
+                {" "}
+                · read with your previous question
+              </span>
+            )}
           </span>
         )}
       </div>

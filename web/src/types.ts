@@ -9,6 +9,8 @@ export type Retrieval = {
   rejected: number;
   docIds: string[];
   retrievalMs: number;
+  // Set when a follow-up was searched for with the question asked before it.
+  retrievalQuery?: string;
 };
 
 export type Citation = {

@@ -208,6 +208,23 @@ test("an off-topic question gets the refusal card, recorded as a content gap", a
   await p.context().close();
 });
 
+test("a bare follow-up is read with the question before it, and the answer says so", async () => {
+  const p = await freshPage();
+  await p.getByText("New chat").click();
+  await ask(p, "what cache layer did we standardise on?");
+  await answered(p, 1);
+  await ask(p, "why?");
+  await answered(p, 2);
+  const second = p.getByTestId("assistant-message").nth(1);
+  assert.equal(await second.getByTestId("refusal").count(), 0);
+  const note = second.getByTestId("retrieval-query");
+  assert.match(await note.innerText(), /read with your previous question/);
+  assert.equal(await note.getAttribute("title"), "searched for: what cache layer did we standardise on? why?");
+  assert.equal(await p.getByTestId("assistant-message").first().getByTestId("retrieval-query").count(), 0);
+  await shot(p, "16-follow-up");
+  await p.context().close();
+});
+
 test("a filter changes the sources; Explain shows each hit's signals", async () => {
   const p = await freshPage();
   await p.getByText("New chat").click();

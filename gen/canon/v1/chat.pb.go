@@ -488,8 +488,12 @@ type ChatMeta struct {
 	HierarchyReason string `protobuf:"bytes,18,opt,name=hierarchy_reason,json=hierarchyReason,proto3" json:"hierarchy_reason,omitempty"`
 	// The entities pass 1 scored (chosen ones answered a two-pass retrieval).
 	Pass1Entities []*EntityScore `protobuf:"bytes,19,rep,name=pass1_entities,json=pass1Entities,proto3" json:"pass1_entities,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// What retrieval searched for when it was not the question: a follow-up
+	// ("why?") that found nothing to answer from on its own, read after the
+	// question the user asked before it in history. Empty otherwise.
+	RetrievalQuery string `protobuf:"bytes,20,opt,name=retrieval_query,json=retrievalQuery,proto3" json:"retrieval_query,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ChatMeta) Reset() {
@@ -655,6 +659,13 @@ func (x *ChatMeta) GetPass1Entities() []*EntityScore {
 	return nil
 }
 
+func (x *ChatMeta) GetRetrievalQuery() string {
+	if x != nil {
+		return x.RetrievalQuery
+	}
+	return ""
+}
+
 type ChatResponse struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	Answer    string                 `protobuf:"bytes,1,opt,name=answer,proto3" json:"answer,omitempty"`
@@ -735,6 +746,7 @@ type RetrievalSummary struct {
 	// As in ChatMeta.
 	SearchMode      string `protobuf:"bytes,6,opt,name=search_mode,json=searchMode,proto3" json:"search_mode,omitempty"`
 	HierarchyReason string `protobuf:"bytes,7,opt,name=hierarchy_reason,json=hierarchyReason,proto3" json:"hierarchy_reason,omitempty"`
+	RetrievalQuery  string `protobuf:"bytes,8,opt,name=retrieval_query,json=retrievalQuery,proto3" json:"retrieval_query,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
@@ -814,6 +826,13 @@ func (x *RetrievalSummary) GetSearchMode() string {
 func (x *RetrievalSummary) GetHierarchyReason() string {
 	if x != nil {
 		return x.HierarchyReason
+	}
+	return ""
+}
+
+func (x *RetrievalSummary) GetRetrievalQuery() string {
+	if x != nil {
+		return x.RetrievalQuery
 	}
 	return ""
 }
@@ -1120,7 +1139,7 @@ const file_canon_v1_chat_proto_rawDesc = "" +
 	"\tsupported\x18\x04 \x01(\bR\tsupported\"Y\n" +
 	"\x05Usage\x12#\n" +
 	"\rprompt_tokens\x18\x01 \x01(\x05R\fpromptTokens\x12+\n" +
-	"\x11completion_tokens\x18\x02 \x01(\x05R\x10completionTokens\"\xfe\x05\n" +
+	"\x11completion_tokens\x18\x02 \x01(\x05R\x10completionTokens\"\xa7\x06\n" +
 	"\bChatMeta\x12\x1a\n" +
 	"\bprovider\x18\x01 \x01(\tR\bprovider\x12\x14\n" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x12!\n" +
@@ -1143,12 +1162,13 @@ const file_canon_v1_chat_proto_rawDesc = "" +
 	"\x15best_keyword_coverage\x18\x10 \x01(\x01R\x13bestKeywordCoverage\x12'\n" +
 	"\x0fdropped_markers\x18\x11 \x03(\x05R\x0edroppedMarkers\x12)\n" +
 	"\x10hierarchy_reason\x18\x12 \x01(\tR\x0fhierarchyReason\x12<\n" +
-	"\x0epass1_entities\x18\x13 \x03(\v2\x15.canon.v1.EntityScoreR\rpass1Entities\"\xa7\x01\n" +
+	"\x0epass1_entities\x18\x13 \x03(\v2\x15.canon.v1.EntityScoreR\rpass1Entities\x12'\n" +
+	"\x0fretrieval_query\x18\x14 \x01(\tR\x0eretrievalQuery\"\xa7\x01\n" +
 	"\fChatResponse\x12\x16\n" +
 	"\x06answer\x18\x01 \x01(\tR\x06answer\x120\n" +
 	"\tcitations\x18\x02 \x03(\v2\x12.canon.v1.CitationR\tcitations\x12%\n" +
 	"\x0erefusal_reason\x18\x03 \x01(\tR\rrefusalReason\x12&\n" +
-	"\x04meta\x18\x04 \x01(\v2\x12.canon.v1.ChatMetaR\x04meta\"\x8d\x02\n" +
+	"\x04meta\x18\x04 \x01(\v2\x12.canon.v1.ChatMetaR\x04meta\"\xb6\x02\n" +
 	"\x10RetrievalSummary\x12#\n" +
 	"\rprimary_count\x18\x01 \x01(\x05R\fprimaryCount\x12%\n" +
 	"\x0eexpanded_count\x18\x02 \x01(\x05R\rexpandedCount\x12%\n" +
@@ -1157,7 +1177,8 @@ const file_canon_v1_chat_proto_rawDesc = "" +
 	"\fretrieval_ms\x18\x05 \x01(\x01R\vretrievalMs\x12\x1f\n" +
 	"\vsearch_mode\x18\x06 \x01(\tR\n" +
 	"searchMode\x12)\n" +
-	"\x10hierarchy_reason\x18\a \x01(\tR\x0fhierarchyReason\"\xa1\x01\n" +
+	"\x10hierarchy_reason\x18\a \x01(\tR\x0fhierarchyReason\x12'\n" +
+	"\x0fretrieval_query\x18\b \x01(\tR\x0eretrievalQuery\"\xa1\x01\n" +
 	"\x12ChatStreamResponse\x12:\n" +
 	"\tretrieval\x18\x01 \x01(\v2\x1a.canon.v1.RetrievalSummaryH\x00R\tretrieval\x12\x16\n" +
 	"\x05delta\x18\x02 \x01(\tH\x00R\x05delta\x12.\n" +
