@@ -152,6 +152,13 @@ type AskInput struct {
 	Limit    int            `json:"limit,omitempty" jsonschema:"chunks retrieved as evidence, 1..100"`
 	Fusion   string         `json:"fusion,omitempty" jsonschema:"weighted (default), rrf, semantic_only or keyword_only"`
 	Language string         `json:"language,omitempty" jsonschema:"language of a refusal's message, e.g. en or de"`
+	History  []Turn         `json:"history,omitempty" jsonschema:"earlier turns of the conversation, oldest first (at most 50); a follow-up such as why? is searched for with the last question the user asked"`
+}
+
+// Turn is one earlier message of a conversation.
+type Turn struct {
+	Role    string `json:"role" jsonschema:"user or assistant"`
+	Content string `json:"content"`
 }
 
 // Citation is a chunk the answer cites as [n].
@@ -174,21 +181,27 @@ type AskOutput struct {
 	FollowUps     []string   `json:"follow_ups,omitempty" jsonschema:"questions the documents could answer next"`
 	SearchMode    string     `json:"search_mode"`
 	Model         string     `json:"model"`
+	// RetrievalQuery is ChatMeta's.
+	RetrievalQuery string `json:"retrieval_query,omitempty" jsonschema:"what retrieval searched for when it was not the question: a follow-up read after the previous question"`
 }
 
 func chatRequest(in AskInput) *domain.ChatRequest {
-	return &domain.ChatRequest{
+	req := &domain.ChatRequest{
 		Question: in.Question,
 		Filters:  rawFilters(in.Project, in.Filters),
 		Options:  domain.ChatOptions{Limit: in.Limit, Fusion: in.Fusion, Language: in.Language},
 	}
+	for _, t := range in.History {
+		req.History = append(req.History, domain.Turn{Role: t.Role, Content: t.Content})
+	}
+	return req
 }
 
 func askOutput(project string, r *domain.ChatResponse) AskOutput {
 	out := AskOutput{
 		Answer: r.Answer, Citations: make([]Citation, 0, len(r.Citations)), Refused: r.RefusalReason != "",
 		RefusalReason: r.RefusalReason, FollowUps: r.Meta.FollowUps, SearchMode: r.Meta.SearchMode,
-		Model: r.Meta.Provider + "/" + r.Meta.Model,
+		Model: r.Meta.Provider + "/" + r.Meta.Model, RetrievalQuery: r.Meta.RetrievalQuery,
 	}
 	for _, c := range r.Citations {
 		out.Citations = append(out.Citations, Citation{
