@@ -647,6 +647,7 @@ func TestFollowUpsReadWithThePreviousQuestion(t *testing.T) {
 		refused   bool
 		retrieval string
 		cites     string
+		says      string
 	}{
 		{name: "alone, a bare why is refused", question: "why?", refused: true},
 		{name: "after a question, why is read with it", question: "why?", history: cache,
@@ -656,6 +657,9 @@ func TestFollowUpsReadWithThePreviousQuestion(t *testing.T) {
 		{name: "a question that refers back is read with the one before it first", question: "how long does it take?",
 			history:   []domain.Turn{{Role: "user", Content: "how do deployment rollbacks work?"}},
 			retrieval: "how do deployment rollbacks work? how long does it take?", cites: "rb-deploy-rollback"},
+		{name: "the follow-up asks, about both questions' subject", question: "who leads it?",
+			history:   []domain.Turn{{Role: "user", Content: "what message broker do we use?"}},
+			retrieval: "what message broker do we use? who leads it?", says: "Lee Chen"},
 		{name: "a follow-up the two cannot answer is refused", question: "what is the best banana bread recipe?",
 			history: cache, refused: true},
 	}
@@ -672,6 +676,9 @@ func TestFollowUpsReadWithThePreviousQuestion(t *testing.T) {
 			}
 			if res.Meta.RetrievalQuery != tc.retrieval {
 				t.Errorf("retrieval_query = %q, want %q", res.Meta.RetrievalQuery, tc.retrieval)
+			}
+			if !strings.Contains(res.Answer, tc.says) {
+				t.Errorf("answer %q does not say %q", res.Answer, tc.says)
 			}
 			if tc.cites != "" && !slices.ContainsFunc(res.Citations, func(c domain.Citation) bool { return c.DocID == tc.cites }) {
 				t.Errorf("want %s cited; citations %+v, answer %q", tc.cites, res.Citations, res.Answer)

@@ -47,9 +47,9 @@ func NewExtractive() *Extractive { return &Extractive{} }
 // Name is "extractive".
 func (*Extractive) Name() string { return "extractive" }
 
-// Model is "extractive-v7"; a change to the algorithm that changes answers
+// Model is "extractive-v8"; a change to the algorithm that changes answers
 // bumps it.
-func (*Extractive) Model() string { return "extractive-v7" }
+func (*Extractive) Model() string { return "extractive-v8" }
 
 // CostUSD is always zero.
 func (*Extractive) CostUSD(Response) float64 { return 0 }

@@ -199,16 +199,18 @@ func (lx *lexicon) analyse(q string) question {
 		rejection = rejection || lx.rejection[w]
 		negation = negation || lx.negations[w]
 	}
-	for len(ws) > 0 && lx.leadingFiller[ws[0]] {
-		ws = ws[1:]
-	}
-	// The longest opener that starts the question sets its type.
-	best := 0
-	for opener, kind := range lx.openers {
-		n := len(strings.Fields(opener))
-		if n > best && n <= len(ws) && strings.Join(ws[:n], " ") == opener {
-			best, out.kind = n, kind
+	// Of several questions ("what cache layer did we standardise on? why?", a
+	// follow-up read after the question before it) the last asks.
+	if qs := strings.SplitAfter(strings.TrimSpace(q), "?"); len(qs) > 2 {
+		if last := lx.tokens(qs[len(qs)-2]); lx.opener(lx.skipFillers(last)) > 0 {
+			ws = last
 		}
+	}
+	ws = lx.skipFillers(ws)
+	// The longest opener that starts the question sets its type.
+	best := lx.opener(ws)
+	if best > 0 {
+		out.kind = lx.openers[strings.Join(ws[:best], " ")]
 	}
 	// The opener's words ask, they are not asked about ("how long", "in which
 	// order"), unless nothing else is.
@@ -224,6 +226,25 @@ func (lx *lexicon) analyse(q string) question {
 	// "Why not X?", "why don't we…": the reasons X was turned down.
 	out.aboutRejection = rejection || (out.kind == askWhy && negation)
 	return out
+}
+
+// skipFillers drops the words that may lead a question ("so", "and").
+func (lx *lexicon) skipFillers(ws []string) []string {
+	for len(ws) > 0 && lx.leadingFiller[ws[0]] {
+		ws = ws[1:]
+	}
+	return ws
+}
+
+// opener is the length in words of the longest opener that starts ws, 0 for none.
+func (lx *lexicon) opener(ws []string) int {
+	best := 0
+	for opener := range lx.openers {
+		if n := len(strings.Fields(opener)); n > best && n <= len(ws) && strings.Join(ws[:n], " ") == opener {
+			best = n
+		}
+	}
+	return best
 }
 
 // asks reports whether the question uses a word of set.

@@ -519,7 +519,7 @@ func TestExtractiveStreamIsDeterministic(t *testing.T) {
 	if !markerRE.MatchString(first.Text) {
 		t.Errorf("no citation marker in %q", first.Text)
 	}
-	if first.Model != "extractive-v7" || first.Usage.CompletionTokens != len(strings.Fields(first.Text)) || first.Usage.PromptTokens == 0 {
+	if first.Model != "extractive-v8" || first.Usage.CompletionTokens != len(strings.Fields(first.Text)) || first.Usage.PromptTokens == 0 {
 		t.Errorf("Model %q, Usage %+v", first.Model, first.Usage)
 	}
 }
@@ -527,7 +527,7 @@ func TestExtractiveStreamIsDeterministic(t *testing.T) {
 func TestExtractiveSentinelAndFallbacks(t *testing.T) {
 	t.Parallel()
 	p := NewExtractive()
-	if p.Name() != "extractive" || p.Model() != "extractive-v7" {
+	if p.Name() != "extractive" || p.Model() != "extractive-v8" {
 		t.Errorf("Name %q Model %q", p.Name(), p.Model())
 	}
 	var c collector
@@ -962,5 +962,30 @@ func TestComposeReferencesAreNotContent(t *testing.T) {
 	if got, want := compose("where is manual rollback described?", []Passage{p}),
 		"Manual rollback is described step by step in How deployment rollbacks work [1]."; got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
+
+// TestTheLastQuestionAsks: of several questions, the last one's opener sets the
+// type (a follow-up searched after the question before it), its terms are those
+// of both, and a last question without an opener leaves the first's.
+func TestTheLastQuestionAsks(t *testing.T) {
+	tests := []struct {
+		question string
+		want     questionType
+	}{
+		{"what message broker do we use? who leads it?", askWho},
+		{"what cache layer did we standardise on? why?", askWhy},
+		{"how do deployment rollbacks work? and when was that decided?", askWhen},
+		{"how do deployment rollbacks work? and in staging?", askHow},
+		{"who leads the broker migration?", askWho},
+	}
+	for _, tc := range tests {
+		q := englishLexicon.analyse(tc.question)
+		if q.kind != tc.want {
+			t.Errorf("%q: kind %s, want %s", tc.question, questionTypeNames[q.kind], questionTypeNames[tc.want])
+		}
+	}
+	if q := englishLexicon.analyse("what message broker do we use? who leads it?"); !slices.Contains(q.terms, "broker") {
+		t.Errorf("the first question's terms are lost: %v", q.terms)
 	}
 }
