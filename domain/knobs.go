@@ -128,7 +128,7 @@ var knobs = []Knob{
 		Help: "under rrf, gaps between ranks 1 and 2 of every leg that one unit of the trust adjustment is worth"},
 		number(func(r *Ranking) *float64 { return &r.RRFTrustPositions })),
 	knob(Knob{Name: "candidate_multiplier", Env: "KB_CANDIDATE_MULTIPLIER", Kind: KnobInteger, Default: 3, Min: 1, Max: 20,
-		Help: "fanout = multiplier × limit per leg"},
+		Help: "fanout = multiplier × limit per leg (at least the default limit's)"},
 		integer(func(r *Ranking) *int { return &r.CandidateMultiplier })),
 	knob(Knob{Name: "max_chunks_per_doc", Env: "KB_MAX_CHUNKS_PER_DOC", Kind: KnobInteger, Default: 3, Min: 1, Max: 100, SQL: true,
 		Help: "per-document cap"}, integer(func(r *Ranking) *int { return &r.MaxChunksPerDoc })),

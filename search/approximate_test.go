@@ -41,12 +41,13 @@ func TestApproximateKeywordLegScoresExactly(t *testing.T) {
 			exactCoverage[h.ChunkID] = h.KeywordCoverage
 		}
 
-		// A limit of 2 postings per term is raised to the fanout (4 hits × the
-		// candidate multiplier 3), still far below the handbook's lists: the
-		// candidates differ, their scores may not.
+		// A limit of 2 postings per term is raised to the fanout (the default
+		// page's 8 hits, as a smaller page reads, × the candidate multiplier 3),
+		// still far below the handbook's lists: the candidates differ, their
+		// scores may not.
 		approx := mustSearch(t, s, req(q, limit(2)))
-		if m := approx.Meta.SearchStrategy.KeywordMode; m != "approximate:12" {
-			t.Fatalf("%q: keyword_mode %q, want approximate:12 (the fanout)", q, m)
+		if m := approx.Meta.SearchStrategy.KeywordMode; m != "approximate:24" {
+			t.Fatalf("%q: keyword_mode %q, want approximate:24 (the fanout)", q, m)
 		}
 		shared := 0
 		for _, h := range approx.Primary {

@@ -302,7 +302,10 @@ func (s *Searcher) plan(ctx context.Context, req *domain.SearchRequest) (*plan, 
 			}
 		}
 	}
-	fanout := limit * ranking.CandidateMultiplier
+	// A page smaller than the default ranks the default page's candidates: its
+	// hits are then the default page's first ones, so the top hit does not
+	// depend on how many were asked for.
+	fanout := max(limit, s.cfg.DefaultLimit) * ranking.CandidateMultiplier
 	// HNSW returns at most ef_search rows per scan; iterative scans (set with it)
 	// continue past that, and a breadth of at least the fanout keeps recall up.
 	p.efSearch = min(max(ranking.EFSearch, fanout), domain.MaxEFSearch)

@@ -702,3 +702,30 @@ func TestHitKind(t *testing.T) {
 		}
 	}
 }
+
+// TestSmallerPagesArePrefixes: a page smaller than the default ranks the
+// default page's candidates, so its hits are the default page's first ones and
+// the top hit does not change with limit.
+func TestSmallerPagesArePrefixes(t *testing.T) {
+	t.Parallel()
+	s := handbook(t)
+	for _, q := range goldenQueries {
+		for _, fusion := range []string{domain.FusionWeighted, domain.FusionRRF} {
+			full := mustSearch(t, s, req(q, func(r *domain.SearchRequest) { r.Options.Fusion, r.Options.Limit = fusion, 8 }))
+			for limit := 1; limit < 8; limit++ {
+				page := mustSearch(t, s, req(q, func(r *domain.SearchRequest) { r.Options.Fusion, r.Options.Limit = fusion, limit }))
+				if got, want := hitIDs(page.Primary), hitIDs(full.Primary); !slices.Equal(got, want[:min(limit, len(want))]) {
+					t.Errorf("%q [%s] limit %d: %v, want the first of %v", q, fusion, limit, got, want)
+				}
+			}
+		}
+	}
+}
+
+func hitIDs(hits []*domain.Hit) []int64 {
+	out := make([]int64, len(hits))
+	for i, h := range hits {
+		out[i] = h.ChunkID
+	}
+	return out
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/canonkb/canon/embed"
 	"github.com/canonkb/canon/ingest"
 	"github.com/canonkb/canon/markdown"
+	"github.com/canonkb/canon/search"
 )
 
 // The approximate keyword leg reads each term's first bm25_term_limit postings
@@ -50,7 +51,10 @@ func TestApproximateKeywordLegBreaksImpactTiesByChunkID(t *testing.T) {
 	first := func() int64 {
 		t.Helper()
 		one, multiplier := int32(1), int32(1)
-		res := mustSearch(t, newSearcher(domain.DefaultRanking(domain.ProfileHashKeywordLed)), &domain.SearchRequest{
+		// A default page of one hit: a smaller page than the default reads the default's fanout.
+		s := search.New(pool, embed.NewHash(dim), search.Config{Ranking: domain.DefaultRanking(domain.ProfileHashKeywordLed),
+			Profile: domain.ProfileHashKeywordLed, DefaultLimit: 1})
+		res := mustSearch(t, s, &domain.SearchRequest{
 			Query:   term,
 			Filters: domain.RawFilters{ProjectKeys: []string{project}},
 			Options: domain.SearchOptions{
