@@ -20,7 +20,7 @@ PGVECTOR_MIN="0.7.0"
 
 log() { printf 'db: %s\n' "$*" >&2; }
 
-if [[ $(id -u) -eq 0 ]]; then SUDO=""; else SUDO="sudo"; fi
+source "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
 
 # data_dir prints where the cluster keeps its data: .data/pg in the clone, unless
 # the server's user cannot reach it. As root the server runs as `postgres`, who
@@ -53,11 +53,11 @@ apt_updated=""
 apt_install() {
   if [[ -z "$apt_updated" ]]; then
     log "apt-get update"
-    $SUDO apt-get update -qq >&2
+    apt_get update -qq
     apt_updated=1
   fi
   log "installing $*"
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "$@" >&2
+  apt_get install -y -qq --no-install-recommends "$@"
 }
 
 pg_version() {
@@ -111,8 +111,8 @@ build_pgvector_from_source() {
   local aptopts=(-o "Dir::Etc::SourceList=$tmp/sources.list" -o "Dir::Etc::SourceParts=/dev/null"
     -o "Dir::State::Lists=$tmp/lists" -o "APT::Sandbox::User=root")
   log "fetching pgvector source from $uri (trixie)"
-  $SUDO apt-get "${aptopts[@]}" update -qq >&2
-  (cd "$tmp/src" && $SUDO apt-get "${aptopts[@]}" source --download-only -qq pgvector >&2)
+  apt_get "${aptopts[@]}" update -qq
+  (cd "$tmp/src" && apt_get "${aptopts[@]}" source --download-only -qq pgvector)
   local orig
   orig=$(ls "$tmp"/src/pgvector_*.orig.tar.* | head -1)
   mkdir -p "$tmp/build"
@@ -128,7 +128,7 @@ ensure_pgvector() {
   have=$(vector_installed_version)
   if [[ -n "$have" ]] && version_ge "$have" "$PGVECTOR_MIN"; then return; fi
   if apt-cache show "postgresql-$PGV-pgvector" >/dev/null 2>&1 ||
-    { [[ -z "$apt_updated" ]] && $SUDO apt-get update -qq >&2 && apt_updated=1 &&
+    { [[ -z "$apt_updated" ]] && apt_get update -qq && apt_updated=1 &&
       apt-cache show "postgresql-$PGV-pgvector" >/dev/null 2>&1; }; then
     apt_install "postgresql-$PGV-pgvector"
   else

@@ -29,14 +29,16 @@ func TestDBFromPrivateDirectory(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(clone, "scripts"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	script, err := os.ReadFile("db.sh")
-	if err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"db.sh", "apt.sh"} {
+		script, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(clone, "scripts", name), script, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	dbsh := filepath.Join(clone, "scripts", "db.sh")
-	if err := os.WriteFile(dbsh, script, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	port := strconv.Itoa(freePort(t))
 	run := func(arg string) string {
 		t.Helper()

@@ -8,5 +8,5 @@ if [[ -x /usr/local/go/bin/go ]]; then
   echo "go: found /usr/local/go/bin/go; add it to PATH" >&2
   exit 1
 fi
-if [[ $(id -u) -eq 0 ]]; then SUDO=""; else SUDO="sudo"; fi
-$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq golang-go git make
+source "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
+apt_get update -qq && apt_get install -y -qq golang-go git make

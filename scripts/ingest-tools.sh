@@ -4,7 +4,7 @@
 # Works as root and as a normal user with sudo (only apt-get needs it).
 set -euo pipefail
 if command -v pdftotext >/dev/null 2>&1 && command -v pdfinfo >/dev/null 2>&1; then exit 0; fi
-if [[ $(id -u) -eq 0 ]]; then SUDO=""; else SUDO="sudo"; fi
+source "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
 echo "ingest-tools: installing poppler-utils (pdftotext, pdfinfo)" >&2
-$SUDO apt-get update -qq >&2
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends poppler-utils >&2
+apt_get update -qq
+apt_get install -y -qq --no-install-recommends poppler-utils

@@ -7,9 +7,9 @@
 # install only, when there is no policy already).
 set -euo pipefail
 if command -v pgbouncer >/dev/null 2>&1 || [[ -x /usr/sbin/pgbouncer ]]; then exit 0; fi
-if [[ $(id -u) -eq 0 ]]; then SUDO=""; else SUDO="sudo"; fi
+source "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
 echo "pgbouncer-tools: installing pgbouncer" >&2
-$SUDO apt-get update -qq >&2
+apt_get update -qq
 policy=""
 if [[ ! -e /usr/sbin/policy-rc.d ]]; then
   policy=/usr/sbin/policy-rc.d
@@ -17,4 +17,4 @@ if [[ ! -e /usr/sbin/policy-rc.d ]]; then
   $SUDO chmod 755 "$policy"
 fi
 trap '[[ -z "$policy" ]] || $SUDO rm -f "$policy"' EXIT
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends pgbouncer >&2
+apt_get install -y -qq --no-install-recommends pgbouncer

@@ -5,16 +5,16 @@
 # npm ci only when the lock file changed since the last install.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [[ $(id -u) -eq 0 ]]; then SUDO=""; else SUDO="sudo"; fi
+source scripts/apt.sh
 if [[ ! -x /usr/bin/chromium ]]; then
   echo "web-tools: installing chromium" >&2
-  $SUDO apt-get update -qq >&2
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >&2
+  apt_get update -qq
+  apt_get install -y -qq --no-install-recommends chromium fonts-dejavu-core
 fi
 if ! command -v npm >/dev/null 2>&1; then
   echo "web-tools: installing nodejs and npm" >&2
-  $SUDO apt-get update -qq >&2
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends nodejs npm >&2
+  apt_get update -qq
+  apt_get install -y -qq --no-install-recommends nodejs npm
 fi
 stamp=web/node_modules/.canon-lock
 if [[ ! -f $stamp ]] || ! cmp -s web/package-lock.json "$stamp"; then
