@@ -49,4 +49,8 @@ if [ -z "$addr" ]; then
 fi
 
 CANON_URL=$addr node clients/ts/dist/examples/search-and-chat.js
+# Again with an API key, sent by withApiKey; a key the server does not know is refused.
+key=$(DATABASE_URL=$url $canon keys create --project platform --role reader --name clients-test --json |
+	node -e 'let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => console.log(JSON.parse(s).key))')
+CANON_URL=$addr CANON_API_KEY=$key node clients/ts/dist/examples/search-and-chat.js
 CANON_URL=$addr node clients/ts/dist/test/mcp.js

@@ -2,13 +2,18 @@
 // `canon serve` (CANON_URL, default http://127.0.0.1:8787) holding the example
 // handbook in project "platform". `make test` runs it; it exits non-zero when an
 // answer is missing, so it doubles as a test of the generated client.
+import { Code, ConnectError } from "@connectrpc/connect";
 import { createGrpcWebTransport } from "@connectrpc/connect-node";
 
-import { createCanonClients } from "../src/index.js";
+import { createCanonClients, withApiKey } from "../src/index.js";
 
 const baseUrl = process.env.CANON_URL ?? "http://127.0.0.1:8787";
 const project = process.env.CANON_PROJECT ?? "platform";
-const canon = createCanonClients(createGrpcWebTransport({ baseUrl, httpVersion: "1.1" }));
+// An API key (`canon keys create`), when the server wants one.
+const apiKey = process.env.CANON_API_KEY;
+const canon = createCanonClients(
+  createGrpcWebTransport({ baseUrl, httpVersion: "1.1", interceptors: apiKey ? [withApiKey(apiKey)] : [] }),
+);
 
 function fail(message: string): never {
   console.error(`search-and-chat: ${message}`);
@@ -55,5 +60,21 @@ for await (const ev of canon.chat.chatStream({
 }
 if (retrieved === 0 || streamed === "" || citations === 0 || refusal !== "") {
   fail(`ChatStream: retrieved=${retrieved} streamed=${streamed.length} chars citations=${citations} refusal=${refusal}`);
+}
+// A key the server does not know (this one with its last character changed)
+// is refused, with a message that says so.
+if (apiKey) {
+  const unknown = apiKey.slice(0, -1) + (apiKey.endsWith("A") ? "B" : "A");
+  const stranger = createCanonClients(
+    createGrpcWebTransport({ baseUrl, httpVersion: "1.1", interceptors: [withApiKey(unknown)] }),
+  );
+  try {
+    await stranger.search.search({ query: "cache", filters: { projectKeys: [project] } });
+    fail("an unknown key was accepted");
+  } catch (err) {
+    const e = ConnectError.from(err);
+    if (e.code !== Code.Unauthenticated) fail(`an unknown key: ${e.message}, want Unauthenticated`);
+    console.log(`unknown key: ${Code[e.code]}: ${e.rawMessage}`);
+  }
 }
 console.log("search-and-chat: ok");
