@@ -32,7 +32,7 @@ echo "apt-get $* (DEBIAN_FRONTEND=$DEBIAN_FRONTEND)"
 func runAptGet(t *testing.T, bin, wait string) (stderr string, err error) {
 	t.Helper()
 	// SUDO="" after sourcing: sudo would not find the fake on its secure PATH.
-	cmd := exec.Command("bash", "-c", `set -euo pipefail; source ./apt.sh; SUDO=""; apt_get update -qq`)
+	cmd := exec.CommandContext(t.Context(), "bash", "-c", `set -euo pipefail; source ./apt.sh; SUDO=""; apt_get update -qq`)
 	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "KB_APT_LOCK_WAIT="+wait)
 	var b strings.Builder
 	cmd.Stderr = &b
