@@ -1,9 +1,6 @@
 package domain
 
-import (
-	"strings"
-	"unicode"
-)
+import "strings"
 
 // PreviousQuestion is the last question the user asked before this turn, ""
 // when the conversation starts here.
@@ -61,9 +58,7 @@ var referringWords = map[string]bool{"it": true, "its": true, "itself": true, "t
 // word that refers back ("how long does it take?", "why is that?"): it holds
 // one and at most two content terms of its own.
 func RefersBack(question string) bool {
-	for _, w := range strings.FieldsFunc(strings.ToLower(question), func(r rune) bool {
-		return !unicode.IsLetter(r) && r != '\''
-	}) {
+	for _, w := range questionWords(question) {
 		if referringWords[w] {
 			return len(ContentTerms(question)) <= 2
 		}

@@ -90,12 +90,17 @@ func Intents() []Intent { return slices.Clone(intents) }
 // Fits reports whether a document is of the intent's kind.
 func (i Intent) Fits(k DocumentKind) bool { return i.fits(k) }
 
+// questionWords are a question's lowercased words, apostrophes kept ("don't").
+func questionWords(question string) []string {
+	return strings.FieldsFunc(strings.ToLower(question), func(r rune) bool {
+		return !unicode.IsLetter(r) && r != '\''
+	})
+}
+
 // QuestionIntents returns the intents whose words the question uses, in the order
 // of Intents.
 func QuestionIntents(question string) []Intent {
-	words := strings.FieldsFunc(strings.ToLower(question), func(r rune) bool {
-		return !unicode.IsLetter(r) && r != '\''
-	})
+	words := questionWords(question)
 	joined := " " + strings.Join(words, " ") + " "
 	var out []Intent
 	for _, in := range intents {
