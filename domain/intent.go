@@ -13,8 +13,11 @@ import (
 type Intent struct {
 	// Name is the document kind: meeting, decision, runbook or incident.
 	Name string
-	// Words are the question words (lowercase, as written) that point at it, and
-	// Phrases the runs of words that do.
+	// Verbs and Words are the question words (lowercase, as written) that point
+	// at it, and Phrases the runs of words that do. A verb asks what was done
+	// ("what did we decide about X?") and is never the question's subject; a
+	// word of Words may be ("the first canary step", "the DNS outage").
+	Verbs   []string
 	Words   []string
 	Phrases []string
 	// notBefore are the words after which a word of Words does not point at it:
@@ -39,15 +42,16 @@ const IntentRunbook = "runbook"
 var intents = []Intent{
 	{
 		Name: "meeting",
-		Words: []string{"discuss", "discussed", "discussing", "discussion", "discussions", "meeting", "meetings",
-			"met", "meet", "said", "say", "says", "agreed", "agree", "agreement", "talked", "talk", "attend", "attended"},
-		fits: func(k DocumentKind) bool { return k.Attended || k.SourceType == "meeting-notes" },
+		Verbs: []string{"discuss", "discussed", "discussing", "met", "meet", "said", "say", "says", "agreed", "agree",
+			"talked", "talk", "attend", "attended"},
+		Words: []string{"discussion", "discussions", "meeting", "meetings", "agreement"},
+		fits:  func(k DocumentKind) bool { return k.Attended || k.SourceType == "meeting-notes" },
 	},
 	{
-		Name: "decision",
-		Words: []string{"decide", "decided", "decides", "decision", "decisions", "chose", "choose", "chosen",
-			"choice", "picked"},
-		fits: func(k DocumentKind) bool { return k.CanonicalType == "decision" },
+		Name:  "decision",
+		Verbs: []string{"decide", "decided", "decides", "chose", "choose", "chosen", "picked"},
+		Words: []string{"decision", "decisions", "choice"},
+		fits:  func(k DocumentKind) bool { return k.CanonicalType == "decision" },
 	},
 	{
 		Name:      IntentRunbook,
@@ -57,10 +61,10 @@ var intents = []Intent{
 		fits:      func(k DocumentKind) bool { return k.CanonicalType == "runbook" },
 	},
 	{
-		Name: "incident",
-		Words: []string{"happened", "happen", "happens", "incident", "incidents", "outage", "outages",
-			"postmortem", "postmortems"},
-		fits: func(k DocumentKind) bool { return k.CanonicalType == "incident" || k.SourceType == "postmortem" },
+		Name:  "incident",
+		Verbs: []string{"happened", "happen", "happens"},
+		Words: []string{"incident", "incidents", "outage", "outages", "postmortem", "postmortems"},
+		fits:  func(k DocumentKind) bool { return k.CanonicalType == "incident" || k.SourceType == "postmortem" },
 	},
 }
 
@@ -109,7 +113,7 @@ func QuestionIntents(question string) []Intent {
 			continue
 		}
 		for i, w := range words {
-			if slices.Contains(in.Words, w) && (i+1 == len(words) || !slices.Contains(in.notBefore[w], words[i+1])) {
+			if slices.Contains(in.Pointing(), w) && (i+1 == len(words) || !slices.Contains(in.notBefore[w], words[i+1])) {
 				out = append(out, in)
 				break
 			}
@@ -117,6 +121,9 @@ func QuestionIntents(question string) []Intent {
 	}
 	return out
 }
+
+// Pointing returns every word that points at the intent: its verbs and words.
+func (i Intent) Pointing() []string { return slices.Concat(i.Verbs, i.Words) }
 
 // IntentNames lists the intents' names.
 func IntentNames(intents []Intent) []string {

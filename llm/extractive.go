@@ -47,9 +47,9 @@ func NewExtractive() *Extractive { return &Extractive{} }
 // Name is "extractive".
 func (*Extractive) Name() string { return "extractive" }
 
-// Model is "extractive-v8"; a change to the algorithm that changes answers
+// Model is "extractive-v9"; a change to the algorithm that changes answers
 // bumps it.
-func (*Extractive) Model() string { return "extractive-v8" }
+func (*Extractive) Model() string { return "extractive-v9" }
 
 // CostUSD is always zero.
 func (*Extractive) CostUSD(Response) float64 { return 0 }

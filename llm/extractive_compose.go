@@ -143,6 +143,9 @@ type composer struct {
 	// rejectionAsked: per passage, it records a rejected approach the question
 	// asks about (asksAbout): "should we use Memcached?".
 	rejectionAsked []bool
+	// frame: the question's terms that point at the kind of document it asks
+	// for ("decide" in "what did we decide about X?"), with those intents.
+	frame map[string][]domain.Intent
 }
 
 // compose returns the extractive answer to text from passages (see
@@ -156,6 +159,7 @@ func composeAbout(text string, about *EntityQuestion, passages []Passage) string
 	if len(c.q.terms) == 0 {
 		return SelfRefusalSentinel
 	}
+	c.frame = c.frameTerms()
 	for pi, p := range passages {
 		c.context = append(c.context, c.termSet(p.Title+" "+strings.Join(p.HeadingPath, " ")))
 		c.named = append(c.named, c.namedByQuestion(pi))
@@ -293,13 +297,45 @@ func itemsText(items []markdown.ListItem) string {
 	return b.String()
 }
 
+// frameTerms returns the question's terms that only point at the kind of
+// document it asks for (an intent's verbs), with the intents each points at;
+// none when nothing else is asked ("what did we decide?").
+func (c *composer) frameTerms() map[string][]domain.Intent {
+	frame := map[string][]domain.Intent{}
+	for _, in := range c.intents {
+		for _, w := range in.Verbs {
+			if c.q.words[w] {
+				for _, t := range c.lx.contentTerms(w) {
+					frame[t] = append(frame[t], in)
+				}
+			}
+		}
+	}
+	if !slices.ContainsFunc(c.q.terms, func(t string) bool { return frame[t] == nil }) {
+		return nil
+	}
+	return frame
+}
+
+// offFrame reports whether term t of the question points at a kind of
+// document that passage pi is not: the E5032 runbook's "decide whether the
+// backlog drains" does not answer "what did we decide about X?".
+func (c *composer) offFrame(t string, pi int) bool {
+	ins, ok := c.frame[t]
+	if !ok {
+		return false
+	}
+	kind := c.passages[pi].Kind()
+	return !slices.ContainsFunc(ins, func(in domain.Intent) bool { return in.Fits(kind) })
+}
+
 // weigh sets each question term's weight by its rarity among the units
 // (smoothed IDF; a word in a unit's title or headings counts as in it).
 func (c *composer) weigh() {
 	df := map[string]int{}
 	for _, u := range c.units {
 		for _, t := range c.q.terms {
-			if has(u.terms, t) || has(u.minor, t) || has(c.context[u.passage], t) {
+			if (!c.offFrame(t, u.passage) && (has(u.terms, t) || has(u.minor, t))) || has(c.context[u.passage], t) {
 				df[t]++
 			}
 		}
@@ -324,7 +360,11 @@ func (c *composer) relevance(u *unit) float64 {
 	found := false
 	sum := 0.0
 	for _, t := range c.q.terms { // in order, so the float sum is the same every time
+		off := c.offFrame(t, u.passage)
 		switch {
+		case off && has(c.context[u.passage], t):
+			sum += contextShare * c.weight[t]
+		case off:
 		case has(u.terms, t):
 			sum += c.weight[t]
 			found = true
@@ -374,7 +414,7 @@ func (c *composer) namedByQuestion(pi int) bool {
 	}
 	pointing := map[string]bool{}
 	for _, in := range c.intents {
-		for _, w := range in.Words {
+		for _, w := range in.Pointing() {
 			for _, t := range c.lx.contentTerms(w) {
 				pointing[t] = true
 			}
@@ -644,7 +684,7 @@ func (c *composer) asksForRecords(rest []string) *domain.Intent {
 	}
 	activity, nouns := c.lx.contentTerms(c.lx.activityWords), c.lx.contentTerms(c.lx.recordNouns)
 	for _, in := range c.intents {
-		words := c.lx.contentTerms(strings.Join(in.Words, " "))
+		words := c.lx.contentTerms(strings.Join(in.Pointing(), " "))
 		kind := false
 		only := !slices.ContainsFunc(rest, func(t string) bool {
 			if slices.Contains(words, t) {

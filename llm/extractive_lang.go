@@ -80,6 +80,9 @@ type lexicon struct {
 	proposalSections map[string]bool
 	// ordinals map ordinal words to the numbers tables use ("first" -> 1).
 	ordinals map[string]string
+	// boundPrefixes lead a hyphenated word and mean nothing alone: "multi-region"
+	// is about regions, and shares no subject with "multi-key".
+	boundPrefixes map[string]bool
 }
 
 // withDescribingHow adds "how is", "how many" and the like (domain.DescribingHow)
@@ -163,6 +166,7 @@ var englishLexicon = lexicon{
 		jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday
 		sunday q1 q2 q3 q4 yesterday today tomorrow`),
 	dependentOpeners: words(`this these that those it its he she they his her their such there here also`),
+	boundPrefixes:    words(`multi non pre anti semi co re sub inter intra bi tri mid ex pseudo quasi ultra`),
 }
 
 // question is a question analysed for composing its answer.
@@ -274,9 +278,15 @@ func (lx *lexicon) contentTerms(s string) []string {
 		if isSlug(strings.Trim(f, `.,;:!?()[]{}"'`+"`")) {
 			continue
 		}
-		ws = append(ws, strings.FieldsFunc(f, func(r rune) bool {
+		parts := strings.FieldsFunc(f, func(r rune) bool {
 			return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_'
-		})...)
+		})
+		for i, p := range parts {
+			if i+1 < len(parts) && lx.boundPrefixes[p] && strings.Contains(f, p+"-") {
+				continue
+			}
+			ws = append(ws, p)
+		}
 	}
 	var out []string
 	for i := 0; i < len(ws); i++ {

@@ -51,6 +51,9 @@ func TestContentTerms(t *testing.T) {
 		{"The reasons are in rej-graphql-gateway.", "reason"},
 		{"Client-side caching of KB_RRF_K", "client sid cach kb_rrf_k"},
 		{"the first step", "1 step"},
+		// A bound prefix is not a word of its own: "multi-region" shares nothing with "multi-key".
+		{"multi-region writes, non-blocking pre-checks", "region writ block check"},
+		{"a multi tenant setup", "multi tenant setup"},
 	}
 	for _, tc := range tests {
 		if got := strings.Join(englishLexicon.contentTerms(tc.text), " "); got != tc.want {
@@ -519,7 +522,7 @@ func TestExtractiveStreamIsDeterministic(t *testing.T) {
 	if !markerRE.MatchString(first.Text) {
 		t.Errorf("no citation marker in %q", first.Text)
 	}
-	if first.Model != "extractive-v8" || first.Usage.CompletionTokens != len(strings.Fields(first.Text)) || first.Usage.PromptTokens == 0 {
+	if first.Model != "extractive-v9" || first.Usage.CompletionTokens != len(strings.Fields(first.Text)) || first.Usage.PromptTokens == 0 {
 		t.Errorf("Model %q, Usage %+v", first.Model, first.Usage)
 	}
 }
@@ -527,7 +530,7 @@ func TestExtractiveStreamIsDeterministic(t *testing.T) {
 func TestExtractiveSentinelAndFallbacks(t *testing.T) {
 	t.Parallel()
 	p := NewExtractive()
-	if p.Name() != "extractive" || p.Model() != "extractive-v8" {
+	if p.Name() != "extractive" || p.Model() != "extractive-v9" {
 		t.Errorf("Name %q Model %q", p.Name(), p.Model())
 	}
 	var c collector
@@ -606,6 +609,43 @@ func TestComposeOtherDocumentAddsATerm(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := compose("how is money represented in the payments ledger?", []Passage{lead, tc.other}); got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// A question's verb that asks for a kind of document ("what did we decide
+// about X?") is its frame, not its subject: it counts only in documents of that
+// kind, so a runbook that says "decide whether…" does not answer it.
+func TestComposeFrameWordsCountInTheirKindOnly(t *testing.T) {
+	t.Parallel()
+	runbook := Passage{N: 1, Text: "Decide whether the tranche backlog drains on its own before paging.",
+		Origin: OriginPrimary, DocID: "rb-e5032", Title: "E5032: ledger replication lag", CanonicalType: "runbook",
+		Status: "active", Tier: "human", EvidenceTier: "official"}
+	draft := decision(2, "dec-multi-region", "Writes for a tenant are routed to its home region by the edge proxy.")
+	draft.Status = "draft"
+	cache := decision(3, "dec-cache", "Cross-slot multi-key commands need hash tags.")
+	upgrade := Passage{N: 4, Text: "Upgrade one region at a time. Each region keeps serving reads. Writes pause for a second during the switch.",
+		Origin: OriginPrimary, DocID: "rb-edge-upgrade", Title: "Edge proxy upgrade", CanonicalType: "runbook",
+		Status: "active", Tier: "human", EvidenceTier: "official"}
+	decided := decision(2, "dec-regions", "We decided that writes go to the tenant's home region.")
+	tests := []struct {
+		name, question string
+		passages       []Passage
+		want           string
+	}{
+		{"the draft, not the runbook's verb or the cache's prefix", "what did we decide about multi-region writes?",
+			[]Passage{runbook, draft, cache, upgrade},
+			"Draft: Writes for a tenant are routed to its home region by the edge proxy [2]."},
+		{"a decision that says the verb itself", "what did we decide about multi-region writes?",
+			[]Passage{runbook, decided}, "We decided that writes go to the tenant's home region [2]."},
+		{"the verb alone is the question", "what did we decide?", []Passage{runbook},
+			"Decide whether the tranche backlog drains on its own before paging [1]."},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := compose(tc.question, tc.passages); got != tc.want {
 				t.Errorf("got  %q\nwant %q", got, tc.want)
 			}
 		})

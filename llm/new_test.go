@@ -23,8 +23,8 @@ func TestNew(t *testing.T) {
 		wantModel string
 		wantErr   string
 	}{
-		{"", Config{}, "extractive", "extractive-v8", ""},
-		{"extractive", Config{}, "extractive", "extractive-v8", ""},
+		{"", Config{}, "extractive", "extractive-v9", ""},
+		{"extractive", Config{}, "extractive", "extractive-v9", ""},
 		{" OpenAI ", cfg, "openai", "llama3.1:8b", ""},
 		{"anthropic", Config{Model: "claude-3-5-haiku-latest", APIKey: "k"}, "anthropic", "claude-3-5-haiku-latest", ""},
 		{"openai", Config{}, "", "", "Model is required"},

@@ -27,7 +27,7 @@ func TestCost(t *testing.T) {
 		{"gpt-4", 0},       // not in the table, and not a prefix match of gpt-4o
 		{"gpt-4o2", 0},     // a prefix must end at a separator
 		{"llama3.1:8b", 0}, // local model
-		{"extractive-v8", 0},
+		{"extractive-v9", 0},
 		{"", 0},
 	}
 	for _, tc := range tests {
