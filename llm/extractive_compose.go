@@ -442,26 +442,30 @@ func (c *composer) fitsIntent(p Passage) bool {
 
 // asksAbout reports whether the question is about the rejected approach of
 // passage pi: it asks why something was turned down, or it names the option
-// by words of the approach's title that no other document's title has: two of
-// them ("self-hosted" for "Rejected: self-hosted Kafka brokers"), or one the
-// question capitalises as a name ("Memcached").
+// by words of the approach's title that no other record's title has (a note
+// comparing options does not count): two of them ("self-hosted" for "Rejected:
+// self-hosted Kafka brokers"), or one the question capitalises as a name
+// ("Memcached"), or one when retrieval ranked the record first ("why did we
+// move away from memcached?").
 func (c *composer) asksAbout(pi int) bool {
 	if c.q.aboutRejection {
 		return true
 	}
 	others := map[string]bool{}
 	for _, p := range c.passages {
-		if p.CanonicalType != rejectedApproach {
+		if p.CanonicalType != rejectedApproach && p.CanonicalType != "" {
 			for _, t := range c.lx.contentTerms(p.Title) {
 				others[t] = true
 			}
 		}
 	}
+	top := slices.IndexFunc(c.passages, func(p Passage) bool { return p.Origin == OriginPrimary })
+	first := top >= 0 && c.passages[top].DocID == c.passages[pi].DocID
 	title := c.termSet(c.passages[pi].Title)
 	own := 0
 	for _, t := range c.q.terms {
 		if title[t] && !others[t] {
-			if c.q.names[t] {
+			if c.q.names[t] || first {
 				return true
 			}
 			own++

@@ -821,6 +821,36 @@ func TestComposeRejectedOptionVerdict(t *testing.T) {
 	}
 }
 
+// A rejected record retrieval ranked first answers a question with a word of
+// its title that no other record's title has, though the question does not
+// capitalise it and a note comparing options names it too.
+func TestComposeRejectedRecordRankedFirst(t *testing.T) {
+	t.Parallel()
+	rejected := Passage{N: 1, Text: "We moved off Memcached in 2023: it has no persistence and no replication.",
+		Origin: OriginPrimary, DocID: "rej-memcached", Title: "Rejected: Memcached as the shared cache tier",
+		CanonicalType: "rejected-approach", Status: "accepted", Tier: "human", EvidenceTier: "official", IsSummary: true}
+	session := decision(2, "mod-session-store", "The session store moved from a single Redis primary to Redis Cluster.")
+	bench := note(3, "note-cache-benchmarks", "Memcached served 1.2 M reads per second in the benchmark.")
+	bench.Title = "Cache benchmarks: Redis, Dragonfly, Memcached"
+	want := "Rejected: We moved off Memcached in 2023: it has no persistence and no replication [1]."
+	tests := []struct {
+		name     string
+		passages []Passage
+		want     string
+	}{
+		{"ranked first", []Passage{rejected, session, bench}, want},
+		{"ranked below another record", []Passage{session, func() Passage { r := rejected; r.N = 1; return r }(), bench},
+			"The session store moved from a single Redis primary to Redis Cluster [2]."},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := compose("why did we move away from memcached?", tc.passages); got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
 // The words that named the entities a question is about are answered by the
 // link of every passage it brought: "what did the routing team discuss?" is
 // answered from the team's meetings, whose sentences need not say "routing team",
