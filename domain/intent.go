@@ -38,6 +38,9 @@ type DocumentKind struct {
 // IntentRunbook is the intent of a question that asks how to do something.
 const IntentRunbook = "runbook"
 
+// IntentIncident is the intent of a question that asks what happened.
+const IntentIncident = "incident"
+
 // intents are the question intents, each defined once here.
 var intents = []Intent{
 	{

@@ -394,12 +394,21 @@ const rejectedApproach = "rejected-approach"
 func (c *composer) classOf(pi int) int {
 	p := c.passages[pi]
 	switch {
-	case p.Tier == "auto", weakEvidence[p.EvidenceTier], !currentStatus[p.Status]:
+	case p.Tier == "auto", weakEvidence[p.EvidenceTier], !currentStatus[p.Status] && !c.asksWhatHappened(p):
 		return classWeak
 	case p.CanonicalType != "" && p.CanonicalType != "project-index", c.fitsIntent(p):
 		return classCanonical
 	}
 	return classHuman // an entity page, meeting notes, or an index that points at the records
+}
+
+// asksWhatHappened reports whether the question asks what happened and p is
+// an incident's record: its status (archived, closed) says whether it is kept
+// or its follow-ups are done, never that it did not happen.
+func (c *composer) asksWhatHappened(p Passage) bool {
+	return slices.ContainsFunc(c.intents, func(in domain.Intent) bool {
+		return in.Name == domain.IntentIncident && in.Fits(p.Kind())
+	})
 }
 
 // namedByQuestion reports whether the question names passage pi's document and

@@ -652,6 +652,29 @@ func TestComposeFrameWordsCountInTheirKindOnly(t *testing.T) {
 	}
 }
 
+// An archived incident record answers what happened, labelled, before an
+// entity page that mentions the incident; it stays weak for other questions.
+func TestComposeArchivedIncidentSaysWhatHappened(t *testing.T) {
+	t.Parallel()
+	incident := Passage{N: 1, Text: "On 4 October 2022 CoreDNS pods were OOM-killed, causing DNS failures for 38 minutes.",
+		Origin: OriginPrimary, DocID: "inc-dns", Title: "Incident 2022-10-04: internal DNS failures", CanonicalType: "incident",
+		Status: "archived", Tier: "human", EvidenceTier: "official", IsSummary: true}
+	lee := Passage{N: 2, Text: "Lee led the 2022 DNS incident response.", Origin: OriginPrimary, DocID: "lee",
+		Title: "Lee Chen", CanonicalType: "person", Status: "active", Tier: "human"}
+	tests := []struct{ question, want string }{
+		{"what happened in the DNS incident?",
+			"Archived: On 4 October 2022 CoreDNS pods were OOM-killed, causing DNS failures for 38 minutes [1]."},
+		{"who led the DNS incident?", "Lee led the 2022 DNS incident response [2]."},
+	}
+	for _, tc := range tests {
+		t.Run(tc.question, func(t *testing.T) {
+			if got := compose(tc.question, []Passage{incident, lee}); got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
 // Meeting notes are answered from the meeting the question names, whose
 // sentences need not repeat its name; a note the question does not ask about
 // (no meeting words) is not.
