@@ -1000,9 +1000,13 @@ func (c *composer) marker(u *unit) int { return c.passages[u.passage].N }
 // sentences renders sentences (or items read as sentences) in order, each
 // with its marker; one that leans on the sentence before it ("She leads…")
 // comes after that sentence.
-func (c *composer) sentences(units []*unit) string {
+func (c *composer) sentences(units []*unit) string { return c.sentencesAfter(units, map[*unit]bool{}) }
+
+// sentencesAfter is sentences for a part of an answer whose earlier parts said
+// the units in said (and records what it says there): a sentence the answer
+// already gave is not said again before the one that leans on it.
+func (c *composer) sentencesAfter(units []*unit, said map[*unit]bool) string {
 	var out []string
-	said := map[*unit]bool{}
 	for _, u := range units {
 		if p := u.prev; p != nil && !said[p] && c.lx.dependent(u.text) {
 			out = append(out, c.statusOf(p)+withMarker(p.text, c.marker(p)))
@@ -1075,6 +1079,7 @@ func statusLabel(p Passage) string {
 // paragraph.
 func (c *composer) prose(units []*unit) string {
 	var parts, run []string
+	said := map[*unit]bool{}
 	flush := func() {
 		if len(run) > 0 {
 			parts = append(parts, strings.Join(run, " "))
@@ -1087,7 +1092,7 @@ func (c *composer) prose(units []*unit) string {
 			j++
 		}
 		if j-i < 2 {
-			run = append(run, c.sentences(units[i:j]))
+			run = append(run, c.sentencesAfter(units[i:j], said))
 			i = j
 			continue
 		}
@@ -1095,6 +1100,7 @@ func (c *composer) prose(units []*unit) string {
 		var lines []string
 		for _, u := range units[i:j] {
 			lines = append(lines, "- "+c.statusOf(u)+itemWithMarker(u.text, c.marker(u)))
+			said[u] = true
 		}
 		parts = append(parts, strings.Join(lines, "\n"))
 		i = j

@@ -652,6 +652,19 @@ func TestComposeFrameWordsCountInTheirKindOnly(t *testing.T) {
 	}
 }
 
+// A sentence that leans on the one before it follows it, and the one before is
+// said once, though the answer chose both.
+func TestComposeSaysALeadOnce(t *testing.T) {
+	t.Parallel()
+	store := decision(1, "mod-session-store", "The session store issues user sessions for every client. "+
+		"It keeps session records in the Redis cluster and fails closed when the cluster is down.")
+	want := "The session store issues user sessions for every client [1]. " +
+		"It keeps session records in the Redis cluster and fails closed when the cluster is down [1]."
+	if got := compose("is the session store safe when the Redis cluster is down?", []Passage{store}); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
+
 // An archived incident record answers what happened, labelled, before an
 // entity page that mentions the incident; it stays weak for other questions.
 func TestComposeArchivedIncidentSaysWhatHappened(t *testing.T) {
