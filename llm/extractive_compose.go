@@ -299,8 +299,12 @@ func itemsText(items []markdown.ListItem) string {
 
 // frameTerms returns the question's terms that only point at the kind of
 // document it asks for (an intent's verbs), with the intents each points at;
-// none when nothing else is asked ("what did we decide?").
+// none when nothing else is asked ("what did we decide?"), or when the verb is
+// what a yes/no question asks ("is active-active writing agreed?").
 func (c *composer) frameTerms() map[string][]domain.Intent {
+	if c.q.kind == askYesNo {
+		return nil
+	}
 	frame := map[string][]domain.Intent{}
 	for _, in := range c.intents {
 		for _, w := range in.Verbs {

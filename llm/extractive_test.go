@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/canonkb/canon/domain"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -685,6 +688,27 @@ func TestComposeArchivedIncidentSaysWhatHappened(t *testing.T) {
 				t.Errorf("got  %q\nwant %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// A question's frame: the verbs of its intents, unless they are all it asks or
+// a yes/no question asks the verb itself ("is it agreed?").
+func TestFrameTerms(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ question, want string }{
+		{"what did we decide about multi-region writes?", "decid"},
+		{"what did we discuss and decide at the kickoff?", "decid discuss"},
+		{"what happened in the DNS incident?", "happen"},
+		{"what did we decide?", ""},
+		{"is active-active writing agreed?", ""},
+		{"what was the first canary step?", ""},
+	}
+	for _, tc := range tests {
+		c := &composer{lx: &englishLexicon, q: englishLexicon.analyse(tc.question), intents: domain.QuestionIntents(tc.question)}
+		got := slices.Sorted(maps.Keys(c.frameTerms()))
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("frameTerms(%q) = %q, want %q", tc.question, got, tc.want)
+		}
 	}
 }
 
