@@ -125,6 +125,60 @@ func QuestionIntents(question string) []Intent {
 	return out
 }
 
+// Frame is what a question's verbs ask for ("decide" in "what did we decide
+// about secrets?"): a document of the kind they point at is what it asks for,
+// whether or not its text repeats them (ADR-012 on secrets need not say
+// "decide"). Verbs are the question's words as written; Fits tells whether a
+// document is of a kind one of them points at.
+type Frame struct {
+	Verbs []string
+	fits  []Intent
+}
+
+// QuestionFrame returns the question's frame: the verbs (Intent.Verbs) it uses,
+// none when they are all it asks ("what did we decide?") or when a yes/no
+// question asks the verb itself ("is active-active writing agreed?").
+func QuestionFrame(question string) Frame {
+	words := questionWords(question)
+	if len(words) > 0 && slices.Contains(YesNoOpeners, words[0]) {
+		return Frame{}
+	}
+	var f Frame
+	for _, in := range intents {
+		used := false
+		for _, w := range words {
+			if slices.Contains(in.Verbs, w) && !slices.Contains(f.Verbs, w) {
+				f.Verbs, used = append(f.Verbs, w), true
+			}
+		}
+		if used {
+			f.fits = append(f.fits, in)
+		}
+	}
+	frame := map[string]bool{}
+	for _, t := range ContentTerms(strings.Join(f.Verbs, " ")) {
+		frame[t] = true
+	}
+	if !slices.ContainsFunc(ContentTerms(question), func(t string) bool { return !frame[t] }) {
+		return Frame{}
+	}
+	return f
+}
+
+// Fits reports whether a document is of a kind the frame's verbs point at.
+func (f Frame) Fits(k DocumentKind) bool {
+	return slices.ContainsFunc(f.fits, func(in Intent) bool { return in.Fits(k) })
+}
+
+// Of returns the intents verb (one of Verbs) points at.
+func (f Frame) Of(verb string) []Intent {
+	return slices.DeleteFunc(slices.Clone(f.fits), func(in Intent) bool { return !slices.Contains(in.Verbs, verb) })
+}
+
+// YesNoOpeners are the first words of a question answered yes or no.
+var YesNoOpeners = []string{"is", "are", "was", "were", "does", "do", "did", "can", "could", "should", "has", "have",
+	"will", "would", "must"}
+
 // Pointing returns every word that points at the intent: its verbs and words.
 func (i Intent) Pointing() []string { return slices.Concat(i.Verbs, i.Words) }
 

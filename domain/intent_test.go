@@ -2,6 +2,7 @@ package domain
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -74,6 +75,40 @@ func TestWithoutActivityWords(t *testing.T) {
 	} {
 		if got := WithoutActivityWords(q); got != want {
 			t.Errorf("WithoutActivityWords(%q) = %q, want %q", q, got, want)
+		}
+	}
+}
+
+func TestQuestionFrame(t *testing.T) {
+	t.Parallel()
+	decision := DocumentKind{CanonicalType: "decision"}
+	meeting := DocumentKind{SourceType: "meeting-notes"}
+	runbook := DocumentKind{CanonicalType: "runbook"}
+	tests := []struct {
+		question string
+		verbs    string
+		fits     []DocumentKind
+	}{
+		{"What did we decide about secrets?", "decide", []DocumentKind{decision}},
+		{"what did we discuss and decide at the kickoff?", "discuss decide", []DocumentKind{meeting, decision}},
+		{"what did we decide?", "", nil},                        // nothing else is asked
+		{"is active-active writing agreed?", "", nil},           // the yes/no question asks the verb
+		{"what was the decision on secrets?", "", nil},          // a noun names the kind, or the subject
+		{"how do I rotate the keys?", "", nil},                  // the runbook intent has no verbs
+		{"what happened in the DNS incident?", "happened", nil}, // incidents
+	}
+	for _, tc := range tests {
+		f := QuestionFrame(tc.question)
+		if got := strings.Join(f.Verbs, " "); got != tc.verbs {
+			t.Errorf("QuestionFrame(%q).Verbs = %q, want %q", tc.question, got, tc.verbs)
+		}
+		for _, k := range tc.fits {
+			if !f.Fits(k) {
+				t.Errorf("QuestionFrame(%q) does not fit %+v", tc.question, k)
+			}
+		}
+		if f.Fits(runbook) {
+			t.Errorf("QuestionFrame(%q) fits a runbook", tc.question)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/canonkb/canon/domain"
 	db "github.com/canonkb/canon/gen/db"
@@ -16,14 +17,19 @@ import (
 // (SearchEvidence in db/queries/entity_search.sql). Pass 2 ranks with a Requery
 // copy; the refusal gate and the API promise the evidence of the question that
 // was asked. The question's terms that are not in stripped (the question without
-// the chosen entities' names) count as covered: every hit is linked to one.
+// the chosen entities' names) count as covered: every hit is linked to one. So
+// do its frame verbs' in a hit of the kind they ask for (domain.QuestionFrame).
 func (h *Searcher) evidence(ctx context.Context, asked *search.Prepared, res *domain.SearchResult, stripped string) error {
-	var ids []int64
+	var ids, framed []int64
+	frame := domain.QuestionFrame(asked.Query())
 	hits := map[int64][]*domain.Hit{}
 	for _, list := range [][]*domain.Hit{res.Primary, res.RunnerUp} {
 		for _, hit := range list {
 			if hits[hit.ChunkID] == nil {
 				ids = append(ids, hit.ChunkID)
+				if frame.Fits(hit.Kind()) {
+					framed = append(framed, hit.ChunkID)
+				}
 			}
 			hits[hit.ChunkID] = append(hits[hit.ChunkID], hit)
 		}
@@ -38,6 +44,7 @@ func (h *Searcher) evidence(ctx context.Context, asked *search.Prepared, res *do
 	rows, err := db.New(Session(postgres.ReadPool(ctx, h.pool))).SearchEvidence(ctx, db.SearchEvidenceParams{
 		SemanticEnabled: embedding != nil, QueryEmbedding: embedding,
 		ProjectIds: asked.ProjectIDs(), ChunkIds: ids, Query: asked.Query(), Stripped: stripped,
+		Frame: strings.Join(frame.Verbs, " "), FramedChunkIds: framed,
 		Languages: languages, Configs: configs,
 		AccessAll: viewer.AllDocuments, AccessGroups: viewer.DocumentGroups(),
 	})

@@ -625,3 +625,29 @@ func TestProjectCodename(t *testing.T) {
 		}
 	}
 }
+
+// TestEvidenceHoldsTheFrameVerbsInTheirKind: in a two-pass search's evidence, a
+// decision's chunk covers "decide" of "what did Lee decide about…?" as it covers
+// "Lee" (linked), without saying either; a yes/no question has no frame.
+func TestEvidenceHoldsTheFrameVerbsInTheirKind(t *testing.T) {
+	t.Parallel()
+	h := newSearcher(t)
+	for q, want := range map[string]float64{
+		"What did Lee decide about the message queue?": 1,
+		"Did Lee decide on the message queue?":         0.75,
+	} {
+		res := mustSearch(t, h, req(q))
+		if res.Meta.SearchMode != ModeTwoPass {
+			t.Fatalf("%q: mode %s, want two_pass", q, res.Meta.SearchMode)
+		}
+		best := 0.0
+		for _, hit := range res.Primary {
+			if hit.DocID == "dec-queue-migration" {
+				best = max(best, hit.KeywordCoverage)
+			}
+		}
+		if math.Abs(best-want) > 1e-9 {
+			t.Errorf("%q: dec-queue-migration's best keyword coverage %g, want %g", q, best, want)
+		}
+	}
+}

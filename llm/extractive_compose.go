@@ -159,7 +159,7 @@ func composeAbout(text string, about *EntityQuestion, passages []Passage) string
 	if len(c.q.terms) == 0 {
 		return SelfRefusalSentinel
 	}
-	c.frame = c.frameTerms()
+	c.frame = c.frameTerms(domain.QuestionFrame(text))
 	for pi, p := range passages {
 		c.context = append(c.context, c.termSet(p.Title+" "+strings.Join(p.HeadingPath, " ")))
 		c.named = append(c.named, c.namedByQuestion(pi))
@@ -298,27 +298,15 @@ func itemsText(items []markdown.ListItem) string {
 }
 
 // frameTerms returns the question's terms that only point at the kind of
-// document it asks for (an intent's verbs), with the intents each points at;
-// none when nothing else is asked ("what did we decide?"), or when the verb is
-// what a yes/no question asks ("is active-active writing agreed?").
-func (c *composer) frameTerms() map[string][]domain.Intent {
-	if c.q.kind == askYesNo {
-		return nil
-	}
-	frame := map[string][]domain.Intent{}
-	for _, in := range c.intents {
-		for _, w := range in.Verbs {
-			if c.q.words[w] {
-				for _, t := range c.lx.contentTerms(w) {
-					frame[t] = append(frame[t], in)
-				}
-			}
+// document it asks for (domain.QuestionFrame), with the intents each points at.
+func (c *composer) frameTerms(frame domain.Frame) map[string][]domain.Intent {
+	out := map[string][]domain.Intent{}
+	for _, w := range frame.Verbs {
+		for _, t := range c.lx.contentTerms(w) {
+			out[t] = append(out[t], frame.Of(w)...)
 		}
 	}
-	if !slices.ContainsFunc(c.q.terms, func(t string) bool { return frame[t] == nil }) {
-		return nil
-	}
-	return frame
+	return out
 }
 
 // offFrame reports whether term t of the question points at a kind of

@@ -85,10 +85,14 @@ type lexicon struct {
 	boundPrefixes map[string]bool
 }
 
-// withDescribingHow adds "how is", "how many" and the like (domain.DescribingHow)
-// to openers as what-questions, and the phrases that ask what to do
+// withDomainOpeners adds to openers the openers domain defines: the yes/no
+// ones (domain.YesNoOpeners), "how is", "how many" and the like as
+// what-questions (domain.DescribingHow), and the phrases that ask what to do
 // (domain.StepPhrases) as how-questions.
-func withDescribingHow(openers map[string]questionType) map[string]questionType {
+func withDomainOpeners(openers map[string]questionType) map[string]questionType {
+	for _, w := range domain.YesNoOpeners {
+		openers[w] = askYesNo
+	}
 	for _, w := range domain.DescribingHow {
 		openers["how "+w] = askWhat
 	}
@@ -130,7 +134,7 @@ var englishLexicon = lexicon{
 	},
 	leadingFiller: words(`and so but ok okay please then also hey hi`),
 	// "How is money represented?", "how many…" ask what, not for steps.
-	openers: withDescribingHow(map[string]questionType{
+	openers: withDomainOpeners(map[string]questionType{
 		"what": askWhat, "which": askWhat, "whats": askWhat, "what's": askWhat,
 		"who": askWho, "whom": askWho, "whose": askWho, "who's": askWho,
 		"when": askWhen, "since when": askWhen, "what year": askWhen, "what date": askWhen,
@@ -138,9 +142,6 @@ var englishLexicon = lexicon{
 		"how": askHow, "in which order": askHow, "in what order": askHow, "what steps": askHow,
 		"which steps": askHow, "what is the procedure": askHow, "what's the procedure": askHow,
 		"why": askWhy, "how come": askWhy, "what is the reason": askWhy, "what was the reason": askWhy,
-		"is": askYesNo, "are": askYesNo, "was": askYesNo, "were": askYesNo, "does": askYesNo, "do": askYesNo,
-		"did": askYesNo, "can": askYesNo, "could": askYesNo, "should": askYesNo, "has": askYesNo,
-		"have": askYesNo, "will": askYesNo, "would": askYesNo, "must": askYesNo,
 	}),
 	rejection:        words(`reject rejected rejecting rejection dismiss dismissed turned declined alternative alternatives instead`),
 	turnedDown:       words(`reject rejected rejects rejecting dismissed declined abandoned`),

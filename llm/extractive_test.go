@@ -704,8 +704,8 @@ func TestFrameTerms(t *testing.T) {
 		{"what was the first canary step?", ""},
 	}
 	for _, tc := range tests {
-		c := &composer{lx: &englishLexicon, q: englishLexicon.analyse(tc.question), intents: domain.QuestionIntents(tc.question)}
-		got := slices.Sorted(maps.Keys(c.frameTerms()))
+		c := &composer{lx: &englishLexicon}
+		got := slices.Sorted(maps.Keys(c.frameTerms(domain.QuestionFrame(tc.question))))
 		if strings.Join(got, " ") != tc.want {
 			t.Errorf("frameTerms(%q) = %q, want %q", tc.question, got, tc.want)
 		}

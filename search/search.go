@@ -245,6 +245,9 @@ func (p *plan) listing(documentIDs []int64) *plan {
 func (pr *Prepared) Result(ctx context.Context, rows []db.SearchRankRow) (*domain.SearchResult, error) {
 	s, p := pr.s, pr.p
 	res := s.shape(p, rows)
+	if err := s.framed(ctx, p, res); err != nil {
+		return nil, err
+	}
 	if err := s.graph(ctx, pr.req, p, rows, res); err != nil {
 		return nil, err
 	}

@@ -729,3 +729,41 @@ func hitIDs(hits []*domain.Hit) []int64 {
 	}
 	return out
 }
+
+// TestFrameVerbsAreHeldByTheirKind: "decide" in "what did we decide about X?"
+// asks for a decision, so a decision's chunk covers it whether or not it says
+// "decide"; other chunks count only the words they hold, and a yes/no question,
+// which asks the verb itself, has no frame.
+func TestFrameVerbsAreHeldByTheirKind(t *testing.T) {
+	t.Parallel()
+	s := handbook(t)
+	tests := []struct {
+		question string
+		want     map[string]float64 // document -> the best keyword coverage of its hits
+	}{
+		{"what did we decide about the public API gateway?",
+			map[string]float64{"dec-api-gateway": 1, "rej-graphql-gateway": 0.75, "rb-error-e5032": 0.25}},
+		{"did we decide on the public API gateway?",
+			map[string]float64{"dec-api-gateway": 0.75, "rej-graphql-gateway": 0.75}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.question, func(t *testing.T) {
+			res := mustSearch(t, s, req(tc.question, func(r *domain.SearchRequest) { r.Options.Limit = 20 }))
+			all := append(slices.Clone(res.Primary), res.RunnerUp...)
+			for doc, want := range tc.want {
+				if rankOf(all, doc) < 0 {
+					t.Fatalf("%s not retrieved: %v", doc, docIDs(all))
+				}
+				best := 0.0
+				for _, h := range all {
+					if h.DocID == doc {
+						best = max(best, h.KeywordCoverage)
+					}
+				}
+				if math.Abs(best-want) > 1e-9 {
+					t.Errorf("%s: best keyword coverage %g, want %g", doc, best, want)
+				}
+			}
+		})
+	}
+}

@@ -410,6 +410,11 @@ ORDER BY s.entity_id, s.weight DESC, d.slug;
 -- attendee, explicit link, tag, members' meeting, mention, its own page), so it
 -- accounts for the question's terms that named the entity even where its text
 -- does not repeat them; the other terms still have to be in the chunk.
+-- A chunk of a document of the kind the question's verbs ask for (frame, the
+-- verbs of domain.QuestionFrame: "decide" in "what did we decide about
+-- secrets?"; framed_chunk_ids, the chunks the caller found of that kind) holds
+-- the verbs' terms too: ADR-012 on secrets need not say "decide". The flat search
+-- reads this for such chunks as well (search/frame.go).
 -- The question is analysed as SearchRank analyses it (the same languages and
 -- configurations, bound by the caller), and a chunk's coverage counts against its
 -- own language's share of the terms.
@@ -434,13 +439,22 @@ named_lexemes AS (
           EXCEPT
           SELECT t.lexeme FROM query_configs qc
           CROSS JOIN LATERAL canon_query_terms(qc.configs, sqlc.arg(stripped)::text) AS t (lexeme, qtf, config_positions)) n
+),
+-- The terms of the question's frame verbs.
+frame_lexemes AS (
+    SELECT coalesce(array_agg(t.lexeme), '{}')::text[] AS lexemes
+    FROM query_configs qc
+    CROSS JOIN LATERAL canon_query_terms(qc.configs, sqlc.arg(frame)::text) AS t (lexeme, qtf, config_positions)
 )
 SELECT c.id AS chunk_id,
        CASE WHEN sqlc.arg(semantic_enabled)::boolean
             THEN greatest(1 - (c.embedding <=> sqlc.arg(query_embedding)::vector), 0)
             ELSE 0
        END::float8 AS vector_similarity,
-       least(coalesce(cardinality(ARRAY((SELECT unnest(tsvector_to_array(c.tsv)) UNION SELECT unnest(nl.lexemes))
+       least(coalesce(cardinality(ARRAY((SELECT unnest(tsvector_to_array(c.tsv))
+                                         UNION SELECT unnest(nl.lexemes)
+                                         UNION SELECT unnest(fl.lexemes)
+                                         WHERE c.id = ANY (sqlc.arg(framed_chunk_ids)::bigint[]))
                                         INTERSECT SELECT unnest(q.lexemes)))::float8
                       / nullif(canon_language_terms(qc.languages, q.config_positions, c.language, q.n), 0),
                       0), 1)::float8 AS keyword_coverage
@@ -449,6 +463,7 @@ JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
 CROSS JOIN query_configs qc
 CROSS JOIN query_lexemes q
 CROSS JOIN named_lexemes nl
+CROSS JOIN frame_lexemes fl
 WHERE c.project_id = ANY (sqlc.arg(project_ids)::bigint[])
   -- Prunes other projects' partitions on the generic plan (migration 00063).
   AND c.project_id = ANY (canon_project_slots(sqlc.arg(project_ids)::bigint[]))

@@ -659,12 +659,12 @@ func (q *Queries) NameGateSettings(ctx context.Context, arg NameGateSettingsPara
 
 const searchEvidence = `-- name: SearchEvidence :many
 WITH query_configs AS (
-    SELECT $7::text[] AS languages, $8::text[]::regconfig[] AS configs
+    SELECT $8::text[] AS languages, $9::text[]::regconfig[] AS configs
 ),
 query_terms AS (
     SELECT t.lexeme, t.config_positions
     FROM query_configs qc
-    CROSS JOIN LATERAL canon_query_terms(qc.configs, $9::text) AS t (lexeme, qtf, config_positions)
+    CROSS JOIN LATERAL canon_query_terms(qc.configs, $10::text) AS t (lexeme, qtf, config_positions)
 ),
 query_lexemes AS (
     SELECT coalesce(array_agg(t.lexeme), '{}')::text[] AS lexemes, count(*)::float8 AS n,
@@ -676,14 +676,22 @@ named_lexemes AS (
     FROM (SELECT t.lexeme FROM query_terms t
           EXCEPT
           SELECT t.lexeme FROM query_configs qc
-          CROSS JOIN LATERAL canon_query_terms(qc.configs, $10::text) AS t (lexeme, qtf, config_positions)) n
+          CROSS JOIN LATERAL canon_query_terms(qc.configs, $11::text) AS t (lexeme, qtf, config_positions)) n
+),
+frame_lexemes AS (
+    SELECT coalesce(array_agg(t.lexeme), '{}')::text[] AS lexemes
+    FROM query_configs qc
+    CROSS JOIN LATERAL canon_query_terms(qc.configs, $12::text) AS t (lexeme, qtf, config_positions)
 )
 SELECT c.id AS chunk_id,
        CASE WHEN $1::boolean
             THEN greatest(1 - (c.embedding <=> $2::vector), 0)
             ELSE 0
        END::float8 AS vector_similarity,
-       least(coalesce(cardinality(ARRAY((SELECT unnest(tsvector_to_array(c.tsv)) UNION SELECT unnest(nl.lexemes))
+       least(coalesce(cardinality(ARRAY((SELECT unnest(tsvector_to_array(c.tsv))
+                                         UNION SELECT unnest(nl.lexemes)
+                                         UNION SELECT unnest(fl.lexemes)
+                                         WHERE c.id = ANY ($3::bigint[]))
                                         INTERSECT SELECT unnest(q.lexemes)))::float8
                       / nullif(canon_language_terms(qc.languages, q.config_positions, c.language, q.n), 0),
                       0), 1)::float8 AS keyword_coverage
@@ -692,17 +700,19 @@ JOIN documents d ON d.project_id = c.project_id AND d.id = c.document_id
 CROSS JOIN query_configs qc
 CROSS JOIN query_lexemes q
 CROSS JOIN named_lexemes nl
-WHERE c.project_id = ANY ($3::bigint[])
+CROSS JOIN frame_lexemes fl
+WHERE c.project_id = ANY ($4::bigint[])
   -- Prunes other projects' partitions on the generic plan (migration 00063).
-  AND c.project_id = ANY (canon_project_slots($3::bigint[]))
-  AND c.id = ANY ($4::bigint[])
-  AND canon_document_visible(d, $5::boolean, $6::text[])
+  AND c.project_id = ANY (canon_project_slots($4::bigint[]))
+  AND c.id = ANY ($5::bigint[])
+  AND canon_document_visible(d, $6::boolean, $7::text[])
 ORDER BY c.id
 `
 
 type SearchEvidenceParams struct {
 	SemanticEnabled bool
 	QueryEmbedding  *pgvector.Vector
+	FramedChunkIds  []int64
 	ProjectIds      []int64
 	ChunkIds        []int64
 	AccessAll       bool
@@ -711,6 +721,7 @@ type SearchEvidenceParams struct {
 	Configs         []string
 	Query           string
 	Stripped        string
+	Frame           string
 }
 
 type SearchEvidenceRow struct {
@@ -727,15 +738,22 @@ type SearchEvidenceRow struct {
 // attendee, explicit link, tag, members' meeting, mention, its own page), so it
 // accounts for the question's terms that named the entity even where its text
 // does not repeat them; the other terms still have to be in the chunk.
+// A chunk of a document of the kind the question's verbs ask for (frame, the
+// verbs of domain.QuestionFrame: "decide" in "what did we decide about
+// secrets?"; framed_chunk_ids, the chunks the caller found of that kind) holds
+// the verbs' terms too: ADR-012 on secrets need not say "decide". The flat search
+// reads this for such chunks as well (search/frame.go).
 // The question is analysed as SearchRank analyses it (the same languages and
 // configurations, bound by the caller), and a chunk's coverage counts against its
 // own language's share of the terms.
 // The terms, their number, and the positions of the configurations that
 // produced them, flattened (as SearchRank's query_lexemes).
+// The terms of the question's frame verbs.
 func (q *Queries) SearchEvidence(ctx context.Context, arg SearchEvidenceParams) ([]SearchEvidenceRow, error) {
 	rows, err := q.db.Query(ctx, searchEvidence,
 		arg.SemanticEnabled,
 		arg.QueryEmbedding,
+		arg.FramedChunkIds,
 		arg.ProjectIds,
 		arg.ChunkIds,
 		arg.AccessAll,
@@ -744,6 +762,7 @@ func (q *Queries) SearchEvidence(ctx context.Context, arg SearchEvidenceParams) 
 		arg.Configs,
 		arg.Query,
 		arg.Stripped,
+		arg.Frame,
 	)
 	if err != nil {
 		return nil, err
