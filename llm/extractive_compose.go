@@ -113,6 +113,9 @@ type unit struct {
 	header []string
 	// terms count fully; minor ones (a list's items, code) count as context.
 	terms, minor map[string]bool
+	// claim: the terms of what the unit itself says (terms without the title a
+	// summary's first sentence answers), which a repeat of it shares.
+	claim map[string]bool
 	// prev: the sentence before a sentence of the same paragraph, said before
 	// it when it leans on it.
 	prev *unit
@@ -210,6 +213,7 @@ func (c *composer) read(pi int, p Passage) []*unit {
 		u.passage, u.position = pi, pos
 		pos++
 		own := u.text + " " + strings.Join(u.row, " ") + " " + strings.Join(u.header, " ")
+		u.claim = c.termSet(c.ownWords(pi, own))
 		if p.IsSummary && u.position == 0 {
 			// A summary opens with the document's one-line answer to its title,
 			// which it need not repeat ("Money representation" -> "amounts are…").
@@ -962,7 +966,7 @@ func (c *composer) repeats(u *unit, picked []*unit) bool {
 		if p.kind == unitRow && u.kind == unitRow {
 			continue // rows of one table differ by their cells, not their header
 		}
-		if sameClaim(p.terms, u.terms) {
+		if sameClaim(p.claim, u.claim) {
 			return true
 		}
 	}

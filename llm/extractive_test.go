@@ -668,6 +668,23 @@ func TestComposeSaysALeadOnce(t *testing.T) {
 	}
 }
 
+// A summary's first sentence counts its document's title as its own words for
+// relevance, not for telling a repeat: the body's item that says the same is
+// not said again.
+func TestComposeSummaryRepeatedByTheBody(t *testing.T) {
+	t.Parallel()
+	summary := decision(1, "adr-012", "All routing-team secrets live in HashiCorp Vault under kv/routing.")
+	summary.Title, summary.IsSummary = "ADR-012: Secrets in Vault, signing keys rotated every 30 days", true
+	body := decision(2, "adr-012", "- Every secret of the routing services lives in HashiCorp Vault under `kv/routing/`. "+
+		"Pods read them through the Vault Agent injector.\n- Database credentials come from a 24-hour lease.")
+	body.Title = summary.Title
+	got := compose("where do we keep secrets?", []Passage{summary, body})
+	if want := "All routing-team secrets live in HashiCorp Vault under kv/routing [1]."; !strings.HasPrefix(got, want) ||
+		strings.Contains(got, "Every secret of the routing services") {
+		t.Errorf("got  %q\nwant %q, without the item that repeats it", got, want)
+	}
+}
+
 // An archived incident record answers what happened, labelled, before an
 // entity page that mentions the incident; it stays weak for other questions.
 func TestComposeArchivedIncidentSaysWhatHappened(t *testing.T) {
