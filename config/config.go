@@ -53,6 +53,9 @@ type Config struct {
 	RateBurst int     `env:"KB_RATE_BURST" envDefault:"40"`
 	// Concurrent streaming calls (ChatStream) per key; 0 turns the cap off.
 	MaxStreamsPerKey int `env:"KB_MAX_STREAMS_PER_KEY" envDefault:"4"`
+	// MCP sessions (Streamable HTTP, /mcp) one key holds open; a new one past it
+	// closes the key's oldest. 0 turns the cap off.
+	MCPSessionsPerKey int `env:"KB_MCP_SESSIONS_PER_KEY" envDefault:"16"`
 	// With KB_AUTH=off the server answers only requests addressed to localhost or a
 	// loopback address (a web page elsewhere cannot reach it through a DNS name that
 	// points at 127.0.0.1); these host names are answered too (comma-separated).
@@ -296,6 +299,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("KB_RATE_BURST must be at least 1 (got %d)", c.RateBurst)
 	case c.MaxStreamsPerKey < 0:
 		return fmt.Errorf("KB_MAX_STREAMS_PER_KEY must not be negative (got %d)", c.MaxStreamsPerKey)
+	case c.MCPSessionsPerKey < 0:
+		return fmt.Errorf("KB_MCP_SESSIONS_PER_KEY must not be negative (0 turns the cap off; got %d)", c.MCPSessionsPerKey)
 	case c.EmbeddingDim < 1 || c.EmbeddingDim > 16000:
 		return fmt.Errorf("KB_EMBEDDING_DIM must be between 1 and 16000 (got %d)", c.EmbeddingDim)
 	case c.VectorType != "" && c.VectorType != "vector" && c.VectorType != "halfvec":

@@ -70,6 +70,7 @@ func TestInvalidSettingsAreClear(t *testing.T) {
 		"KB_DATABASE_REPLICA_MAX_WAIT=-1s":       "KB_DATABASE_REPLICA_MAX_WAIT",
 		"KB_DATABASE_REPLICA_CHECK_INTERVAL=1ms": "KB_DATABASE_REPLICA_CHECK_INTERVAL",
 		"KB_QUERY_CACHE_SIZE=-5":                 "KB_QUERY_CACHE_SIZE must not be negative (0 turns the cache off; got -5)",
+		"KB_MCP_SESSIONS_PER_KEY=-1":             "KB_MCP_SESSIONS_PER_KEY must not be negative (0 turns the cap off; got -1)",
 		"KB_QUERY_CACHE_TTL=0s":                  "KB_QUERY_CACHE_TTL must be more than 0",
 		"KB_SHUTDOWN_TIMEOUT=-1s":                "KB_SHUTDOWN_TIMEOUT must not be negative",
 		"KB_LLM_TIMEOUT=0s":                      "KB_LLM_TIMEOUT must be more than 0",

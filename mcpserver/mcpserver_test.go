@@ -47,7 +47,8 @@ func newServer(t *testing.T, authorizer mcpserver.Authorizer) *mcpserver.Server 
 // newServerPool is newServer with an authorizer over its database, which also
 // holds a page only the group "secret" may read; audited records the editor
 // tools' calls in its audit_log.
-func newServerPool(t *testing.T, authorizer func(*pgxpool.Pool) mcpserver.Authorizer, audited bool) (*mcpserver.Server, *pgxpool.Pool) {
+func newServerPool(t *testing.T, authorizer func(*pgxpool.Pool) mcpserver.Authorizer, audited bool,
+	opts ...func(*mcpserver.Deps)) (*mcpserver.Server, *pgxpool.Pool) {
 	t.Helper()
 	pool := dbtest.FreshPool(t)
 	emb := embed.NewHash(384)
@@ -74,6 +75,9 @@ func newServerPool(t *testing.T, authorizer func(*pgxpool.Pool) mcpserver.Author
 	d := mcpserver.Deps{Pool: pool, Search: twoPass, Chat: svc, Authorizer: authorizer(pool)}
 	if audited {
 		d.Auditor = auth.NewStore(pool)
+	}
+	for _, o := range opts {
+		o(&d)
 	}
 	return mcpserver.New(d), pool
 }
@@ -647,5 +651,40 @@ func TestErrorsReadAsTheAPIs(t *testing.T) {
 				t.Errorf("got %#v, want code %d with %q", err, tt.code, tt.message)
 			}
 		})
+	}
+}
+
+// TestSessionsPerKey: a key holds at most SessionsPerKey sessions; a new one
+// closes that key's oldest (its client is told the session is gone), and
+// another key's sessions are its own.
+func TestSessionsPerKey(t *testing.T) {
+	t.Parallel()
+	pool := func(*pgxpool.Pool) mcpserver.Authorizer { return keys }
+	s, _ := newServerPool(t, pool, false, func(d *mcpserver.Deps) { d.SessionsPerKey = 2 })
+	h := s.HTTPHandler()
+	t.Cleanup(h.Close)
+	// The guard's part: the principal of the bearer key goes in the context.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := keys(r.Context(), strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r.WithContext(domain.WithPrincipal(r.Context(), p)))
+	}))
+	t.Cleanup(srv.Close)
+	endpoint := srv.URL + "/mcp"
+	first := connectHTTP(t, endpoint, "reader-key")
+	second := connectHTTP(t, endpoint, "reader-key")
+	editor := connectHTTP(t, endpoint, "editor-key")
+	third := connectHTTP(t, endpoint, "reader-key")
+	for name, cs := range map[string]*mcp.ClientSession{"second": second, "third": third, "editor's": editor} {
+		if _, text, isError := mcptest.Call(t, cs, "list_projects", map[string]any{}); isError {
+			t.Errorf("the %s session: %s", name, text)
+		}
+	}
+	_, err := first.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_projects", Arguments: map[string]any{}})
+	if err == nil || !strings.Contains(err.Error(), "session not found") {
+		t.Errorf("the reader's oldest session past the limit of 2: %v, want session not found", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"connectrpc.com/connect"
@@ -44,6 +45,10 @@ type Deps struct {
 	Logger  *slog.Logger
 	// Version is reported to clients at initialisation.
 	Version string
+	// SessionsPerKey bounds the Streamable HTTP sessions one API key (or, without
+	// one, the caller) holds open: a new one past it closes that key's oldest.
+	// 0 leaves them unbounded.
+	SessionsPerKey int
 }
 
 // Server builds MCP servers over canon's services.
@@ -90,7 +95,7 @@ func (s *Server) HTTPHandler() *HTTPHandler {
 		sdk: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 			&mcp.StreamableHTTPOptions{Logger: quiet(s.d.Logger), SessionTimeout: sessionTimeout,
 				DisableLocalhostProtection: true, MaxRequestBodyBytes: MaxMessageBytes}),
-		srv: srv, stop: stop, stopNow: stopNow,
+		srv: srv, stop: stop, stopNow: stopNow, log: s.d.Logger, perKey: s.d.SessionsPerKey, owned: map[string][]string{},
 	}
 }
 
@@ -101,11 +106,29 @@ type HTTPHandler struct {
 	stop context.Context
 	// stopNow ends the standalone streams and refuses new ones.
 	stopNow context.CancelFunc
+	log     *slog.Logger
+	// perKey is Deps.SessionsPerKey; owned lists each owner's sessions (by id),
+	// oldest first.
+	perKey int
+	mu     sync.Mutex
+	owned  map[string][]string
 }
 
+// sessionHeader carries a Streamable HTTP session's id.
+const sessionHeader = "Mcp-Session-Id"
+
 // ServeHTTP serves one request; a GET is a client's standalone SSE stream,
-// held open until the client leaves, its session ends or CloseStreams.
+// held open until the client leaves, its session ends or CloseStreams. A POST
+// without a session starts one (initialize), which counts against its key's
+// SessionsPerKey.
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost && r.Header.Get(sessionHeader) == "" && h.perKey > 0 {
+		h.sdk.ServeHTTP(w, r)
+		if id := w.Header().Get(sessionHeader); id != "" {
+			h.own(sessionOwner(domain.PrincipalFrom(r.Context())), id)
+		}
+		return
+	}
 	if r.Method == http.MethodGet {
 		if h.stop.Err() != nil {
 			auth.WriteJSONError(w, connect.CodeUnavailable, ErrShuttingDown.Error())
@@ -117,6 +140,46 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r = r.WithContext(ctx)
 	}
 	h.sdk.ServeHTTP(w, r)
+}
+
+// sessionOwner names whom a session counts against: the API key, else the
+// caller without one (the operator on loopback, or anonymous).
+func sessionOwner(p domain.Principal) string {
+	if p.KeyID != "" {
+		return "key:" + p.KeyID
+	}
+	return "name:" + p.Name
+}
+
+// own records session id as owner's and closes owner's oldest sessions past
+// perKey. Sessions that ended (closed by their client, timed out) are dropped
+// from the list first, so only open ones count.
+func (h *HTTPHandler) own(owner, id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	open := map[string]*mcp.ServerSession{}
+	for ss := range h.srv.Sessions() {
+		open[ss.ID()] = ss
+	}
+	var ids []string
+	for _, o := range append(h.owned[owner], id) {
+		if open[o] != nil {
+			ids = append(ids, o)
+		}
+	}
+	for len(ids) > h.perKey {
+		// The client of a closed session gets "session not found" and, as the
+		// protocol says, starts a new one.
+		err := open[ids[0]].Close()
+		h.log.Info("mcp: closed the oldest session of a key past KB_MCP_SESSIONS_PER_KEY",
+			"owner", owner, "limit", h.perKey, "error", err)
+		ids = ids[1:]
+	}
+	if len(ids) == 0 {
+		delete(h.owned, owner)
+		return
+	}
+	h.owned[owner] = ids
 }
 
 // ErrShuttingDown answers a standalone stream asked for once CloseStreams has run.

@@ -95,6 +95,6 @@ func (a *app) mcpServer(log *slog.Logger, keysRequired bool) *mcpserver.Server {
 	}
 	return mcpserver.New(mcpserver.Deps{
 		Pool: a.pool, Reads: a.reads, Search: a.hierarchy, Chat: a.chat, Logger: log, Version: buildVersion(),
-		Authorizer: authorizer, Auditor: store,
+		Authorizer: authorizer, Auditor: store, SessionsPerKey: a.cfg.MCPSessionsPerKey,
 	})
 }
