@@ -1717,3 +1717,9 @@ UPDATE documents d SET content_hash = d.content_hash || '+links'
 WHERE d.source_path ~* '\.(md|markdown)$'
   AND EXISTS (SELECT FROM doc_links l WHERE l.project_id = d.project_id AND l.declared_by = d.id);
 
+-- db/migrations/00078_lifecycle_restore.sql
+ALTER TABLE lifecycle_audit
+    DROP CONSTRAINT lifecycle_audit_operation_check,
+    ADD CONSTRAINT lifecycle_audit_operation_check
+        CHECK (operation IN ('promote', 'supersede', 'deprecate', 'archive', 'reject', 'restore'));
+

@@ -53,6 +53,7 @@ const (
 	OpDeprecate = "deprecate"
 	OpArchive   = "archive"
 	OpReject    = "reject"
+	OpRestore   = "restore"
 )
 
 // StateError reports an operation that the document's current state does not
@@ -85,8 +86,10 @@ type Change struct {
 	Actor     string
 	Before    State
 	After     State
-	// EdgesAdded lists the edges this run created (none on a re-run).
-	EdgesAdded []Edge
+	// EdgesAdded lists the edges this run created (none on a re-run), and
+	// EdgesRemoved those it deleted (Restore).
+	EdgesAdded   []Edge
+	EdgesRemoved []Edge
 	// Changed is false when the operation was already in effect: nothing was written.
 	Changed bool
 	// Notes say which other documents the change made superseded, or current
@@ -353,6 +356,38 @@ func (s *Service) Reject(ctx context.Context, actor, project, slug, decision str
 	})
 }
 
+// Restore undoes the lifecycle operations on slug since the ingest that last
+// wrote it: its canonical type, status and priority become what they were
+// before the first of them (what its file says), and the edges they added go
+// (an edge its file declares too stays). A document restored to raw leaves
+// the graph, as an ingested raw document is not in it. Operations on other
+// documents stay, though they may name this one (a rejection for it).
+func (s *Service) Restore(ctx context.Context, actor, project, slug string) (Change, error) {
+	return s.run(ctx, actor, OpRestore, project, []string{slug}, func(t *txn, docs map[string]*document) (*plan, error) {
+		d := docs[slug]
+		rows, err := t.q.LifecycleSinceWrite(t.ctx, db.LifecycleSinceWriteParams{ProjectID: t.projectID, DocumentID: d.id})
+		if err != nil {
+			return nil, err
+		}
+		p := &plan{target: d, after: d.state}
+		for i, r := range rows {
+			var before, after auditRecord
+			if err := json.Unmarshal([]byte(r.Before), &before); err != nil {
+				return nil, fmt.Errorf("audit of %s: %w", slug, err)
+			}
+			if err := json.Unmarshal([]byte(r.After), &after); err != nil {
+				return nil, fmt.Errorf("audit of %s: %w", slug, err)
+			}
+			if i == 0 {
+				p.after = State{CanonicalType: deref(before.CanonicalType), Status: deref(before.Status),
+					RetrievalPriority: before.RetrievalPriority}
+			}
+			p.drop = append(p.drop, after.EdgesAdded...)
+		}
+		return p, nil
+	})
+}
+
 // auditRecord is the JSON of lifecycle_audit.before and .after: NULL columns as
 // null, and after lists the edges the operation added.
 type auditRecord struct {
@@ -360,11 +395,12 @@ type auditRecord struct {
 	Status            *string `json:"status"`
 	RetrievalPriority int     `json:"retrieval_priority"`
 	EdgesAdded        []Edge  `json:"edges_added,omitempty"`
+	EdgesRemoved      []Edge  `json:"edges_removed,omitempty"`
 }
 
-func auditState(s State, edges []Edge) auditRecord {
+func auditState(s State, added, removed []Edge) auditRecord {
 	return auditRecord{CanonicalType: optional(s.CanonicalType), Status: optional(s.Status),
-		RetrievalPriority: s.RetrievalPriority, EdgesAdded: edges}
+		RetrievalPriority: s.RetrievalPriority, EdgesAdded: added, EdgesRemoved: removed}
 }
 
 // document is a locked document row.
@@ -387,6 +423,8 @@ type plan struct {
 	target *document
 	after  State
 	edges  []edgeSpec
+	// drop: the lifecycle edges to delete (Restore).
+	drop []Edge
 	// check runs once the plan is applied (the target's links resolved), in
 	// the same transaction: an error undoes it all.
 	check func() error
@@ -460,8 +498,8 @@ func (s *Service) run(ctx context.Context, actor, op, project string, slugs []st
 				ch.Notes = append(ch.Notes, note)
 			}
 		}
-		before, _ := json.Marshal(auditState(ch.Before, nil))
-		after, _ := json.Marshal(auditState(ch.After, nonNilEdges(ch.EdgesAdded)))
+		before, _ := json.Marshal(auditState(ch.Before, nil, nil))
+		after, _ := json.Marshal(auditState(ch.After, nonNilEdges(ch.EdgesAdded), ch.EdgesRemoved))
 		row, err := q.LifecycleAuditInsert(ctx, db.LifecycleAuditInsertParams{
 			ProjectID: projectID, DocumentID: p.target.id, Slug: p.target.slug, Actor: actor, Operation: op,
 			Before: string(before), After: string(after),
@@ -493,6 +531,25 @@ func apply(tx *txn, p *plan, ch *Change) error {
 		if err != nil {
 			return fmt.Errorf("update %s: %w", t.slug, err)
 		}
+		ch.Changed = true
+	}
+	for _, e := range p.drop {
+		n, err := q.LifecycleEdgeDrop(ctx, db.LifecycleEdgeDropParams{
+			ProjectID: projectID, EdgeType: e.EdgeType, FromSlug: e.From, ToSlug: e.To})
+		if err != nil {
+			return fmt.Errorf("edge %s -%s-> %s: %w", e.From, e.EdgeType, e.To, err)
+		}
+		if n > 0 {
+			ch.EdgesRemoved = append(ch.EdgesRemoved, e)
+			ch.Changed = true
+		}
+	}
+	if p.after.CanonicalType == "" && t.state.CanonicalType != "" && t.nodeID != nil {
+		// A raw document is not in the graph; its edges go with its node.
+		if err := q.NodeDeleteByDocument(ctx, db.NodeDeleteByDocumentParams{ProjectID: projectID, DocumentID: t.id}); err != nil {
+			return fmt.Errorf("graph node of %s: %w", t.slug, err)
+		}
+		t.nodeID = nil
 		ch.Changed = true
 	}
 	if p.after.CanonicalType != "" && (t.nodeID == nil || p.after.CanonicalType != t.state.CanonicalType) {

@@ -794,3 +794,72 @@ func overrideNotices(res ingest.Result) []string {
 	slices.Sort(out)
 	return out
 }
+
+// TestRestore: Restore undoes what the operations on a document did since its
+// last ingest: its fields as its file says, the edges they added gone, a raw
+// document out of the graph again (the link waiting for it waits again); the
+// operations on other documents stay.
+func TestRestore(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	raw := lifecycle.State{RetrievalPriority: 50}
+	must(t)(e.svc.Reject(ctx, "alice", project, "note-raw", "dec-v2"))
+	must(t)(e.svc.Supersede(ctx, "alice", project, "dec-v1", "dec-v2"))
+	must(t)(e.svc.Deprecate(ctx, "alice", project, "dec-v1"))
+	if e.edge(t, "dec-v2", "depends_on", "note-raw") != "frontmatter" {
+		t.Fatal("test premise: the rejection gave the note a node, and dec-v2's link to it an edge")
+	}
+
+	ch := must(t)(e.svc.Restore(ctx, "bob", project, "note-raw"))
+	if !ch.Changed || ch.After != raw || ch.Operation != lifecycle.OpRestore ||
+		!slices.Equal(ch.EdgesRemoved, []lifecycle.Edge{{From: "note-raw", To: "dec-v2", EdgeType: "decision_for", Weight: 1}}) {
+		t.Errorf("restore of the rejected note: %+v", ch)
+	}
+	if got := e.state(t, "note-raw"); got != raw {
+		t.Errorf("note-raw after restore: %+v, want raw", got)
+	}
+	if n := e.count(t, "SELECT count(*) FROM kb_nodes n JOIN documents d ON d.id = n.document_id WHERE d.slug = 'note-raw'"); n != 0 {
+		t.Errorf("a restored raw document keeps %d graph node(s)", n)
+	}
+	if got := e.edge(t, "dec-v2", "depends_on", "note-raw"); got != "" {
+		t.Errorf("dec-v2's link to the raw note is an edge again (%q), want it waiting", got)
+	}
+
+	ch = must(t)(e.svc.Restore(ctx, "bob", project, "dec-v1"))
+	want := lifecycle.State{CanonicalType: "decision", Status: "accepted", RetrievalPriority: 50}
+	if !ch.Changed || ch.Before.Status != "deprecated" || ch.After != want ||
+		!slices.Equal(ch.EdgesRemoved, []lifecycle.Edge{{From: "dec-v2", To: "dec-v1", EdgeType: "supersedes", Weight: 1}}) {
+		t.Errorf("restore of the superseded, then deprecated decision: %+v", ch)
+	}
+	if got := e.state(t, "dec-v1"); got != want {
+		t.Errorf("dec-v1 after restore: %+v, want %+v (current again)", got, want)
+	}
+	if got := e.edge(t, "dec-v2", "supersedes", "dec-v1"); got != "" {
+		t.Errorf("the supersedes edge stays: %q", got)
+	}
+
+	// Nothing left to undo: nothing written, nothing audited.
+	audits := e.audits(t)
+	for _, slug := range []string{"note-raw", "dec-v1", "dec-v2"} {
+		if again := must(t)(e.svc.Restore(ctx, "bob", project, slug)); again.Changed || again.AuditID != 0 {
+			t.Errorf("restore of %s with nothing to undo: %+v", slug, again)
+		}
+	}
+	if n := e.audits(t); n != audits {
+		t.Errorf("%d audit rows after restores that changed nothing, want %d", n, audits)
+	}
+	var op string
+	if err := e.pool.QueryRow(ctx, "SELECT operation FROM lifecycle_audit ORDER BY id DESC LIMIT 1").Scan(&op); err != nil || op != "restore" {
+		t.Errorf("the last audit row: %q %v, want restore", op, err)
+	}
+	// Operations after a restore are undone by the next one alone.
+	must(t)(e.svc.Archive(ctx, "carol", project, "dec-v1"))
+	if ch := must(t)(e.svc.Restore(ctx, "bob", project, "dec-v1")); ch.Before.Status != "archived" || ch.After != want {
+		t.Errorf("restore after an archive: %+v", ch)
+	}
+	var nf *domain.NotFoundError
+	if _, err := e.svc.Restore(ctx, "bob", project, "no-such-doc"); !errors.As(err, &nf) {
+		t.Errorf("restore of an unknown document: %v", err)
+	}
+}

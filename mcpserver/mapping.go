@@ -398,9 +398,11 @@ type ChangeOutput struct {
 	Before     State  `json:"before"`
 	After      State  `json:"after"`
 	EdgesAdded []Edge `json:"edges_added"`
-	Changed    bool   `json:"changed" jsonschema:"false when the operation was already in effect: nothing was written"`
-	AuditID    int64  `json:"audit_id,omitempty" jsonschema:"the lifecycle_audit row (absent when nothing changed)"`
-	Actor      string `json:"actor" jsonschema:"who made the change, as recorded in the audit"`
+	// EdgesRemoved: the edges a restore deleted.
+	EdgesRemoved []Edge `json:"edges_removed,omitempty" jsonschema:"the edges a restore removed"`
+	Changed      bool   `json:"changed" jsonschema:"false when the operation was already in effect: nothing was written"`
+	AuditID      int64  `json:"audit_id,omitempty" jsonschema:"the lifecycle_audit row (absent when nothing changed)"`
+	Actor        string `json:"actor" jsonschema:"who made the change, as recorded in the audit"`
 }
 
 func promoteRequest(in PromoteInput) lifecycle.PromoteRequest {
@@ -414,6 +416,9 @@ func changeOutput(ch lifecycle.Change) ChangeOutput {
 		AuditID: ch.AuditID, Actor: ch.Actor}
 	for _, e := range ch.EdgesAdded {
 		out.EdgesAdded = append(out.EdgesAdded, Edge{FromDocID: e.From, ToDocID: e.To, EdgeType: e.EdgeType, Weight: e.Weight})
+	}
+	for _, e := range ch.EdgesRemoved {
+		out.EdgesRemoved = append(out.EdgesRemoved, Edge{FromDocID: e.From, ToDocID: e.To, EdgeType: e.EdgeType, Weight: e.Weight})
 	}
 	return out
 }

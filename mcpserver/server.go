@@ -221,7 +221,8 @@ const serverInstructions = `canon answers questions from a team's own documents 
 Start with list_projects to learn the project keys. Use ask for a grounded answer with citations (or a refusal when the documents do not say),
 search to see the ranked evidence (with related documents and rejected approaches), get_document to read a document whole,
 and graph_neighbours to walk its edges. Superseded, deprecated and archived documents are ranked lower: prefer accepted ones.
-The lifecycle tools (promote, supersede, deprecate, archive, reject) change a document's status and need an editor key.`
+The lifecycle tools (promote, supersede, deprecate, archive, reject) change a document's status and need an editor key;
+restore undoes them on a document, back to what its file says.`
 
 func (s *Server) build(credential credentialSource) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "canon", Title: "canon knowledge base", Version: s.d.Version},
@@ -318,6 +319,11 @@ func (t *tools) register(srv *mcp.Server) {
 			"slug -decision_for-> decision is added, so searches that find the decision show it. Refused for an entity page, a " +
 			"decision others were rejected in favour of, and a document that supersedes another. Needs an editor key; audited."},
 		handle(t, "reject", domain.RoleEditor, t.reject))
+	mcp.AddTool(srv, &mcp.Tool{Name: "restore", Title: "Restore a document to its file", Annotations: lifecycleAnnotations,
+		Description: "Undo the lifecycle operations on a document since the ingest that last wrote it (a mistaken promote, " +
+			"supersede, deprecate, archive or reject): its type, status and priority become what its file says, the edges " +
+			"those operations added are removed, and a document restored to raw leaves the graph. Needs an editor key; audited."},
+		handle(t, "restore", domain.RoleEditor, t.restore))
 }
 
 func (t *tools) search(ctx context.Context, _ domain.Principal, in SearchInput) (SearchOutput, error) {
@@ -383,6 +389,10 @@ func (t *tools) setStatus(op string) func(context.Context, domain.Principal, Doc
 
 func (t *tools) reject(ctx context.Context, p domain.Principal, in RejectInput) (ChangeOutput, error) {
 	return changed(t.s.lifecycle.Reject(ctx, p.Actor(), in.Project, in.Slug, in.DecisionSlug))
+}
+
+func (t *tools) restore(ctx context.Context, p domain.Principal, in DocumentInput) (ChangeOutput, error) {
+	return changed(t.s.lifecycle.Restore(ctx, p.Actor(), in.Project, in.Slug))
 }
 
 func changed(ch lifecycle.Change, err error) (ChangeOutput, error) {

@@ -29,6 +29,7 @@ var policies = map[string]auth.Policy{
 	canonv1connect.CanonServiceDeprecateProcedure:                         {Role: domain.RoleEditor, Audit: true},
 	canonv1connect.CanonServiceArchiveProcedure:                           {Role: domain.RoleEditor, Audit: true},
 	canonv1connect.CanonServiceRejectProcedure:                            {Role: domain.RoleEditor, Audit: true},
+	canonv1connect.CanonServiceRestoreProcedure:                           {Role: domain.RoleEditor, Audit: true},
 	canonv1connect.KeyServiceCreateKeyProcedure:                           {Role: domain.RoleAdmin, Audit: true},
 	canonv1connect.KeyServiceListKeysProcedure:                            {Role: domain.RoleAdmin},
 	canonv1connect.KeyServiceRevokeKeyProcedure:                           {Role: domain.RoleAdmin, Audit: true},
@@ -69,6 +70,8 @@ func requestScope(msg any) auth.Scope {
 	case *canonv1.ArchiveRequest:
 		return auth.Scope{Projects: []string{m.GetProjectKey()}, Document: m.GetSlug()}
 	case *canonv1.RejectRequest:
+		return auth.Scope{Projects: []string{m.GetProjectKey()}, Document: m.GetSlug()}
+	case *canonv1.RestoreRequest:
 		return auth.Scope{Projects: []string{m.GetProjectKey()}, Document: m.GetSlug()}
 	case *canonv1.CreateKeyRequest:
 		return auth.Scope{Projects: m.GetProjectKeys()}

@@ -81,6 +81,15 @@ func (h *canonHandler) Reject(ctx context.Context, req *connect.Request[canonv1.
 	return connect.NewResponse(&canonv1.RejectResponse{Change: ChangeProto(ch)}), nil
 }
 
+func (h *canonHandler) Restore(ctx context.Context, req *connect.Request[canonv1.RestoreRequest]) (*connect.Response[canonv1.RestoreResponse], error) {
+	actor := domain.PrincipalFrom(ctx).Actor()
+	ch, err := h.svc.Restore(ctx, actor, req.Msg.GetProjectKey(), req.Msg.GetSlug())
+	if err != nil {
+		return nil, h.lifecycleError(ctx, "restore", err)
+	}
+	return connect.NewResponse(&canonv1.RestoreResponse{Change: ChangeProto(ch)}), nil
+}
+
 func (h *canonHandler) ShowGraph(ctx context.Context, req *connect.Request[canonv1.ShowGraphRequest]) (*connect.Response[canonv1.ShowGraphResponse], error) {
 	g, err := h.svc.Graph(ctx, req.Msg.GetProjectKey(), req.Msg.GetSlug())
 	if err != nil {
@@ -111,6 +120,9 @@ func ChangeProto(ch lifecycle.Change) *canonv1.LifecycleChange {
 	}
 	for _, e := range ch.EdgesAdded {
 		out.EdgesAdded = append(out.EdgesAdded, &canonv1.GraphEdge{FromDocId: e.From, ToDocId: e.To, EdgeType: e.EdgeType, Weight: e.Weight})
+	}
+	for _, e := range ch.EdgesRemoved {
+		out.EdgesRemoved = append(out.EdgesRemoved, &canonv1.GraphEdge{FromDocId: e.From, ToDocId: e.To, EdgeType: e.EdgeType, Weight: e.Weight})
 	}
 	return out
 }

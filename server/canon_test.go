@@ -189,4 +189,17 @@ func TestCanonServiceLifecycle(t *testing.T) {
 	if !found || g.Msg.GetState().GetCanonicalType() != "decision" {
 		t.Errorf("graph show should list the lifecycle edge: %v", g.Msg)
 	}
+	// Restore undoes the rejection: the note is raw again and the edge is gone.
+	restored, err := c.Restore(ctx, connect.NewRequest(&canonv1.RestoreRequest{ProjectKey: "platform", Slug: "note-cache-benchmarks"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch = restored.Msg.GetChange()
+	if !ch.GetChanged() || ch.GetOperation() != "restore" || ch.GetAfter().GetCanonicalType() != "" ||
+		len(ch.GetEdgesRemoved()) != 1 || ch.GetEdgesRemoved()[0].GetEdgeType() != "decision_for" {
+		t.Errorf("restore: %v", ch)
+	}
+	if _, err := c.Restore(ctx, connect.NewRequest(&canonv1.RestoreRequest{ProjectKey: "platform", Slug: "no-such-doc"})); connect.CodeOf(err) != connect.CodeNotFound {
+		t.Errorf("restore of an unknown document: %v", err)
+	}
 }

@@ -70,6 +70,10 @@ func openPool(ctx context.Context, databaseURL string) (*pgxpool.Pool, error) {
 }
 
 func printChange(w io.Writer, ch lifecycle.Change) {
+	if !ch.Changed && ch.Operation == lifecycle.OpRestore {
+		fmt.Fprintf(w, "restore %s: nothing to undo since its last ingest (%s)\n", ch.Slug, stateString(ch.After))
+		return
+	}
 	if !ch.Changed {
 		fmt.Fprintf(w, "%s %s: already in effect, nothing changed (%s)\n", ch.Operation, ch.Slug, stateString(ch.After))
 		return
@@ -77,6 +81,9 @@ func printChange(w io.Writer, ch lifecycle.Change) {
 	fmt.Fprintf(w, "%s %s: %s -> %s\n", ch.Operation, ch.Slug, stateString(ch.Before), stateString(ch.After))
 	for _, e := range ch.EdgesAdded {
 		fmt.Fprintf(w, "  edge added: %s -[%s %.2f]-> %s (lifecycle)\n", e.From, e.EdgeType, e.Weight, e.To)
+	}
+	for _, e := range ch.EdgesRemoved {
+		fmt.Fprintf(w, "  edge removed: %s -[%s %.2f]-> %s (lifecycle)\n", e.From, e.EdgeType, e.Weight, e.To)
 	}
 	for _, n := range ch.Notes {
 		fmt.Fprintf(w, "  note: %s\n", n)
@@ -98,7 +105,7 @@ func stateString(s lifecycle.State) string {
 func newCanonCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "canon",
-		Short: "Change a document's place in the canon: promote, supersede, deprecate, archive, reject",
+		Short: "Change a document's place in the canon: promote, supersede, deprecate, archive, reject, restore",
 		Long: `Lifecycle operations change a document's canonical type, status and graph edges
 after ingest, in one transaction, with an audit row (lifecycle_audit) naming the
 actor. Re-running an operation changes nothing. Edges they add have provenance
@@ -106,10 +113,11 @@ actor. Re-running an operation changes nothing. Edges they add have provenance
 
 Files stay the source of truth: when a file changes and is ingested again, its
 frontmatter wins, and the ingest reports each lifecycle change it overrides.
-Copy the change into the frontmatter to keep it.`,
+Copy the change into the frontmatter to keep it. restore undoes the operations on a
+document since the ingest that last wrote it, without touching its file.`,
 	}
 	cmd.AddCommand(newPromoteCmd(), newSupersedeCmd(), newStatusCmd("deprecate", "deprecated", (*lifecycle.Service).Deprecate),
-		newStatusCmd("archive", "archived", (*lifecycle.Service).Archive), newRejectCmd())
+		newStatusCmd("archive", "archived", (*lifecycle.Service).Archive), newRejectCmd(), newRestoreCmd())
 	return cmd
 }
 
@@ -198,5 +206,27 @@ func newRejectCmd() *cobra.Command {
 	f.register(cmd)
 	cmd.Flags().StringVar(&decision, "decision", "", "the decision the approach was rejected for (required)")
 	cobra.CheckErr(cmd.MarkFlagRequired("decision"))
+	return cmd
+}
+
+func newRestoreCmd() *cobra.Command {
+	var f lifecycleFlags
+	cmd := &cobra.Command{
+		Use:   "restore SLUG --project KEY",
+		Short: "Undo the lifecycle operations on a document since its last ingest: back to what its file says",
+		Long: `Restore undoes every lifecycle operation on SLUG since the ingest that last wrote it
+(a mistaken promote, supersede, deprecate, archive or reject): its canonical type, status
+and priority become what they were before the first of them, which is what its file
+says; the edges those operations added are removed (an edge its file declares stays);
+a document restored to raw leaves the graph. Operations on other documents stay.`,
+		Example: "canon canon restore note-cache-benchmarks --project platform",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return f.run(cmd, func(ctx context.Context, s *lifecycle.Service, actor string) (lifecycle.Change, error) {
+				return s.Restore(ctx, actor, f.project, args[0])
+			})
+		},
+	}
+	f.register(cmd)
 	return cmd
 }

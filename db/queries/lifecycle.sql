@@ -206,3 +206,25 @@ JOIN lifecycle_audit a ON a.project_id = d.project_id AND a.document_id = d.id
 WHERE d.project_id = sqlc.arg(project_id) AND d.slug = ANY (sqlc.arg(slugs)::text[])
   AND a.at > d.updated_at
 ORDER BY d.id, a.at DESC, a.id DESC;
+
+-- name: LifecycleSinceWrite :many
+-- The lifecycle operations on a document since the ingest that last wrote it,
+-- oldest first: what Restore undoes (the first one's before is what the file
+-- says; their after.edges_added the edges they added).
+SELECT a.operation, a.before::text AS before, a.after::text AS after
+FROM documents d
+JOIN lifecycle_audit a ON a.project_id = d.project_id AND a.document_id = d.id
+WHERE d.project_id = sqlc.arg(project_id) AND d.id = sqlc.arg(document_id)
+  AND a.at > d.updated_at
+ORDER BY a.at, a.id;
+
+-- name: LifecycleEdgeDrop :execrows
+-- Deletes an edge a lifecycle operation added, by its ends' slugs: only one of
+-- provenance lifecycle, so an edge a file declares stays.
+DELETE FROM kb_edges e
+USING documents fd, kb_nodes fn, documents td, kb_nodes tn
+WHERE e.project_id = sqlc.arg(project_id) AND e.provenance = 'lifecycle' AND e.edge_type = sqlc.arg(edge_type)
+  AND fd.project_id = e.project_id AND fd.slug = sqlc.arg(from_slug)
+  AND fn.project_id = fd.project_id AND fn.document_id = fd.id AND e.from_node_id = fn.id
+  AND td.project_id = e.project_id AND td.slug = sqlc.arg(to_slug)
+  AND tn.project_id = td.project_id AND tn.document_id = td.id AND e.to_node_id = tn.id;

@@ -237,6 +237,38 @@ func (q *Queries) LifecycleEdgeDeleteContradicted(ctx context.Context, arg Lifec
 	return err
 }
 
+const lifecycleEdgeDrop = `-- name: LifecycleEdgeDrop :execrows
+DELETE FROM kb_edges e
+USING documents fd, kb_nodes fn, documents td, kb_nodes tn
+WHERE e.project_id = $1 AND e.provenance = 'lifecycle' AND e.edge_type = $2
+  AND fd.project_id = e.project_id AND fd.slug = $3
+  AND fn.project_id = fd.project_id AND fn.document_id = fd.id AND e.from_node_id = fn.id
+  AND td.project_id = e.project_id AND td.slug = $4
+  AND tn.project_id = td.project_id AND tn.document_id = td.id AND e.to_node_id = tn.id
+`
+
+type LifecycleEdgeDropParams struct {
+	ProjectID int64
+	EdgeType  string
+	FromSlug  string
+	ToSlug    string
+}
+
+// Deletes an edge a lifecycle operation added, by its ends' slugs: only one of
+// provenance lifecycle, so an edge a file declares stays.
+func (q *Queries) LifecycleEdgeDrop(ctx context.Context, arg LifecycleEdgeDropParams) (int64, error) {
+	result, err := q.db.Exec(ctx, lifecycleEdgeDrop,
+		arg.ProjectID,
+		arg.EdgeType,
+		arg.FromSlug,
+		arg.ToSlug,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const lifecycleEdgeEnsure = `-- name: LifecycleEdgeEnsure :execrows
 INSERT INTO kb_edges (project_id, from_node_id, to_node_id, edge_type, weight, provenance, declared_by)
 VALUES ($1, $2, $3, $4,
@@ -485,6 +517,49 @@ func (q *Queries) LifecycleRejectedFor(ctx context.Context, arg LifecycleRejecte
 	for rows.Next() {
 		var i LifecycleRejectedForRow
 		if err := rows.Scan(&i.Slug, &i.Visible); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const lifecycleSinceWrite = `-- name: LifecycleSinceWrite :many
+SELECT a.operation, a.before::text AS before, a.after::text AS after
+FROM documents d
+JOIN lifecycle_audit a ON a.project_id = d.project_id AND a.document_id = d.id
+WHERE d.project_id = $1 AND d.id = $2
+  AND a.at > d.updated_at
+ORDER BY a.at, a.id
+`
+
+type LifecycleSinceWriteParams struct {
+	ProjectID  int64
+	DocumentID int64
+}
+
+type LifecycleSinceWriteRow struct {
+	Operation string
+	Before    string
+	After     string
+}
+
+// The lifecycle operations on a document since the ingest that last wrote it,
+// oldest first: what Restore undoes (the first one's before is what the file
+// says; their after.edges_added the edges they added).
+func (q *Queries) LifecycleSinceWrite(ctx context.Context, arg LifecycleSinceWriteParams) ([]LifecycleSinceWriteRow, error) {
+	rows, err := q.db.Query(ctx, lifecycleSinceWrite, arg.ProjectID, arg.DocumentID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []LifecycleSinceWriteRow
+	for rows.Next() {
+		var i LifecycleSinceWriteRow
+		if err := rows.Scan(&i.Operation, &i.Before, &i.After); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -15,7 +15,7 @@ import (
 
 // Tools are the tools canon serves, sorted.
 var Tools = []string{"archive", "ask", "content_gaps", "deprecate", "get_document", "graph_neighbours", "list_projects",
-	"promote", "reject", "search", "supersede"}
+	"promote", "reject", "restore", "search", "supersede"}
 
 // Call calls a tool and decodes its structured result into a map; isError and
 // the text content say how it failed.
@@ -171,6 +171,8 @@ func ExerciseAll(t *testing.T, cs *mcp.ClientSession) {
 		{"deprecate", map[string]any{"project": "platform", "slug": "rb-edge-proxy-upgrade"}, `"status":"deprecated"`},
 		{"archive", map[string]any{"project": "platform", "slug": "inc-2024-07-ledger-lag"}, `"status":"archived"`},
 		{"reject", map[string]any{"project": "platform", "slug": "note-cache-musings", "decision_slug": "dec-cache-v2"}, `"canonical_type":"rejected-approach"`},
+		// Undoes the rejection: the note is raw again, as its file says.
+		{"restore", map[string]any{"project": "platform", "slug": "note-cache-musings"}, `"canonical_type":""`},
 	}
 	for _, op := range ops {
 		ch := mustCall(t, cs, op.tool, op.args)

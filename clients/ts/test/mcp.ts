@@ -24,7 +24,7 @@ async function call(name: string, args: Record<string, unknown> = {}): Promise<S
 const { tools } = await client.listTools();
 assert.deepEqual(tools.map((t) => t.name).sort(), [
   "archive", "ask", "content_gaps", "deprecate", "get_document", "graph_neighbours", "list_projects",
-  "promote", "reject", "search", "supersede",
+  "promote", "reject", "restore", "search", "supersede",
 ]);
 for (const t of tools) assert.ok(t.description && t.inputSchema.type === "object", `tool ${t.name} needs a description and a schema`);
 
@@ -59,6 +59,8 @@ const lifecycle: [string, Record<string, unknown>][] = [
   ["deprecate", { project: "platform", slug: "rb-edge-proxy-upgrade" }],
   ["archive", { project: "platform", slug: "inc-2024-07-ledger-lag" }],
   ["reject", { project: "platform", slug: "note-cache-musings", decision_slug: "dec-cache-v2" }],
+  // Undoes the rejection: the note is raw again, as its file says.
+  ["restore", { project: "platform", slug: "note-cache-musings" }],
 ];
 for (const [name, args] of lifecycle) {
   const change = await call(name, args);

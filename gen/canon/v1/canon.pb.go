@@ -546,6 +546,102 @@ func (x *RejectResponse) GetChange() *LifecycleChange {
 	return nil
 }
 
+type RestoreRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ProjectKey    string                 `protobuf:"bytes,1,opt,name=project_key,json=projectKey,proto3" json:"project_key,omitempty"`
+	Slug          string                 `protobuf:"bytes,2,opt,name=slug,proto3" json:"slug,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RestoreRequest) Reset() {
+	*x = RestoreRequest{}
+	mi := &file_canon_v1_canon_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RestoreRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RestoreRequest) ProtoMessage() {}
+
+func (x *RestoreRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_canon_v1_canon_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RestoreRequest.ProtoReflect.Descriptor instead.
+func (*RestoreRequest) Descriptor() ([]byte, []int) {
+	return file_canon_v1_canon_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *RestoreRequest) GetProjectKey() string {
+	if x != nil {
+		return x.ProjectKey
+	}
+	return ""
+}
+
+func (x *RestoreRequest) GetSlug() string {
+	if x != nil {
+		return x.Slug
+	}
+	return ""
+}
+
+type RestoreResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Change        *LifecycleChange       `protobuf:"bytes,1,opt,name=change,proto3" json:"change,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RestoreResponse) Reset() {
+	*x = RestoreResponse{}
+	mi := &file_canon_v1_canon_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RestoreResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RestoreResponse) ProtoMessage() {}
+
+func (x *RestoreResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_canon_v1_canon_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RestoreResponse.ProtoReflect.Descriptor instead.
+func (*RestoreResponse) Descriptor() ([]byte, []int) {
+	return file_canon_v1_canon_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *RestoreResponse) GetChange() *LifecycleChange {
+	if x != nil {
+		return x.Change
+	}
+	return nil
+}
+
 // CanonicalState is a document's canonical fields; canonical_type is empty for a
 // raw (non-canonical) document.
 type CanonicalState struct {
@@ -559,7 +655,7 @@ type CanonicalState struct {
 
 func (x *CanonicalState) Reset() {
 	*x = CanonicalState{}
-	mi := &file_canon_v1_canon_proto_msgTypes[10]
+	mi := &file_canon_v1_canon_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -571,7 +667,7 @@ func (x *CanonicalState) String() string {
 func (*CanonicalState) ProtoMessage() {}
 
 func (x *CanonicalState) ProtoReflect() protoreflect.Message {
-	mi := &file_canon_v1_canon_proto_msgTypes[10]
+	mi := &file_canon_v1_canon_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -584,7 +680,7 @@ func (x *CanonicalState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanonicalState.ProtoReflect.Descriptor instead.
 func (*CanonicalState) Descriptor() ([]byte, []int) {
-	return file_canon_v1_canon_proto_rawDescGZIP(), []int{10}
+	return file_canon_v1_canon_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CanonicalState) GetCanonicalType() string {
@@ -620,7 +716,7 @@ type GraphEdge struct {
 
 func (x *GraphEdge) Reset() {
 	*x = GraphEdge{}
-	mi := &file_canon_v1_canon_proto_msgTypes[11]
+	mi := &file_canon_v1_canon_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -632,7 +728,7 @@ func (x *GraphEdge) String() string {
 func (*GraphEdge) ProtoMessage() {}
 
 func (x *GraphEdge) ProtoReflect() protoreflect.Message {
-	mi := &file_canon_v1_canon_proto_msgTypes[11]
+	mi := &file_canon_v1_canon_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -645,7 +741,7 @@ func (x *GraphEdge) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GraphEdge.ProtoReflect.Descriptor instead.
 func (*GraphEdge) Descriptor() ([]byte, []int) {
-	return file_canon_v1_canon_proto_rawDescGZIP(), []int{11}
+	return file_canon_v1_canon_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GraphEdge) GetFromDocId() string {
@@ -688,15 +784,17 @@ type LifecycleChange struct {
 	// False when the operation was already in effect: nothing was written.
 	Changed bool `protobuf:"varint,7,opt,name=changed,proto3" json:"changed,omitempty"`
 	// The audit row (0 when nothing changed).
-	AuditId       int64  `protobuf:"varint,8,opt,name=audit_id,json=auditId,proto3" json:"audit_id,omitempty"`
-	Actor         string `protobuf:"bytes,9,opt,name=actor,proto3" json:"actor,omitempty"`
+	AuditId int64  `protobuf:"varint,8,opt,name=audit_id,json=auditId,proto3" json:"audit_id,omitempty"`
+	Actor   string `protobuf:"bytes,9,opt,name=actor,proto3" json:"actor,omitempty"`
+	// The edges a restore deleted.
+	EdgesRemoved  []*GraphEdge `protobuf:"bytes,10,rep,name=edges_removed,json=edgesRemoved,proto3" json:"edges_removed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *LifecycleChange) Reset() {
 	*x = LifecycleChange{}
-	mi := &file_canon_v1_canon_proto_msgTypes[12]
+	mi := &file_canon_v1_canon_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -708,7 +806,7 @@ func (x *LifecycleChange) String() string {
 func (*LifecycleChange) ProtoMessage() {}
 
 func (x *LifecycleChange) ProtoReflect() protoreflect.Message {
-	mi := &file_canon_v1_canon_proto_msgTypes[12]
+	mi := &file_canon_v1_canon_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -721,7 +819,7 @@ func (x *LifecycleChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LifecycleChange.ProtoReflect.Descriptor instead.
 func (*LifecycleChange) Descriptor() ([]byte, []int) {
-	return file_canon_v1_canon_proto_rawDescGZIP(), []int{12}
+	return file_canon_v1_canon_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *LifecycleChange) GetOperation() string {
@@ -787,6 +885,13 @@ func (x *LifecycleChange) GetActor() string {
 	return ""
 }
 
+func (x *LifecycleChange) GetEdgesRemoved() []*GraphEdge {
+	if x != nil {
+		return x.EdgesRemoved
+	}
+	return nil
+}
+
 type ShowGraphRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ProjectKey    string                 `protobuf:"bytes,1,opt,name=project_key,json=projectKey,proto3" json:"project_key,omitempty"`
@@ -797,7 +902,7 @@ type ShowGraphRequest struct {
 
 func (x *ShowGraphRequest) Reset() {
 	*x = ShowGraphRequest{}
-	mi := &file_canon_v1_canon_proto_msgTypes[13]
+	mi := &file_canon_v1_canon_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -809,7 +914,7 @@ func (x *ShowGraphRequest) String() string {
 func (*ShowGraphRequest) ProtoMessage() {}
 
 func (x *ShowGraphRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_canon_v1_canon_proto_msgTypes[13]
+	mi := &file_canon_v1_canon_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -822,7 +927,7 @@ func (x *ShowGraphRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShowGraphRequest.ProtoReflect.Descriptor instead.
 func (*ShowGraphRequest) Descriptor() ([]byte, []int) {
-	return file_canon_v1_canon_proto_rawDescGZIP(), []int{13}
+	return file_canon_v1_canon_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ShowGraphRequest) GetProjectKey() string {
@@ -859,7 +964,7 @@ type GraphNeighbour struct {
 
 func (x *GraphNeighbour) Reset() {
 	*x = GraphNeighbour{}
-	mi := &file_canon_v1_canon_proto_msgTypes[14]
+	mi := &file_canon_v1_canon_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -871,7 +976,7 @@ func (x *GraphNeighbour) String() string {
 func (*GraphNeighbour) ProtoMessage() {}
 
 func (x *GraphNeighbour) ProtoReflect() protoreflect.Message {
-	mi := &file_canon_v1_canon_proto_msgTypes[14]
+	mi := &file_canon_v1_canon_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -884,7 +989,7 @@ func (x *GraphNeighbour) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GraphNeighbour.ProtoReflect.Descriptor instead.
 func (*GraphNeighbour) Descriptor() ([]byte, []int) {
-	return file_canon_v1_canon_proto_rawDescGZIP(), []int{14}
+	return file_canon_v1_canon_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GraphNeighbour) GetDocId() string {
@@ -965,7 +1070,7 @@ type ShowGraphResponse struct {
 
 func (x *ShowGraphResponse) Reset() {
 	*x = ShowGraphResponse{}
-	mi := &file_canon_v1_canon_proto_msgTypes[15]
+	mi := &file_canon_v1_canon_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -977,7 +1082,7 @@ func (x *ShowGraphResponse) String() string {
 func (*ShowGraphResponse) ProtoMessage() {}
 
 func (x *ShowGraphResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_canon_v1_canon_proto_msgTypes[15]
+	mi := &file_canon_v1_canon_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -990,7 +1095,7 @@ func (x *ShowGraphResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShowGraphResponse.ProtoReflect.Descriptor instead.
 func (*ShowGraphResponse) Descriptor() ([]byte, []int) {
-	return file_canon_v1_canon_proto_rawDescGZIP(), []int{15}
+	return file_canon_v1_canon_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ShowGraphResponse) GetProjectKey() string {
@@ -1068,6 +1173,12 @@ const file_canon_v1_canon_proto_rawDesc = "" +
 	"\x04slug\x18\x02 \x01(\tR\x04slug\x12#\n" +
 	"\rdecision_slug\x18\x03 \x01(\tR\fdecisionSlug\"C\n" +
 	"\x0eRejectResponse\x121\n" +
+	"\x06change\x18\x01 \x01(\v2\x19.canon.v1.LifecycleChangeR\x06change\"E\n" +
+	"\x0eRestoreRequest\x12\x1f\n" +
+	"\vproject_key\x18\x01 \x01(\tR\n" +
+	"projectKey\x12\x12\n" +
+	"\x04slug\x18\x02 \x01(\tR\x04slug\"D\n" +
+	"\x0fRestoreResponse\x121\n" +
 	"\x06change\x18\x01 \x01(\v2\x19.canon.v1.LifecycleChangeR\x06change\"~\n" +
 	"\x0eCanonicalState\x12%\n" +
 	"\x0ecanonical_type\x18\x01 \x01(\tR\rcanonicalType\x12\x16\n" +
@@ -1077,7 +1188,7 @@ const file_canon_v1_canon_proto_rawDesc = "" +
 	"\vfrom_doc_id\x18\x01 \x01(\tR\tfromDocId\x12\x1a\n" +
 	"\tto_doc_id\x18\x02 \x01(\tR\atoDocId\x12\x1b\n" +
 	"\tedge_type\x18\x03 \x01(\tR\bedgeType\x12\x16\n" +
-	"\x06weight\x18\x04 \x01(\x01R\x06weight\"\xca\x02\n" +
+	"\x06weight\x18\x04 \x01(\x01R\x06weight\"\x84\x03\n" +
 	"\x0fLifecycleChange\x12\x1c\n" +
 	"\toperation\x18\x01 \x01(\tR\toperation\x12\x1f\n" +
 	"\vproject_key\x18\x02 \x01(\tR\n" +
@@ -1089,7 +1200,9 @@ const file_canon_v1_canon_proto_rawDesc = "" +
 	"edgesAdded\x12\x18\n" +
 	"\achanged\x18\a \x01(\bR\achanged\x12\x19\n" +
 	"\baudit_id\x18\b \x01(\x03R\aauditId\x12\x14\n" +
-	"\x05actor\x18\t \x01(\tR\x05actor\"G\n" +
+	"\x05actor\x18\t \x01(\tR\x05actor\x128\n" +
+	"\redges_removed\x18\n" +
+	" \x03(\v2\x13.canon.v1.GraphEdgeR\fedgesRemoved\"G\n" +
 	"\x10ShowGraphRequest\x12\x1f\n" +
 	"\vproject_key\x18\x01 \x01(\tR\n" +
 	"projectKey\x12\x12\n" +
@@ -1115,13 +1228,14 @@ const file_canon_v1_canon_proto_rawDesc = "" +
 	"\x05state\x18\x04 \x01(\v2\x18.canon.v1.CanonicalStateR\x05state\x128\n" +
 	"\n" +
 	"neighbours\x18\x05 \x03(\v2\x18.canon.v1.GraphNeighbourR\n" +
-	"neighbours2\xa9\x03\n" +
+	"neighbours2\xeb\x03\n" +
 	"\fCanonService\x12@\n" +
 	"\aPromote\x12\x18.canon.v1.PromoteRequest\x1a\x19.canon.v1.PromoteResponse\"\x00\x12F\n" +
 	"\tSupersede\x12\x1a.canon.v1.SupersedeRequest\x1a\x1b.canon.v1.SupersedeResponse\"\x00\x12F\n" +
 	"\tDeprecate\x12\x1a.canon.v1.DeprecateRequest\x1a\x1b.canon.v1.DeprecateResponse\"\x00\x12@\n" +
 	"\aArchive\x12\x18.canon.v1.ArchiveRequest\x1a\x19.canon.v1.ArchiveResponse\"\x00\x12=\n" +
-	"\x06Reject\x12\x17.canon.v1.RejectRequest\x1a\x18.canon.v1.RejectResponse\"\x00\x12F\n" +
+	"\x06Reject\x12\x17.canon.v1.RejectRequest\x1a\x18.canon.v1.RejectResponse\"\x00\x12@\n" +
+	"\aRestore\x12\x18.canon.v1.RestoreRequest\x1a\x19.canon.v1.RestoreResponse\"\x00\x12F\n" +
 	"\tShowGraph\x12\x1a.canon.v1.ShowGraphRequest\x1a\x1b.canon.v1.ShowGraphResponse\"\x00B/Z-github.com/canonkb/canon/gen/canon/v1;canonv1b\x06proto3"
 
 var (
@@ -1136,7 +1250,7 @@ func file_canon_v1_canon_proto_rawDescGZIP() []byte {
 	return file_canon_v1_canon_proto_rawDescData
 }
 
-var file_canon_v1_canon_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_canon_v1_canon_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_canon_v1_canon_proto_goTypes = []any{
 	(*PromoteRequest)(nil),    // 0: canon.v1.PromoteRequest
 	(*PromoteResponse)(nil),   // 1: canon.v1.PromoteResponse
@@ -1148,41 +1262,47 @@ var file_canon_v1_canon_proto_goTypes = []any{
 	(*ArchiveResponse)(nil),   // 7: canon.v1.ArchiveResponse
 	(*RejectRequest)(nil),     // 8: canon.v1.RejectRequest
 	(*RejectResponse)(nil),    // 9: canon.v1.RejectResponse
-	(*CanonicalState)(nil),    // 10: canon.v1.CanonicalState
-	(*GraphEdge)(nil),         // 11: canon.v1.GraphEdge
-	(*LifecycleChange)(nil),   // 12: canon.v1.LifecycleChange
-	(*ShowGraphRequest)(nil),  // 13: canon.v1.ShowGraphRequest
-	(*GraphNeighbour)(nil),    // 14: canon.v1.GraphNeighbour
-	(*ShowGraphResponse)(nil), // 15: canon.v1.ShowGraphResponse
+	(*RestoreRequest)(nil),    // 10: canon.v1.RestoreRequest
+	(*RestoreResponse)(nil),   // 11: canon.v1.RestoreResponse
+	(*CanonicalState)(nil),    // 12: canon.v1.CanonicalState
+	(*GraphEdge)(nil),         // 13: canon.v1.GraphEdge
+	(*LifecycleChange)(nil),   // 14: canon.v1.LifecycleChange
+	(*ShowGraphRequest)(nil),  // 15: canon.v1.ShowGraphRequest
+	(*GraphNeighbour)(nil),    // 16: canon.v1.GraphNeighbour
+	(*ShowGraphResponse)(nil), // 17: canon.v1.ShowGraphResponse
 }
 var file_canon_v1_canon_proto_depIdxs = []int32{
-	12, // 0: canon.v1.PromoteResponse.change:type_name -> canon.v1.LifecycleChange
-	12, // 1: canon.v1.SupersedeResponse.change:type_name -> canon.v1.LifecycleChange
-	12, // 2: canon.v1.DeprecateResponse.change:type_name -> canon.v1.LifecycleChange
-	12, // 3: canon.v1.ArchiveResponse.change:type_name -> canon.v1.LifecycleChange
-	12, // 4: canon.v1.RejectResponse.change:type_name -> canon.v1.LifecycleChange
-	10, // 5: canon.v1.LifecycleChange.before:type_name -> canon.v1.CanonicalState
-	10, // 6: canon.v1.LifecycleChange.after:type_name -> canon.v1.CanonicalState
-	11, // 7: canon.v1.LifecycleChange.edges_added:type_name -> canon.v1.GraphEdge
-	10, // 8: canon.v1.ShowGraphResponse.state:type_name -> canon.v1.CanonicalState
-	14, // 9: canon.v1.ShowGraphResponse.neighbours:type_name -> canon.v1.GraphNeighbour
-	0,  // 10: canon.v1.CanonService.Promote:input_type -> canon.v1.PromoteRequest
-	2,  // 11: canon.v1.CanonService.Supersede:input_type -> canon.v1.SupersedeRequest
-	4,  // 12: canon.v1.CanonService.Deprecate:input_type -> canon.v1.DeprecateRequest
-	6,  // 13: canon.v1.CanonService.Archive:input_type -> canon.v1.ArchiveRequest
-	8,  // 14: canon.v1.CanonService.Reject:input_type -> canon.v1.RejectRequest
-	13, // 15: canon.v1.CanonService.ShowGraph:input_type -> canon.v1.ShowGraphRequest
-	1,  // 16: canon.v1.CanonService.Promote:output_type -> canon.v1.PromoteResponse
-	3,  // 17: canon.v1.CanonService.Supersede:output_type -> canon.v1.SupersedeResponse
-	5,  // 18: canon.v1.CanonService.Deprecate:output_type -> canon.v1.DeprecateResponse
-	7,  // 19: canon.v1.CanonService.Archive:output_type -> canon.v1.ArchiveResponse
-	9,  // 20: canon.v1.CanonService.Reject:output_type -> canon.v1.RejectResponse
-	15, // 21: canon.v1.CanonService.ShowGraph:output_type -> canon.v1.ShowGraphResponse
-	16, // [16:22] is the sub-list for method output_type
-	10, // [10:16] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	14, // 0: canon.v1.PromoteResponse.change:type_name -> canon.v1.LifecycleChange
+	14, // 1: canon.v1.SupersedeResponse.change:type_name -> canon.v1.LifecycleChange
+	14, // 2: canon.v1.DeprecateResponse.change:type_name -> canon.v1.LifecycleChange
+	14, // 3: canon.v1.ArchiveResponse.change:type_name -> canon.v1.LifecycleChange
+	14, // 4: canon.v1.RejectResponse.change:type_name -> canon.v1.LifecycleChange
+	14, // 5: canon.v1.RestoreResponse.change:type_name -> canon.v1.LifecycleChange
+	12, // 6: canon.v1.LifecycleChange.before:type_name -> canon.v1.CanonicalState
+	12, // 7: canon.v1.LifecycleChange.after:type_name -> canon.v1.CanonicalState
+	13, // 8: canon.v1.LifecycleChange.edges_added:type_name -> canon.v1.GraphEdge
+	13, // 9: canon.v1.LifecycleChange.edges_removed:type_name -> canon.v1.GraphEdge
+	12, // 10: canon.v1.ShowGraphResponse.state:type_name -> canon.v1.CanonicalState
+	16, // 11: canon.v1.ShowGraphResponse.neighbours:type_name -> canon.v1.GraphNeighbour
+	0,  // 12: canon.v1.CanonService.Promote:input_type -> canon.v1.PromoteRequest
+	2,  // 13: canon.v1.CanonService.Supersede:input_type -> canon.v1.SupersedeRequest
+	4,  // 14: canon.v1.CanonService.Deprecate:input_type -> canon.v1.DeprecateRequest
+	6,  // 15: canon.v1.CanonService.Archive:input_type -> canon.v1.ArchiveRequest
+	8,  // 16: canon.v1.CanonService.Reject:input_type -> canon.v1.RejectRequest
+	10, // 17: canon.v1.CanonService.Restore:input_type -> canon.v1.RestoreRequest
+	15, // 18: canon.v1.CanonService.ShowGraph:input_type -> canon.v1.ShowGraphRequest
+	1,  // 19: canon.v1.CanonService.Promote:output_type -> canon.v1.PromoteResponse
+	3,  // 20: canon.v1.CanonService.Supersede:output_type -> canon.v1.SupersedeResponse
+	5,  // 21: canon.v1.CanonService.Deprecate:output_type -> canon.v1.DeprecateResponse
+	7,  // 22: canon.v1.CanonService.Archive:output_type -> canon.v1.ArchiveResponse
+	9,  // 23: canon.v1.CanonService.Reject:output_type -> canon.v1.RejectResponse
+	11, // 24: canon.v1.CanonService.Restore:output_type -> canon.v1.RestoreResponse
+	17, // 25: canon.v1.CanonService.ShowGraph:output_type -> canon.v1.ShowGraphResponse
+	19, // [19:26] is the sub-list for method output_type
+	12, // [12:19] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_canon_v1_canon_proto_init() }
@@ -1197,7 +1317,7 @@ func file_canon_v1_canon_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_canon_v1_canon_proto_rawDesc), len(file_canon_v1_canon_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   16,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

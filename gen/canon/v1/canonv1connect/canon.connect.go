@@ -43,6 +43,8 @@ const (
 	CanonServiceArchiveProcedure = "/canon.v1.CanonService/Archive"
 	// CanonServiceRejectProcedure is the fully-qualified name of the CanonService's Reject RPC.
 	CanonServiceRejectProcedure = "/canon.v1.CanonService/Reject"
+	// CanonServiceRestoreProcedure is the fully-qualified name of the CanonService's Restore RPC.
+	CanonServiceRestoreProcedure = "/canon.v1.CanonService/Restore"
 	// CanonServiceShowGraphProcedure is the fully-qualified name of the CanonService's ShowGraph RPC.
 	CanonServiceShowGraphProcedure = "/canon.v1.CanonService/ShowGraph"
 )
@@ -62,6 +64,10 @@ type CanonServiceClient interface {
 	// Reject marks a document as a rejected approach of a decision: its type becomes
 	// rejected-approach and an edge slug -decision_for-> decision is added.
 	Reject(context.Context, *connect.Request[v1.RejectRequest]) (*connect.Response[v1.RejectResponse], error)
+	// Restore undoes the lifecycle operations on a document since the ingest that
+	// last wrote it: its fields become what its file says, the edges they added
+	// go, and a document restored to raw leaves the graph.
+	Restore(context.Context, *connect.Request[v1.RestoreRequest]) (*connect.Response[v1.RestoreResponse], error)
 	// ShowGraph lists a document's neighbours: one hop, both directions, every edge type.
 	ShowGraph(context.Context, *connect.Request[v1.ShowGraphRequest]) (*connect.Response[v1.ShowGraphResponse], error)
 }
@@ -107,6 +113,12 @@ func NewCanonServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			connect.WithSchema(canonServiceMethods.ByName("Reject")),
 			connect.WithClientOptions(opts...),
 		),
+		restore: connect.NewClient[v1.RestoreRequest, v1.RestoreResponse](
+			httpClient,
+			baseURL+CanonServiceRestoreProcedure,
+			connect.WithSchema(canonServiceMethods.ByName("Restore")),
+			connect.WithClientOptions(opts...),
+		),
 		showGraph: connect.NewClient[v1.ShowGraphRequest, v1.ShowGraphResponse](
 			httpClient,
 			baseURL+CanonServiceShowGraphProcedure,
@@ -123,6 +135,7 @@ type canonServiceClient struct {
 	deprecate *connect.Client[v1.DeprecateRequest, v1.DeprecateResponse]
 	archive   *connect.Client[v1.ArchiveRequest, v1.ArchiveResponse]
 	reject    *connect.Client[v1.RejectRequest, v1.RejectResponse]
+	restore   *connect.Client[v1.RestoreRequest, v1.RestoreResponse]
 	showGraph *connect.Client[v1.ShowGraphRequest, v1.ShowGraphResponse]
 }
 
@@ -151,6 +164,11 @@ func (c *canonServiceClient) Reject(ctx context.Context, req *connect.Request[v1
 	return c.reject.CallUnary(ctx, req)
 }
 
+// Restore calls canon.v1.CanonService.Restore.
+func (c *canonServiceClient) Restore(ctx context.Context, req *connect.Request[v1.RestoreRequest]) (*connect.Response[v1.RestoreResponse], error) {
+	return c.restore.CallUnary(ctx, req)
+}
+
 // ShowGraph calls canon.v1.CanonService.ShowGraph.
 func (c *canonServiceClient) ShowGraph(ctx context.Context, req *connect.Request[v1.ShowGraphRequest]) (*connect.Response[v1.ShowGraphResponse], error) {
 	return c.showGraph.CallUnary(ctx, req)
@@ -171,6 +189,10 @@ type CanonServiceHandler interface {
 	// Reject marks a document as a rejected approach of a decision: its type becomes
 	// rejected-approach and an edge slug -decision_for-> decision is added.
 	Reject(context.Context, *connect.Request[v1.RejectRequest]) (*connect.Response[v1.RejectResponse], error)
+	// Restore undoes the lifecycle operations on a document since the ingest that
+	// last wrote it: its fields become what its file says, the edges they added
+	// go, and a document restored to raw leaves the graph.
+	Restore(context.Context, *connect.Request[v1.RestoreRequest]) (*connect.Response[v1.RestoreResponse], error)
 	// ShowGraph lists a document's neighbours: one hop, both directions, every edge type.
 	ShowGraph(context.Context, *connect.Request[v1.ShowGraphRequest]) (*connect.Response[v1.ShowGraphResponse], error)
 }
@@ -212,6 +234,12 @@ func NewCanonServiceHandler(svc CanonServiceHandler, opts ...connect.HandlerOpti
 		connect.WithSchema(canonServiceMethods.ByName("Reject")),
 		connect.WithHandlerOptions(opts...),
 	)
+	canonServiceRestoreHandler := connect.NewUnaryHandler(
+		CanonServiceRestoreProcedure,
+		svc.Restore,
+		connect.WithSchema(canonServiceMethods.ByName("Restore")),
+		connect.WithHandlerOptions(opts...),
+	)
 	canonServiceShowGraphHandler := connect.NewUnaryHandler(
 		CanonServiceShowGraphProcedure,
 		svc.ShowGraph,
@@ -230,6 +258,8 @@ func NewCanonServiceHandler(svc CanonServiceHandler, opts ...connect.HandlerOpti
 			canonServiceArchiveHandler.ServeHTTP(w, r)
 		case CanonServiceRejectProcedure:
 			canonServiceRejectHandler.ServeHTTP(w, r)
+		case CanonServiceRestoreProcedure:
+			canonServiceRestoreHandler.ServeHTTP(w, r)
 		case CanonServiceShowGraphProcedure:
 			canonServiceShowGraphHandler.ServeHTTP(w, r)
 		default:
@@ -259,6 +289,10 @@ func (UnimplementedCanonServiceHandler) Archive(context.Context, *connect.Reques
 
 func (UnimplementedCanonServiceHandler) Reject(context.Context, *connect.Request[v1.RejectRequest]) (*connect.Response[v1.RejectResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("canon.v1.CanonService.Reject is not implemented"))
+}
+
+func (UnimplementedCanonServiceHandler) Restore(context.Context, *connect.Request[v1.RestoreRequest]) (*connect.Response[v1.RestoreResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("canon.v1.CanonService.Restore is not implemented"))
 }
 
 func (UnimplementedCanonServiceHandler) ShowGraph(context.Context, *connect.Request[v1.ShowGraphRequest]) (*connect.Response[v1.ShowGraphResponse], error) {

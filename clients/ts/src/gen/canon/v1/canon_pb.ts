@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file canon/v1/canon.proto.
  */
 export const file_canon_v1_canon: GenFile = /*@__PURE__*/
-  fileDesc("ChRjYW5vbi92MS9jYW5vbi5wcm90bxIIY2Fub24udjEikwEKDlByb21vdGVSZXF1ZXN0EhMKC3Byb2plY3Rfa2V5GAEgASgJEgwKBHNsdWcYAiABKAkSFgoOY2Fub25pY2FsX3R5cGUYAyABKAkSDgoGc3RhdHVzGAQgASgJEh8KEnJldHJpZXZhbF9wcmlvcml0eRgFIAEoBUgAiAEBQhUKE19yZXRyaWV2YWxfcHJpb3JpdHkiPAoPUHJvbW90ZVJlc3BvbnNlEikKBmNoYW5nZRgBIAEoCzIZLmNhbm9uLnYxLkxpZmVjeWNsZUNoYW5nZSJLChBTdXBlcnNlZGVSZXF1ZXN0EhMKC3Byb2plY3Rfa2V5GAEgASgJEhAKCG9sZF9zbHVnGAIgASgJEhAKCG5ld19zbHVnGAMgASgJIj4KEVN1cGVyc2VkZVJlc3BvbnNlEikKBmNoYW5nZRgBIAEoCzIZLmNhbm9uLnYxLkxpZmVjeWNsZUNoYW5nZSI1ChBEZXByZWNhdGVSZXF1ZXN0EhMKC3Byb2plY3Rfa2V5GAEgASgJEgwKBHNsdWcYAiABKAkiPgoRRGVwcmVjYXRlUmVzcG9uc2USKQoGY2hhbmdlGAEgASgLMhkuY2Fub24udjEuTGlmZWN5Y2xlQ2hhbmdlIjMKDkFyY2hpdmVSZXF1ZXN0EhMKC3Byb2plY3Rfa2V5GAEgASgJEgwKBHNsdWcYAiABKAkiPAoPQXJjaGl2ZVJlc3BvbnNlEikKBmNoYW5nZRgBIAEoCzIZLmNhbm9uLnYxLkxpZmVjeWNsZUNoYW5nZSJJCg1SZWplY3RSZXF1ZXN0EhMKC3Byb2plY3Rfa2V5GAEgASgJEgwKBHNsdWcYAiABKAkSFQoNZGVjaXNpb25fc2x1ZxgDIAEoCSI7Cg5SZWplY3RSZXNwb25zZRIpCgZjaGFuZ2UYASABKAsyGS5jYW5vbi52MS5MaWZlY3ljbGVDaGFuZ2UiVAoOQ2Fub25pY2FsU3RhdGUSFgoOY2Fub25pY2FsX3R5cGUYASABKAkSDgoGc3RhdHVzGAIgASgJEhoKEnJldHJpZXZhbF9wcmlvcml0eRgDIAEoBSJWCglHcmFwaEVkZ2USEwoLZnJvbV9kb2NfaWQYASABKAkSEQoJdG9fZG9jX2lkGAIgASgJEhEKCWVkZ2VfdHlwZRgDIAEoCRIOCgZ3ZWlnaHQYBCABKAEi+AEKD0xpZmVjeWNsZUNoYW5nZRIRCglvcGVyYXRpb24YASABKAkSEwoLcHJvamVjdF9rZXkYAiABKAkSDgoGZG9jX2lkGAMgASgJEigKBmJlZm9yZRgEIAEoCzIYLmNhbm9uLnYxLkNhbm9uaWNhbFN0YXRlEicKBWFmdGVyGAUgASgLMhguY2Fub24udjEuQ2Fub25pY2FsU3RhdGUSKAoLZWRnZXNfYWRkZWQYBiADKAsyEy5jYW5vbi52MS5HcmFwaEVkZ2USDwoHY2hhbmdlZBgHIAEoCBIQCghhdWRpdF9pZBgIIAEoAxINCgVhY3RvchgJIAEoCSI1ChBTaG93R3JhcGhSZXF1ZXN0EhMKC3Byb2plY3Rfa2V5GAEgASgJEgwKBHNsdWcYAiABKAkitgEKDkdyYXBoTmVpZ2hib3VyEg4KBmRvY19pZBgBIAEoCRINCgV0aXRsZRgCIAEoCRIWCg5jYW5vbmljYWxfdHlwZRgDIAEoCRIOCgZzdGF0dXMYBCABKAkSEQoJZWRnZV90eXBlGAUgASgJEg4KBndlaWdodBgGIAEoARIRCglkaXJlY3Rpb24YByABKAkSEgoKcHJvdmVuYW5jZRgIIAEoCRITCgtkZWNsYXJlZF9ieRgJIAEoCSKeAQoRU2hvd0dyYXBoUmVzcG9uc2USEwoLcHJvamVjdF9rZXkYASABKAkSDgoGZG9jX2lkGAIgASgJEg0KBXRpdGxlGAMgASgJEicKBXN0YXRlGAQgASgLMhguY2Fub24udjEuQ2Fub25pY2FsU3RhdGUSLAoKbmVpZ2hib3VycxgFIAMoCzIYLmNhbm9uLnYxLkdyYXBoTmVpZ2hib3VyMqkDCgxDYW5vblNlcnZpY2USQAoHUHJvbW90ZRIYLmNhbm9uLnYxLlByb21vdGVSZXF1ZXN0GhkuY2Fub24udjEuUHJvbW90ZVJlc3BvbnNlIgASRgoJU3VwZXJzZWRlEhouY2Fub24udjEuU3VwZXJzZWRlUmVxdWVzdBobLmNhbm9uLnYxLlN1cGVyc2VkZVJlc3BvbnNlIgASRgoJRGVwcmVjYXRlEhouY2Fub24udjEuRGVwcmVjYXRlUmVxdWVzdBobLmNhbm9uLnYxLkRlcHJlY2F0ZVJlc3BvbnNlIgASQAoHQXJjaGl2ZRIYLmNhbm9uLnYxLkFyY2hpdmVSZXF1ZXN0GhkuY2Fub24udjEuQXJjaGl2ZVJlc3BvbnNlIgASPQoGUmVqZWN0EhcuY2Fub24udjEuUmVqZWN0UmVxdWVzdBoYLmNhbm9uLnYxLlJlamVjdFJlc3BvbnNlIgASRgoJU2hvd0dyYXBoEhouY2Fub24udjEuU2hvd0dyYXBoUmVxdWVzdBobLmNhbm9uLnYxLlNob3dHcmFwaFJlc3BvbnNlIgBCL1otZ2l0aHViLmNvbS9jYW5vbmtiL2Nhbm9uL2dlbi9jYW5vbi92MTtjYW5vbnYxYgZwcm90bzM");
+  fileDesc("ChRjYW5vbi92MS9jYW5vbi5wcm90bxIIY2Fub24udjEikwEKDlByb21vdGVSZXF1ZXN0EhMKC3Byb2plY3Rfa2V5GAEgASgJEgwKBHNsdWcYAiABKAkSFgoOY2Fub25pY2FsX3R5cGUYAyABKAkSDgoGc3RhdHVzGAQgASgJEh8KEnJldHJpZXZhbF9wcmlvcml0eRgFIAEoBUgAiAEBQhUKE19yZXRyaWV2YWxfcHJpb3JpdHkiPAoPUHJvbW90ZVJlc3BvbnNlEikKBmNoYW5nZRgBIAEoCzIZLmNhbm9uLnYxLkxpZmVjeWNsZUNoYW5nZSJLChBTdXBlcnNlZGVSZXF1ZXN0EhMKC3Byb2plY3Rfa2V5GAEgASgJEhAKCG9sZF9zbHVnGAIgASgJEhAKCG5ld19zbHVnGAMgASgJIj4KEVN1cGVyc2VkZVJlc3BvbnNlEikKBmNoYW5nZRgBIAEoCzIZLmNhbm9uLnYxLkxpZmVjeWNsZUNoYW5nZSI1ChBEZXByZWNhdGVSZXF1ZXN0EhMKC3Byb2plY3Rfa2V5GAEgASgJEgwKBHNsdWcYAiABKAkiPgoRRGVwcmVjYXRlUmVzcG9uc2USKQoGY2hhbmdlGAEgASgLMhkuY2Fub24udjEuTGlmZWN5Y2xlQ2hhbmdlIjMKDkFyY2hpdmVSZXF1ZXN0EhMKC3Byb2plY3Rfa2V5GAEgASgJEgwKBHNsdWcYAiABKAkiPAoPQXJjaGl2ZVJlc3BvbnNlEikKBmNoYW5nZRgBIAEoCzIZLmNhbm9uLnYxLkxpZmVjeWNsZUNoYW5nZSJJCg1SZWplY3RSZXF1ZXN0EhMKC3Byb2plY3Rfa2V5GAEgASgJEgwKBHNsdWcYAiABKAkSFQoNZGVjaXNpb25fc2x1ZxgDIAEoCSI7Cg5SZWplY3RSZXNwb25zZRIpCgZjaGFuZ2UYASABKAsyGS5jYW5vbi52MS5MaWZlY3ljbGVDaGFuZ2UiMwoOUmVzdG9yZVJlcXVlc3QSEwoLcHJvamVjdF9rZXkYASABKAkSDAoEc2x1ZxgCIAEoCSI8Cg9SZXN0b3JlUmVzcG9uc2USKQoGY2hhbmdlGAEgASgLMhkuY2Fub24udjEuTGlmZWN5Y2xlQ2hhbmdlIlQKDkNhbm9uaWNhbFN0YXRlEhYKDmNhbm9uaWNhbF90eXBlGAEgASgJEg4KBnN0YXR1cxgCIAEoCRIaChJyZXRyaWV2YWxfcHJpb3JpdHkYAyABKAUiVgoJR3JhcGhFZGdlEhMKC2Zyb21fZG9jX2lkGAEgASgJEhEKCXRvX2RvY19pZBgCIAEoCRIRCgllZGdlX3R5cGUYAyABKAkSDgoGd2VpZ2h0GAQgASgBIqQCCg9MaWZlY3ljbGVDaGFuZ2USEQoJb3BlcmF0aW9uGAEgASgJEhMKC3Byb2plY3Rfa2V5GAIgASgJEg4KBmRvY19pZBgDIAEoCRIoCgZiZWZvcmUYBCABKAsyGC5jYW5vbi52MS5DYW5vbmljYWxTdGF0ZRInCgVhZnRlchgFIAEoCzIYLmNhbm9uLnYxLkNhbm9uaWNhbFN0YXRlEigKC2VkZ2VzX2FkZGVkGAYgAygLMhMuY2Fub24udjEuR3JhcGhFZGdlEg8KB2NoYW5nZWQYByABKAgSEAoIYXVkaXRfaWQYCCABKAMSDQoFYWN0b3IYCSABKAkSKgoNZWRnZXNfcmVtb3ZlZBgKIAMoCzITLmNhbm9uLnYxLkdyYXBoRWRnZSI1ChBTaG93R3JhcGhSZXF1ZXN0EhMKC3Byb2plY3Rfa2V5GAEgASgJEgwKBHNsdWcYAiABKAkitgEKDkdyYXBoTmVpZ2hib3VyEg4KBmRvY19pZBgBIAEoCRINCgV0aXRsZRgCIAEoCRIWCg5jYW5vbmljYWxfdHlwZRgDIAEoCRIOCgZzdGF0dXMYBCABKAkSEQoJZWRnZV90eXBlGAUgASgJEg4KBndlaWdodBgGIAEoARIRCglkaXJlY3Rpb24YByABKAkSEgoKcHJvdmVuYW5jZRgIIAEoCRITCgtkZWNsYXJlZF9ieRgJIAEoCSKeAQoRU2hvd0dyYXBoUmVzcG9uc2USEwoLcHJvamVjdF9rZXkYASABKAkSDgoGZG9jX2lkGAIgASgJEg0KBXRpdGxlGAMgASgJEicKBXN0YXRlGAQgASgLMhguY2Fub24udjEuQ2Fub25pY2FsU3RhdGUSLAoKbmVpZ2hib3VycxgFIAMoCzIYLmNhbm9uLnYxLkdyYXBoTmVpZ2hib3VyMusDCgxDYW5vblNlcnZpY2USQAoHUHJvbW90ZRIYLmNhbm9uLnYxLlByb21vdGVSZXF1ZXN0GhkuY2Fub24udjEuUHJvbW90ZVJlc3BvbnNlIgASRgoJU3VwZXJzZWRlEhouY2Fub24udjEuU3VwZXJzZWRlUmVxdWVzdBobLmNhbm9uLnYxLlN1cGVyc2VkZVJlc3BvbnNlIgASRgoJRGVwcmVjYXRlEhouY2Fub24udjEuRGVwcmVjYXRlUmVxdWVzdBobLmNhbm9uLnYxLkRlcHJlY2F0ZVJlc3BvbnNlIgASQAoHQXJjaGl2ZRIYLmNhbm9uLnYxLkFyY2hpdmVSZXF1ZXN0GhkuY2Fub24udjEuQXJjaGl2ZVJlc3BvbnNlIgASPQoGUmVqZWN0EhcuY2Fub24udjEuUmVqZWN0UmVxdWVzdBoYLmNhbm9uLnYxLlJlamVjdFJlc3BvbnNlIgASQAoHUmVzdG9yZRIYLmNhbm9uLnYxLlJlc3RvcmVSZXF1ZXN0GhkuY2Fub24udjEuUmVzdG9yZVJlc3BvbnNlIgASRgoJU2hvd0dyYXBoEhouY2Fub24udjEuU2hvd0dyYXBoUmVxdWVzdBobLmNhbm9uLnYxLlNob3dHcmFwaFJlc3BvbnNlIgBCL1otZ2l0aHViLmNvbS9jYW5vbmtiL2Nhbm9uL2dlbi9jYW5vbi92MTtjYW5vbnYxYgZwcm90bzM");
 
 /**
  * @generated from message canon.v1.PromoteRequest
@@ -243,6 +243,45 @@ export const RejectResponseSchema: GenMessage<RejectResponse> = /*@__PURE__*/
   messageDesc(file_canon_v1_canon, 9);
 
 /**
+ * @generated from message canon.v1.RestoreRequest
+ */
+export type RestoreRequest = Message<"canon.v1.RestoreRequest"> & {
+  /**
+   * @generated from field: string project_key = 1;
+   */
+  projectKey: string;
+
+  /**
+   * @generated from field: string slug = 2;
+   */
+  slug: string;
+};
+
+/**
+ * Describes the message canon.v1.RestoreRequest.
+ * Use `create(RestoreRequestSchema)` to create a new message.
+ */
+export const RestoreRequestSchema: GenMessage<RestoreRequest> = /*@__PURE__*/
+  messageDesc(file_canon_v1_canon, 10);
+
+/**
+ * @generated from message canon.v1.RestoreResponse
+ */
+export type RestoreResponse = Message<"canon.v1.RestoreResponse"> & {
+  /**
+   * @generated from field: canon.v1.LifecycleChange change = 1;
+   */
+  change?: LifecycleChange | undefined;
+};
+
+/**
+ * Describes the message canon.v1.RestoreResponse.
+ * Use `create(RestoreResponseSchema)` to create a new message.
+ */
+export const RestoreResponseSchema: GenMessage<RestoreResponse> = /*@__PURE__*/
+  messageDesc(file_canon_v1_canon, 11);
+
+/**
  * CanonicalState is a document's canonical fields; canonical_type is empty for a
  * raw (non-canonical) document.
  *
@@ -270,7 +309,7 @@ export type CanonicalState = Message<"canon.v1.CanonicalState"> & {
  * Use `create(CanonicalStateSchema)` to create a new message.
  */
 export const CanonicalStateSchema: GenMessage<CanonicalState> = /*@__PURE__*/
-  messageDesc(file_canon_v1_canon, 10);
+  messageDesc(file_canon_v1_canon, 12);
 
 /**
  * @generated from message canon.v1.GraphEdge
@@ -302,7 +341,7 @@ export type GraphEdge = Message<"canon.v1.GraphEdge"> & {
  * Use `create(GraphEdgeSchema)` to create a new message.
  */
 export const GraphEdgeSchema: GenMessage<GraphEdge> = /*@__PURE__*/
-  messageDesc(file_canon_v1_canon, 11);
+  messageDesc(file_canon_v1_canon, 13);
 
 /**
  * LifecycleChange is what one operation did to its document.
@@ -358,6 +397,13 @@ export type LifecycleChange = Message<"canon.v1.LifecycleChange"> & {
    * @generated from field: string actor = 9;
    */
   actor: string;
+
+  /**
+   * The edges a restore deleted.
+   *
+   * @generated from field: repeated canon.v1.GraphEdge edges_removed = 10;
+   */
+  edgesRemoved: GraphEdge[];
 };
 
 /**
@@ -365,7 +411,7 @@ export type LifecycleChange = Message<"canon.v1.LifecycleChange"> & {
  * Use `create(LifecycleChangeSchema)` to create a new message.
  */
 export const LifecycleChangeSchema: GenMessage<LifecycleChange> = /*@__PURE__*/
-  messageDesc(file_canon_v1_canon, 12);
+  messageDesc(file_canon_v1_canon, 14);
 
 /**
  * @generated from message canon.v1.ShowGraphRequest
@@ -387,7 +433,7 @@ export type ShowGraphRequest = Message<"canon.v1.ShowGraphRequest"> & {
  * Use `create(ShowGraphRequestSchema)` to create a new message.
  */
 export const ShowGraphRequestSchema: GenMessage<ShowGraphRequest> = /*@__PURE__*/
-  messageDesc(file_canon_v1_canon, 13);
+  messageDesc(file_canon_v1_canon, 15);
 
 /**
  * @generated from message canon.v1.GraphNeighbour
@@ -450,7 +496,7 @@ export type GraphNeighbour = Message<"canon.v1.GraphNeighbour"> & {
  * Use `create(GraphNeighbourSchema)` to create a new message.
  */
 export const GraphNeighbourSchema: GenMessage<GraphNeighbour> = /*@__PURE__*/
-  messageDesc(file_canon_v1_canon, 14);
+  messageDesc(file_canon_v1_canon, 16);
 
 /**
  * @generated from message canon.v1.ShowGraphResponse
@@ -491,7 +537,7 @@ export type ShowGraphResponse = Message<"canon.v1.ShowGraphResponse"> & {
  * Use `create(ShowGraphResponseSchema)` to create a new message.
  */
 export const ShowGraphResponseSchema: GenMessage<ShowGraphResponse> = /*@__PURE__*/
-  messageDesc(file_canon_v1_canon, 15);
+  messageDesc(file_canon_v1_canon, 17);
 
 /**
  * CanonService changes a document's place in the canon after ingest (the same
@@ -559,6 +605,18 @@ export const CanonService: GenService<{
     methodKind: "unary";
     input: typeof RejectRequestSchema;
     output: typeof RejectResponseSchema;
+  },
+  /**
+   * Restore undoes the lifecycle operations on a document since the ingest that
+   * last wrote it: its fields become what its file says, the edges they added
+   * go, and a document restored to raw leaves the graph.
+   *
+   * @generated from rpc canon.v1.CanonService.Restore
+   */
+  restore: {
+    methodKind: "unary";
+    input: typeof RestoreRequestSchema;
+    output: typeof RestoreResponseSchema;
   },
   /**
    * ShowGraph lists a document's neighbours: one hop, both directions, every edge type.
