@@ -355,9 +355,10 @@ func (s *Service) Answer(ctx context.Context, req *domain.ChatRequest, acceptLan
 		if !ok {
 			return "", false
 		}
-		// A cited chunk backs its document's title and headings too: an answer
-		// listing records names them ("Ledger lag incident review — 2024-07-23 [1]").
-		return h.Title + "\n" + strings.Join(h.HeadingPath, "\n") + "\n" + h.Text, true
+		// A cited chunk backs its document's title, headings and owners too (the
+		// prompt shows them): an answer listing records names them ("Ledger lag
+		// incident review — 2024-07-23 [1]"), one about who owns it its owners.
+		return h.Title + "\n" + strings.Join(h.HeadingPath, "\n") + "\n" + strings.Join(h.Owners, "\n") + "\n" + h.Text, true
 	}, s.cfg.SupportThreshold)
 	supported := 0
 	for _, sp := range support {
@@ -413,7 +414,7 @@ func number(found *domain.SearchResult) (map[int]*domain.Hit, domain.PromptInput
 		n++
 		byN[n] = h
 		c := domain.PromptChunk{N: n, DocID: h.DocID, Title: h.Title, HeadingPath: h.HeadingPath,
-			Status: h.Status, EvidenceTier: h.EvidenceTier, Text: h.Text}
+			Status: h.Status, EvidenceTier: h.EvidenceTier, Owners: h.Owners, Text: h.Text}
 		if e := h.Edge; e != nil && e.EdgeType != "" {
 			c.Edge = fmt.Sprintf("%s %s %s", e.EdgeType, map[bool]string{true: "from", false: "to"}[e.Direction != "incoming"], e.FromDocID)
 		}

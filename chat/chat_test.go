@@ -354,6 +354,29 @@ func TestAnswerWithCheckedCitations(t *testing.T) {
 	}
 }
 
+// The prompt names each document's owners, and an answer that says who owns
+// what it cites is supported by the cited chunk: the owners are part of what
+// the model was shown about it.
+func TestOwnersInThePromptSupportTheAnswer(t *testing.T) {
+	t.Parallel()
+	var prompt string
+	fake := &fakeOpenAI{answer: func(p string) string {
+		prompt = p
+		return fmt.Sprintf("Dana Okafor and Lee Chen own the cache layer standard [%d].", numberOf(p, "dec-cache-v2"))
+	}}
+	svc, _ := newService(t, fake, nil)
+	res, err := svc.Answer(context.Background(), ask("who owns the cache layer standard?"), "", chat.Events{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(prompt, "doc_id: dec-cache-v2 | title: ") || !strings.Contains(prompt, "| owners: Dana Okafor, Lee Chen") {
+		t.Errorf("the prompt does not name dec-cache-v2's owners:\n%s", prompt)
+	}
+	if s := res.Meta.Sentences; len(s) != 1 || !s[0].Supported {
+		t.Errorf("support: %+v", s)
+	}
+}
+
 // The context carries each primary document's summary once, just before the
 // document's first chunk, when the page has other chunks of it only: asked how
 // rollbacks work, the page holds the rollback runbook's short sections (after

@@ -46,7 +46,8 @@ func TestPromptGolden(t *testing.T) {
 				Edge: "depends_on from dec-cache-v2", Text: "The session store keeps sessions in the shared cache."}},
 			Context: []PromptChunk{
 				{N: 3, DocID: "dec-cache-v2", Title: "Cache layer standard", HeadingPath: []string{"Cache layer standard", "Decision"},
-					Status: "accepted", EvidenceTier: "official", Text: "We standardised on Redis Cluster."},
+					Status: "accepted", EvidenceTier: "official", Owners: []string{"Dana Okafor", "Lee Chen"},
+					Text: "We standardised on Redis Cluster."},
 				{N: 4, DocID: "note-cache-musings", Title: "Musings on the cache layer", EvidenceTier: "blog", Text: "Opinions are my own."},
 			},
 		},

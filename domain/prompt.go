@@ -26,6 +26,8 @@ type PromptChunk struct {
 	HeadingPath  []string
 	Status       string
 	EvidenceTier string
+	// Owners are the document's owners by name (Hit.Owners).
+	Owners []string
 	// Edge describes how a related chunk was reached, e.g. "depends_on from dec-cache-v2".
 	Edge string
 	Text string

@@ -89,6 +89,9 @@ type Hit struct {
 	// CanonicalType, are the document's kind (Kind).
 	SourceType string
 	Attended   bool
+	// Owners are the document's owners (frontmatter `owners:`), each by the
+	// name on its person's page when the reader may see it, else as written.
+	Owners []string
 }
 
 // Kind is the kind of the hit's document, which question intents fit.

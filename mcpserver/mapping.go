@@ -87,6 +87,7 @@ type Hit struct {
 	Origin        string   `json:"origin" jsonschema:"primary, graph_expansion or rejected_approach"`
 	Edge          *HitEdge `json:"edge,omitempty" jsonschema:"for a related hit: the edge that brought it"`
 	Similarity    float64  `json:"similarity,omitempty" jsonschema:"for a rejected approach: cosine of the question and its summary"`
+	Owners        []string `json:"owners,omitempty" jsonschema:"the document's owners, by name: whom to ask about it"`
 }
 
 // SearchOutput is the search tool's result.
@@ -128,6 +129,7 @@ func hitsOut(hits []*domain.Hit) []Hit {
 			DocID: h.DocID, Project: h.ProjectKey, URI: DocumentURI(h.ProjectKey, h.DocID),
 			Title: h.Title, HeadingPath: nonNil(h.HeadingPath), Snippet: h.Snippet, Score: h.Score,
 			Status: h.Status, CanonicalType: h.CanonicalType, Origin: h.Origin, Similarity: h.Similarity,
+			Owners: h.Owners,
 		}
 		if e := h.Edge; e != nil {
 			o.Edge = &HitEdge{EdgeType: e.EdgeType, Weight: e.Weight, Direction: e.Direction, FromDocID: e.FromDocID}

@@ -107,7 +107,7 @@ func (s *Searcher) graph(ctx context.Context, req *domain.SearchRequest, p *plan
 			CanonicalType: deref(r.CanonicalType), Status: deref(r.Status), Tags: r.Tags,
 			EvidenceTier: deref(r.EvidenceTier), ProjectKey: r.ProjectKey, SourcePath: r.SourcePath,
 			VectorSimilarity: finite(r.Similarity), Tier: r.Tier, IsSummary: r.IsSummary,
-			SourceType: r.SourceType, Attended: r.Attended,
+			SourceType: r.SourceType, Attended: r.Attended, Owners: r.OwnerNames,
 		}
 		if r.EdgeType != "" {
 			h.Edge = &domain.Edge{EdgeType: r.EdgeType, Weight: r.EdgeWeight, Direction: r.EdgeDirection, FromDocID: r.EdgeFromSlug}

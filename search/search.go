@@ -528,7 +528,7 @@ func (s *Searcher) shape(p *plan, rows []db.SearchRankRow) *domain.SearchResult 
 			CanonicalType: deref(r.CanonicalType), Status: deref(r.Status), Tags: r.Tags,
 			EvidenceTier: deref(r.EvidenceTier), ProjectKey: r.ProjectKey, SourcePath: r.SourcePath,
 			VectorSimilarity: r.VectorSimilarity, KeywordCoverage: r.KeywordCoverage, Tier: r.Tier, IsSummary: r.IsSummary,
-			SourceType: r.SourceType, Attended: r.Attended,
+			SourceType: r.SourceType, Attended: r.Attended, Owners: r.OwnerNames,
 		}
 		if p.explain {
 			h.Explain = explain(p, r)

@@ -108,7 +108,7 @@ func sameDocument(h *domain.Hit, c readChunk) *domain.Hit {
 		Snippet: domain.Snippet(c.text, nil), Text: c.text, Score: h.Score, Origin: h.Origin,
 		CanonicalType: h.CanonicalType, Status: h.Status, Tags: h.Tags, EvidenceTier: h.EvidenceTier,
 		ProjectKey: h.ProjectKey, SourcePath: h.SourcePath, Tier: h.Tier, SourceType: h.SourceType, Attended: h.Attended,
-		LinkingEntity: h.LinkingEntity, ParentEntityScore: h.ParentEntityScore,
+		Owners: h.Owners, LinkingEntity: h.LinkingEntity, ParentEntityScore: h.ParentEntityScore,
 	}
 }
 

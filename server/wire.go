@@ -117,6 +117,7 @@ func hitsProto(hits []*domain.Hit) []*canonv1.Hit {
 			Tags: h.Tags, EvidenceTier: h.EvidenceTier, ProjectKey: h.ProjectKey, SourcePath: h.SourcePath,
 			Similarity: h.Similarity, LinkingEntity: h.LinkingEntity, ParentEntityScore: h.ParentEntityScore,
 			VectorSimilarity: h.VectorSimilarity, KeywordCoverage: h.KeywordCoverage, Tier: h.Tier, IsSummary: h.IsSummary,
+			Owners: h.Owners,
 		}
 		if e := h.Edge; e != nil {
 			p.Edge = &canonv1.Edge{EdgeType: e.EdgeType, Weight: e.Weight, Direction: e.Direction, FromDocId: e.FromDocID}

@@ -221,7 +221,7 @@ sections AS (
 )
 SELECT x.origin, x.position::integer AS position,
        c.id AS chunk_id, d.slug, d.title, d.source_path, p.project_key, c.heading_path, c.text,
-       c.links, lt.titles::text[] AS link_titles,
+       c.links, lt.titles::text[] AS link_titles, ow.names::text[] AS owner_names,
        d.canonical_type, d.status, d.tags, d.evidence_tier, d.tier, c.is_summary,
        d.source_type, d.attended,
        coalesce(x.edge_type, '')::text AS edge_type, coalesce(x.weight, 0)::float8 AS edge_weight,
@@ -233,6 +233,8 @@ JOIN chunks c ON c.project_id = d.project_id AND c.id = x.chunk_id
 JOIN projects p ON p.id = d.project_id
 CROSS JOIN LATERAL canon_link_titles(c.project_id, c.links, sqlc.arg(access_all)::boolean,
                                      sqlc.arg(access_groups)::text[]) AS lt (titles)
+CROSS JOIN LATERAL canon_owner_names(d.project_id, d.owners, sqlc.arg(access_all)::boolean,
+                                     sqlc.arg(access_groups)::text[]) AS ow (names)
 ORDER BY x.section, x.position;
 
 -- name: GraphDocument :one

@@ -552,10 +552,11 @@ page AS (
 )
 -- Primary hits are the first `page_limit`; the next `runner_up_limit` are runners-up.
 -- Their text and metadata are read here, for these rows only, with the document's
--- kind (domain.DocumentKind: its source type, and whether it lists attendees) and
--- the titles of the documents their wikilinks name (read in place of the slugs).
+-- kind (domain.DocumentKind: its source type, and whether it lists attendees),
+-- the titles of the documents their wikilinks name (read in place of the slugs)
+-- and its owners' names (canon_owner_names).
 SELECT p.chunk_id, p.document_id, d.slug, d.title, d.source_path, pr.project_key, c.heading_path, c.text,
-       c.links, lt.titles::text[] AS link_titles,
+       c.links, lt.titles::text[] AS link_titles, ow.names::text[] AS owner_names,
        c.is_summary, d.canonical_type, d.status, d.tags, d.evidence_tier, d.retrieval_priority, d.tier,
        d.source_type, d.attended,
        p.score::float8 AS score, p.position::integer AS position,
@@ -578,6 +579,8 @@ JOIN projects pr ON pr.id = p.project_id
 CROSS JOIN query_lexemes ql
 CROSS JOIN LATERAL canon_link_titles(c.project_id, c.links, sqlc.arg(access_all)::boolean,
                                      sqlc.arg(access_groups)::text[]) AS lt (titles)
+CROSS JOIN LATERAL canon_owner_names(d.project_id, d.owners, sqlc.arg(access_all)::boolean,
+                                     sqlc.arg(access_groups)::text[]) AS ow (names)
 WHERE p.score >= sqlc.arg(min_score)::float8
   AND p.position <= sqlc.arg(page_limit)::integer + sqlc.arg(runner_up_limit)::integer
 ORDER BY p.score DESC, p.chunk_id;

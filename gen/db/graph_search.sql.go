@@ -303,7 +303,7 @@ sections AS (
 )
 SELECT x.origin, x.position::integer AS position,
        c.id AS chunk_id, d.slug, d.title, d.source_path, p.project_key, c.heading_path, c.text,
-       c.links, lt.titles::text[] AS link_titles,
+       c.links, lt.titles::text[] AS link_titles, ow.names::text[] AS owner_names,
        d.canonical_type, d.status, d.tags, d.evidence_tier, d.tier, c.is_summary,
        d.source_type, d.attended,
        coalesce(x.edge_type, '')::text AS edge_type, coalesce(x.weight, 0)::float8 AS edge_weight,
@@ -315,6 +315,8 @@ JOIN chunks c ON c.project_id = d.project_id AND c.id = x.chunk_id
 JOIN projects p ON p.id = d.project_id
 CROSS JOIN LATERAL canon_link_titles(c.project_id, c.links, $2::boolean,
                                      $3::text[]) AS lt (titles)
+CROSS JOIN LATERAL canon_owner_names(d.project_id, d.owners, $2::boolean,
+                                     $3::text[]) AS ow (names)
 ORDER BY x.section, x.position
 `
 
@@ -358,6 +360,7 @@ type GraphSearchRow struct {
 	Text          string
 	Links         []byte
 	LinkTitles    []string
+	OwnerNames    []string
 	CanonicalType *string
 	Status        *string
 	Tags          []string
@@ -484,6 +487,7 @@ func (q *Queries) GraphSearch(ctx context.Context, arg GraphSearchParams) ([]Gra
 			&i.Text,
 			&i.Links,
 			&i.LinkTitles,
+			&i.OwnerNames,
 			&i.CanonicalType,
 			&i.Status,
 			&i.Tags,

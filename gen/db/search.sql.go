@@ -450,7 +450,7 @@ page AS (
     WINDOW w AS (ORDER BY c.score DESC, c.chunk_id ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
 )
 SELECT p.chunk_id, p.document_id, d.slug, d.title, d.source_path, pr.project_key, c.heading_path, c.text,
-       c.links, lt.titles::text[] AS link_titles,
+       c.links, lt.titles::text[] AS link_titles, ow.names::text[] AS owner_names,
        c.is_summary, d.canonical_type, d.status, d.tags, d.evidence_tier, d.retrieval_priority, d.tier,
        d.source_type, d.attended,
        p.score::float8 AS score, p.position::integer AS position,
@@ -473,6 +473,8 @@ JOIN projects pr ON pr.id = p.project_id
 CROSS JOIN query_lexemes ql
 CROSS JOIN LATERAL canon_link_titles(c.project_id, c.links, $1::boolean,
                                      $2::text[]) AS lt (titles)
+CROSS JOIN LATERAL canon_owner_names(d.project_id, d.owners, $1::boolean,
+                                     $2::text[]) AS ow (names)
 WHERE p.score >= $3::float8
   AND p.position <= $4::integer + $5::integer
 ORDER BY p.score DESC, p.chunk_id
@@ -552,6 +554,7 @@ type SearchRankRow struct {
 	Text                    string
 	Links                   []byte
 	LinkTitles              []string
+	OwnerNames              []string
 	IsSummary               bool
 	CanonicalType           *string
 	Status                  *string
@@ -717,8 +720,9 @@ type SearchRankRow struct {
 // this order, so their row numbers are their positions among themselves.
 // Primary hits are the first `page_limit`; the next `runner_up_limit` are runners-up.
 // Their text and metadata are read here, for these rows only, with the document's
-// kind (domain.DocumentKind: its source type, and whether it lists attendees) and
-// the titles of the documents their wikilinks name (read in place of the slugs).
+// kind (domain.DocumentKind: its source type, and whether it lists attendees),
+// the titles of the documents their wikilinks name (read in place of the slugs)
+// and its owners' names (canon_owner_names).
 func (q *Queries) SearchRank(ctx context.Context, arg SearchRankParams) ([]SearchRankRow, error) {
 	rows, err := q.db.Query(ctx, searchRank,
 		arg.AccessAll,
@@ -800,6 +804,7 @@ func (q *Queries) SearchRank(ctx context.Context, arg SearchRankParams) ([]Searc
 			&i.Text,
 			&i.Links,
 			&i.LinkTitles,
+			&i.OwnerNames,
 			&i.IsSummary,
 			&i.CanonicalType,
 			&i.Status,

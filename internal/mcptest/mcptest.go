@@ -91,7 +91,8 @@ func ExerciseAll(t *testing.T, cs *mcp.ClientSession) {
 	}
 	first := hits[0].(map[string]any)
 	if first["doc_id"] != "dec-cache-v2" || first["status"] != "accepted" || first["uri"] != "canon://platform/dec-cache-v2" ||
-		len(first["heading_path"].([]any)) == 0 || first["snippet"] == "" || first["score"].(float64) <= 0 {
+		len(first["heading_path"].([]any)) == 0 || first["snippet"] == "" || first["score"].(float64) <= 0 ||
+		jsonOf(first["owners"]) != `["Dana Okafor","Lee Chen"]` {
 		t.Errorf("first hit: %v", first)
 	}
 	s := jsonOf(found)

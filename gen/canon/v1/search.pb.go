@@ -785,7 +785,10 @@ type Hit struct {
 	// Who wrote the document: human, or auto (generated, not reviewed).
 	Tier string `protobuf:"bytes,22,opt,name=tier,proto3" json:"tier,omitempty"`
 	// The chunk is the document's summary (frontmatter summary), not body text.
-	IsSummary     bool `protobuf:"varint,23,opt,name=is_summary,json=isSummary,proto3" json:"is_summary,omitempty"`
+	IsSummary bool `protobuf:"varint,23,opt,name=is_summary,json=isSummary,proto3" json:"is_summary,omitempty"`
+	// The document's owners (frontmatter owners), each by the name on its person's
+	// page when the caller may see that page, else as written.
+	Owners        []string `protobuf:"bytes,24,rep,name=owners,proto3" json:"owners,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -979,6 +982,13 @@ func (x *Hit) GetIsSummary() bool {
 		return x.IsSummary
 	}
 	return false
+}
+
+func (x *Hit) GetOwners() []string {
+	if x != nil {
+		return x.Owners
+	}
+	return nil
 }
 
 type Edge struct {
@@ -1916,7 +1926,7 @@ const file_canon_v1_search_proto_rawDesc = "" +
 	"\bexpanded\x18\x02 \x03(\v2\r.canon.v1.HitR\bexpanded\x12)\n" +
 	"\brejected\x18\x03 \x03(\v2\r.canon.v1.HitR\brejected\x12*\n" +
 	"\trunner_up\x18\x04 \x03(\v2\r.canon.v1.HitR\brunnerUp\x12(\n" +
-	"\x04meta\x18\x05 \x01(\v2\x14.canon.v1.SearchMetaR\x04meta\"\xd9\x05\n" +
+	"\x04meta\x18\x05 \x01(\v2\x14.canon.v1.SearchMetaR\x04meta\"\xf1\x05\n" +
 	"\x03Hit\x12\x15\n" +
 	"\x06doc_id\x18\x01 \x01(\tR\x05docId\x12\x19\n" +
 	"\bchunk_id\x18\x02 \x01(\x03R\achunkId\x12\x14\n" +
@@ -1946,7 +1956,8 @@ const file_canon_v1_search_proto_rawDesc = "" +
 	"\x10keyword_coverage\x18\x15 \x01(\x01R\x0fkeywordCoverage\x12\x12\n" +
 	"\x04tier\x18\x16 \x01(\tR\x04tier\x12\x1d\n" +
 	"\n" +
-	"is_summary\x18\x17 \x01(\bR\tisSummary\"y\n" +
+	"is_summary\x18\x17 \x01(\bR\tisSummary\x12\x16\n" +
+	"\x06owners\x18\x18 \x03(\tR\x06owners\"y\n" +
 	"\x04Edge\x12\x1b\n" +
 	"\tedge_type\x18\x01 \x01(\tR\bedgeType\x12\x16\n" +
 	"\x06weight\x18\x02 \x01(\x01R\x06weight\x12\x1c\n" +
