@@ -269,7 +269,8 @@ func (s *Service) Answer(ctx context.Context, req *domain.ChatRequest, acceptLan
 			llmReq.Passages = append(llmReq.Passages, llm.Passage{N: c.N, Text: c.Text, Origin: section.origin,
 				DocID: c.DocID, Title: c.Title, HeadingPath: c.HeadingPath, CanonicalType: h.CanonicalType,
 				Status: c.Status, Tier: h.Tier, EvidenceTier: c.EvidenceTier, IsSummary: h.IsSummary,
-				SourceType: h.SourceType, Attended: h.Attended, LinkingEntity: h.LinkingEntity, References: h.References})
+				SourceType: h.SourceType, Attended: h.Attended, LinkingEntity: h.LinkingEntity, References: h.References,
+				Owners: c.Owners})
 		}
 	}
 

@@ -48,7 +48,9 @@ var intents = []Intent{
 		Verbs: []string{"discuss", "discussed", "discussing", "met", "meet", "said", "say", "says", "agreed", "agree",
 			"talked", "talk", "attend", "attended"},
 		Words: []string{"discussion", "discussions", "meeting", "meetings", "agreement"},
-		fits:  func(k DocumentKind) bool { return k.Attended || k.SourceType == "meeting-notes" },
+		// "Who should I talk to about X?" asks whom to ask, not what a meeting said.
+		notBefore: map[string][]string{"talk": {"to"}, "talked": {"to"}},
+		fits:      func(k DocumentKind) bool { return k.Attended || k.SourceType == "meeting-notes" },
 	},
 	{
 		Name:  "decision",
@@ -146,8 +148,9 @@ func QuestionFrame(question string) Frame {
 	var f Frame
 	for _, in := range intents {
 		used := false
-		for _, w := range words {
-			if slices.Contains(in.Verbs, w) && !slices.Contains(f.Verbs, w) {
+		for i, w := range words {
+			if slices.Contains(in.Verbs, w) && !slices.Contains(f.Verbs, w) &&
+				(i+1 == len(words) || !slices.Contains(in.notBefore[w], words[i+1])) {
 				f.Verbs, used = append(f.Verbs, w), true
 			}
 		}

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -83,6 +84,7 @@ const (
 	turnedDownPenalty = 0.6  // not why: a sentence saying what was turned down answers what was not chosen
 	intentBonus       = 1.15 // a passage of the kind the question's words point at (domain.Intents)
 	expandedPrior     = 0.85 // a graph neighbour rather than a retrieved passage
+	ownersPrior       = 0.9  // an owners line rather than a sentence of the document saying who owns it
 	// Each rank down the context costs this much, to at most rankPriorFloor.
 	rankPriorStep  = 0.03
 	rankPriorFloor = 0.7
@@ -116,6 +118,9 @@ type unit struct {
 	// claim: the terms of what the unit itself says (terms without the title a
 	// summary's first sentence answers), which a repeat of it shares.
 	claim map[string]bool
+	// owners: the line naming the document's owners (ownersUnit), which is the
+	// answer to whom to ask, not a byline.
+	owners bool
 	// prev: the sentence before a sentence of the same paragraph, said before
 	// it when it leans on it.
 	prev *unit
@@ -163,6 +168,7 @@ func composeAbout(text string, about *EntityQuestion, passages []Passage) string
 		return SelfRefusalSentinel
 	}
 	c.frame = c.frameTerms(domain.QuestionFrame(text))
+	owned := map[string]bool{}
 	for pi, p := range passages {
 		c.context = append(c.context, c.termSet(p.Title+" "+strings.Join(p.HeadingPath, " ")))
 		c.named = append(c.named, c.namedByQuestion(pi))
@@ -172,6 +178,9 @@ func composeAbout(text string, about *EntityQuestion, passages []Passage) string
 		c.rejectionAsked = append(c.rejectionAsked, asked)
 		if !rejected || asked {
 			c.units = append(c.units, c.read(pi, p)...)
+			if u := c.ownersUnit(pi, owned); u != nil {
+				c.units = append(c.units, u)
+			}
 		}
 	}
 	if about != nil {
@@ -275,6 +284,50 @@ func (c *composer) read(pi int, p Passage) []*unit {
 	return out
 }
 
+// ownersUnit says who owns passage pi's document, for a question asking who:
+// "who owns the geocoder?" is answered by the owners its document names
+// (Passage.Owners, shown in the prompt), which its text need not repeat. Once
+// a document; the passage's own words count as its context, so the owners of
+// the document the question is about answer it.
+func (c *composer) ownersUnit(pi int, said map[string]bool) *unit {
+	p := c.passages[pi]
+	if c.q.kind != askWho || len(p.Owners) == 0 || said[p.DocID] || !c.asksOwner() {
+		return nil
+	}
+	said[p.DocID] = true
+	names := p.Owners[0]
+	if n := len(p.Owners); n > 1 {
+		names = strings.Join(p.Owners[:n-1], ", ") + " " + c.lx.andWord + " " + p.Owners[n-1]
+	}
+	text := c.lx.ownersLabel + ": " + names + "."
+	// Last among its passage's units; no block of the passage's text.
+	u := &unit{kind: unitSentence, passage: pi, block: -1, position: math.MaxInt32, text: text, owners: true}
+	u.terms, u.minor = c.termSet(text+" "+c.lx.ownerWords), c.termSet(c.ownWords(pi, p.Text))
+	u.claim = c.termSet(text)
+	return u
+}
+
+// holds reports whether unit u holds question term t: as its own word, or,
+// for whom to contact ("talk to"), as any owner word ("Owned by Priya Raman"
+// answers whom to talk to about the replicator).
+func (c *composer) holds(u *unit, t string) bool {
+	if has(u.terms, t) {
+		return true
+	}
+	if t != c.lx.contactTerm {
+		return false
+	}
+	owner := c.termSet(c.lx.ownerWords)
+	return slices.ContainsFunc(slices.Collect(maps.Keys(u.terms)), func(w string) bool { return owner[w] })
+}
+
+// asksOwner reports whether the question asks for an owner (lexicon.ownerWords:
+// "who owns…", "who should I talk to about…"), not who leads or wrote.
+func (c *composer) asksOwner() bool {
+	owner := c.termSet(c.lx.ownerWords)
+	return slices.ContainsFunc(c.q.terms, func(t string) bool { return owner[t] })
+}
+
 // ownWords is a passage's text without the titles it reads for the documents
 // its wikilinks name (Passage.References): like the slugs they replace
 // (contentTerms), they name another document; they are not what it says.
@@ -328,18 +381,31 @@ func (c *composer) offFrame(t string, pi int) bool {
 // weigh sets each question term's weight by its rarity among the units
 // (smoothed IDF; a word in a unit's title or headings counts as in it).
 func (c *composer) weigh() {
-	df := map[string]int{}
+	// The owners lines (ownersUnit) count only for a term no other unit holds,
+	// so they leave the weights of what the documents say as they were.
+	df, lines := map[string]int{}, map[string]int{}
+	n := 0
 	for _, u := range c.units {
+		if !u.owners {
+			n++
+		}
 		for _, t := range c.q.terms {
-			if (!c.offFrame(t, u.passage) && (has(u.terms, t) || has(u.minor, t))) || has(c.context[u.passage], t) {
-				df[t]++
+			if (!c.offFrame(t, u.passage) && (c.holds(u, t) || has(u.minor, t))) || has(c.context[u.passage], t) {
+				if u.owners {
+					lines[t]++
+				} else {
+					df[t]++
+				}
 			}
 		}
 	}
 	c.weight = map[string]float64{}
 	for _, t := range c.q.terms {
+		if df[t] == 0 {
+			df[t] = lines[t]
+		}
 		if df[t] > 0 {
-			c.weight[t] = math.Log(1 + float64(len(c.units))/float64(df[t]))
+			c.weight[t] = math.Log(1 + float64(max(n, 1))/float64(df[t]))
 			if isIdentifier(t) {
 				c.weight[t] *= identifierWeight
 			}
@@ -361,7 +427,7 @@ func (c *composer) relevance(u *unit) float64 {
 		case off && has(c.context[u.passage], t):
 			sum += contextShare * c.weight[t]
 		case off:
-		case has(u.terms, t):
+		case c.holds(u, t):
 			sum += c.weight[t]
 			found = true
 		case has(u.minor, t):
@@ -514,6 +580,9 @@ func (c *composer) candidates() []*unit {
 	cands = slices.DeleteFunc(cands, func(u *unit) bool { return u.class > allowed })
 	for _, u := range cands {
 		u.score = round(u.relevance * classTrust[u.class] * c.bonus(u) * c.prior(u.passage))
+		if u.owners {
+			u.score = round(u.score * ownersPrior)
+		}
 	}
 	slices.SortStableFunc(cands, func(a, b *unit) int {
 		switch {
@@ -538,7 +607,7 @@ func (c *composer) bonus(u *unit) float64 {
 	if u.kind == unitSentence && c.lx.dependent(u.text) {
 		b *= dependentPenalty
 	}
-	if u.kind == unitSentence && (c.lx.describes(u.text) || c.lx.byline(u.text)) {
+	if u.kind == unitSentence && !u.owners && (c.lx.describes(u.text) || c.lx.byline(u.text)) {
 		b *= describingPenalty
 	}
 	// A record's Status section ("Accepted on 2025-01-21 after the review") is

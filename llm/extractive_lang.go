@@ -83,6 +83,14 @@ type lexicon struct {
 	// boundPrefixes lead a hyphenated word and mean nothing alone: "multi-region"
 	// is about regions, and shares no subject with "multi-key".
 	boundPrefixes map[string]bool
+	// ownersLabel says who owns a document ("Owners: Aoife Brennan and Tomasz
+	// Nowak."), its names joined by andWord; the line answers the words of
+	// ownerWords ("who owns…", "who maintains…", "who is responsible for…",
+	// "who should I talk to about…": compounds make "talk to" contact).
+	ownersLabel, andWord string
+	ownerWords           string
+	// contactTerm: what "talk to" and the like compound to (compounds).
+	contactTerm string
 }
 
 // withDomainOpeners adds to openers the openers domain defines: the yes/no
@@ -131,6 +139,8 @@ var englishLexicon = lexicon{
 		"time out": "timeout", "back up": "backup", "clean up": "cleanup", "look up": "lookup",
 		"shut down": "shutdown", "start up": "startup", "fall back": "fallback", "cut over": "cutover",
 		"hand off": "handoff", "check out": "checkout", "sign off": "signoff",
+		// Whom to ask about something is its owner (ownerWords).
+		"talk to": "contact", "speak to": "contact", "reach out": "contact",
 	},
 	leadingFiller: words(`and so but ok okay please then also hey hi`),
 	// "How is money represented?", "how many…" ask what, not for steps.
@@ -168,6 +178,10 @@ var englishLexicon = lexicon{
 		sunday q1 q2 q3 q4 yesterday today tomorrow`),
 	dependentOpeners: words(`this these that those it its he she they his her their such there here also`),
 	boundPrefixes:    words(`multi non pre anti semi co re sub inter intra bi tri mid ex pseudo quasi ultra`),
+	ownersLabel:      "Owners",
+	andWord:          "and",
+	ownerWords:       "owner maintainer responsible contact",
+	contactTerm:      "contact",
 }
 
 // question is a question analysed for composing its answer.

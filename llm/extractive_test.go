@@ -685,6 +685,39 @@ func TestComposeSummaryRepeatedByTheBody(t *testing.T) {
 	}
 }
 
+// A question asking whom to ask about something is answered by the owners its
+// document names (Passage.Owners) when no sentence says who owns it, and by
+// that sentence when one does; a question asking who leads is not.
+func TestComposeOwnersAnswerWhoOwns(t *testing.T) {
+	t.Parallel()
+	geocoder := decision(1, "adr-011", "We replaced the Nominatim geocoder with Pelias on OpenSearch.")
+	geocoder.Owners = []string{"Aoife Brennan", "Tomasz Wieczorek"}
+	dispatch := decision(2, "adr-008", "Consumers are durable; each service owns its consumer name.")
+	search := decision(3, "mod-search", "Built by the data team; Marco Rossi is the owner of the search service.")
+	search.Owners = []string{"Marco Rossi"}
+	// The owners, then what their document says (the line says nothing else).
+	owned := "Owners: Aoife Brennan and Tomasz Wieczorek [1]. We replaced the Nominatim geocoder with Pelias on OpenSearch [1]."
+	tests := []struct {
+		question string
+		passages []Passage
+		want     string
+	}{
+		{"who owns the geocoder?", []Passage{geocoder, dispatch}, owned},
+		{"who should I talk to about the geocoder?", []Passage{geocoder, dispatch}, owned},
+		{"who owns the search service?", []Passage{search, dispatch},
+			"Built by the data team; Marco Rossi is the owner of the search service [3]."},
+		{"who replaced the geocoder?", []Passage{geocoder, dispatch},
+			"We replaced the Nominatim geocoder with Pelias on OpenSearch [1]."},
+	}
+	for _, tc := range tests {
+		t.Run(tc.question, func(t *testing.T) {
+			if got := compose(tc.question, tc.passages); got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
 // An archived incident record answers what happened, labelled, before an
 // entity page that mentions the incident; it stays weak for other questions.
 func TestComposeArchivedIncidentSaysWhatHappened(t *testing.T) {

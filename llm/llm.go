@@ -57,6 +57,8 @@ type Passage struct {
 	// name (domain.Hit.References): they name another document, they are not
 	// what the passage says.
 	References []string
+	// Owners are the document's owners by name, as the prompt shows them.
+	Owners []string
 }
 
 // Kind is the kind of the passage's document, which question intents fit.
