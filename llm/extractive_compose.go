@@ -2,7 +2,6 @@ package llm
 
 import (
 	"fmt"
-	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -154,6 +153,8 @@ type composer struct {
 	// frame: the question's terms that point at the kind of document it asks
 	// for ("decide" in "what did we decide about X?"), with those intents.
 	frame map[string][]domain.Intent
+	// owner: the terms of lexicon.ownerWords.
+	owner map[string]bool
 }
 
 // compose returns the extractive answer to text from passages (see
@@ -168,6 +169,7 @@ func composeAbout(text string, about *EntityQuestion, passages []Passage) string
 		return SelfRefusalSentinel
 	}
 	c.frame = c.frameTerms(domain.QuestionFrame(text))
+	c.owner = c.termSet(c.lx.ownerWords)
 	owned := map[string]bool{}
 	for pi, p := range passages {
 		c.context = append(c.context, c.termSet(p.Title+" "+strings.Join(p.HeadingPath, " ")))
@@ -317,15 +319,18 @@ func (c *composer) holds(u *unit, t string) bool {
 	if t != c.lx.contactTerm {
 		return false
 	}
-	owner := c.termSet(c.lx.ownerWords)
-	return slices.ContainsFunc(slices.Collect(maps.Keys(u.terms)), func(w string) bool { return owner[w] })
+	for w := range c.owner {
+		if u.terms[w] {
+			return true
+		}
+	}
+	return false
 }
 
 // asksOwner reports whether the question asks for an owner (lexicon.ownerWords:
 // "who owns…", "who should I talk to about…"), not who leads or wrote.
 func (c *composer) asksOwner() bool {
-	owner := c.termSet(c.lx.ownerWords)
-	return slices.ContainsFunc(c.q.terms, func(t string) bool { return owner[t] })
+	return slices.ContainsFunc(c.q.terms, func(t string) bool { return c.owner[t] })
 }
 
 // ownWords is a passage's text without the titles it reads for the documents
