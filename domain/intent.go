@@ -117,14 +117,21 @@ func QuestionIntents(question string) []Intent {
 			out = append(out, in)
 			continue
 		}
-		for i, w := range words {
-			if slices.Contains(in.Pointing(), w) && (i+1 == len(words) || !slices.Contains(in.notBefore[w], words[i+1])) {
+		for i := range words {
+			if in.points(words, i, in.Pointing()) {
 				out = append(out, in)
 				break
 			}
 		}
 	}
 	return out
+}
+
+// points reports whether words[k], one of among, points at the intent: a word
+// of notBefore does not follow it ("how is" asks no steps, "talk to" no meeting).
+func (i Intent) points(words []string, k int, among []string) bool {
+	w := words[k]
+	return slices.Contains(among, w) && (k+1 == len(words) || !slices.Contains(i.notBefore[w], words[k+1]))
 }
 
 // Frame is what a question's verbs ask for ("decide" in "what did we decide
@@ -149,8 +156,7 @@ func QuestionFrame(question string) Frame {
 	for _, in := range intents {
 		used := false
 		for i, w := range words {
-			if slices.Contains(in.Verbs, w) && !slices.Contains(f.Verbs, w) &&
-				(i+1 == len(words) || !slices.Contains(in.notBefore[w], words[i+1])) {
+			if in.points(words, i, in.Verbs) && !slices.Contains(f.Verbs, w) {
 				f.Verbs, used = append(f.Verbs, w), true
 			}
 		}
