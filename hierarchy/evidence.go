@@ -20,20 +20,9 @@ import (
 // the chosen entities' names) count as covered: every hit is linked to one. So
 // do its frame verbs' in a hit of the kind they ask for (domain.QuestionFrame).
 func (h *Searcher) evidence(ctx context.Context, asked *search.Prepared, res *domain.SearchResult, stripped string) error {
-	var ids, framed []int64
 	frame := domain.QuestionFrame(asked.Query())
-	hits := map[int64][]*domain.Hit{}
-	for _, list := range [][]*domain.Hit{res.Primary, res.RunnerUp} {
-		for _, hit := range list {
-			if hits[hit.ChunkID] == nil {
-				ids = append(ids, hit.ChunkID)
-				if frame.Fits(hit.Kind()) {
-					framed = append(framed, hit.ChunkID)
-				}
-			}
-			hits[hit.ChunkID] = append(hits[hit.ChunkID], hit)
-		}
-	}
+	ids, hits := search.HitsByChunk(res, nil)
+	framed, _ := search.HitsByChunk(res, func(h *domain.Hit) bool { return frame.Fits(h.Kind()) })
 	if len(ids) == 0 {
 		return nil
 	}

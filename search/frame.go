@@ -22,19 +22,7 @@ func (s *Searcher) framed(ctx context.Context, p *plan, res *domain.SearchResult
 	if len(frame.Verbs) == 0 {
 		return nil
 	}
-	var ids []int64
-	hits := map[int64][]*domain.Hit{}
-	for _, list := range [][]*domain.Hit{res.Primary, res.RunnerUp} {
-		for _, h := range list {
-			if h.KeywordCoverage >= 1 || !frame.Fits(h.Kind()) {
-				continue
-			}
-			if hits[h.ChunkID] == nil {
-				ids = append(ids, h.ChunkID)
-			}
-			hits[h.ChunkID] = append(hits[h.ChunkID], h)
-		}
-	}
+	ids, hits := HitsByChunk(res, func(h *domain.Hit) bool { return h.KeywordCoverage < 1 && frame.Fits(h.Kind()) })
 	if len(ids) == 0 {
 		return nil
 	}

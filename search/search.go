@@ -611,14 +611,7 @@ func explain(p *plan, r db.SearchRankRow) *domain.Explain {
 }
 
 func (s *Searcher) addTermScores(ctx context.Context, p *plan, res *domain.SearchResult) error {
-	var ids []int64
-	hits := map[int64][]*domain.Hit{}
-	for _, list := range [][]*domain.Hit{res.Primary, res.RunnerUp} {
-		for _, h := range list {
-			ids = append(ids, h.ChunkID)
-			hits[h.ChunkID] = append(hits[h.ChunkID], h)
-		}
-	}
+	ids, hits := HitsByChunk(res, nil)
 	params := db.SearchTermScoresParams{Query: p.query, Configs: res.Meta.QueryConfigs, ProjectIds: p.projectIDs, ChunkIds: ids}
 	setKnobParams(&params, p.ranking)
 	rows, err := db.New(postgres.ReadPool(ctx, s.pool)).SearchTermScores(ctx, params)
